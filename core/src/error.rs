@@ -1,0 +1,151 @@
+//! Stable error codes shared by every binding.
+//!
+//! The numeric values are part of the C ABI (`aic_status`) and the names are the `code` of the
+//! JavaScript `Error` objects. Values are append-only: never renumber or reuse one.
+
+use std::fmt;
+
+/// A stable error code. `Ok` exists for the C status enum; a Rust [`Error`] never carries it.
+#[repr(u32)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ErrorCode {
+    /// Success (C ABI only).
+    Ok = 0,
+    /// A required pointer argument was NULL.
+    NullPointer = 1,
+    /// A text input was not valid UTF-8.
+    InvalidUtf8 = 2,
+    /// An argument had the wrong type or shape (for example a malformed candidate list).
+    InvalidArgument = 3,
+    /// A scope id did not match `^[A-Za-z0-9_-]{16,128}$`.
+    InvalidScope = 4,
+    /// A JSON document was not syntactically valid JSON.
+    InvalidJson = 5,
+    /// A number that canonical JSON does not accept: a fraction or exponent, `-0`, or an
+    /// integer outside the safe range ±(2^53 - 1).
+    UnsupportedNumber = 6,
+    /// A string or key held an unpaired UTF-16 surrogate.
+    UnpairedSurrogate = 7,
+    /// A value JSON cannot represent faithfully (undefined, a function, a class instance, a
+    /// sparse array, an accessor property ...). Raised by language bindings.
+    UnsupportedValue = 8,
+    /// An object had the same key twice.
+    DuplicateKey = 9,
+    /// A document nested deeper than [`crate::canonical::MAX_DEPTH`].
+    NestingTooDeep = 10,
+    /// A hash domain was empty or held bytes outside printable ASCII (0x21..=0x7E).
+    InvalidDomain = 11,
+    /// A Rust panic was caught at a binding boundary. Always a bug: please report it.
+    Internal = 12,
+}
+
+impl ErrorCode {
+    /// Every code, in numeric order.
+    pub const ALL: [ErrorCode; 13] = [
+        ErrorCode::Ok,
+        ErrorCode::NullPointer,
+        ErrorCode::InvalidUtf8,
+        ErrorCode::InvalidArgument,
+        ErrorCode::InvalidScope,
+        ErrorCode::InvalidJson,
+        ErrorCode::UnsupportedNumber,
+        ErrorCode::UnpairedSurrogate,
+        ErrorCode::UnsupportedValue,
+        ErrorCode::DuplicateKey,
+        ErrorCode::NestingTooDeep,
+        ErrorCode::InvalidDomain,
+        ErrorCode::Internal,
+    ];
+
+    /// The stable name: the JavaScript `error.code`, and the C constant without `AIC_STATUS_`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            ErrorCode::Ok => "OK",
+            ErrorCode::NullPointer => "NULL_POINTER",
+            ErrorCode::InvalidUtf8 => "INVALID_UTF8",
+            ErrorCode::InvalidArgument => "INVALID_ARGUMENT",
+            ErrorCode::InvalidScope => "INVALID_SCOPE",
+            ErrorCode::InvalidJson => "INVALID_JSON",
+            ErrorCode::UnsupportedNumber => "UNSUPPORTED_NUMBER",
+            ErrorCode::UnpairedSurrogate => "UNPAIRED_SURROGATE",
+            ErrorCode::UnsupportedValue => "UNSUPPORTED_VALUE",
+            ErrorCode::DuplicateKey => "DUPLICATE_KEY",
+            ErrorCode::NestingTooDeep => "NESTING_TOO_DEEP",
+            ErrorCode::InvalidDomain => "INVALID_DOMAIN",
+            ErrorCode::Internal => "INTERNAL",
+        }
+    }
+
+    /// The code with this numeric value, if any.
+    pub fn from_u32(value: u32) -> Option<ErrorCode> {
+        ErrorCode::ALL.get(value as usize).copied()
+    }
+}
+
+impl fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// An error with a stable [`ErrorCode`] and a human-readable message.
+///
+/// Messages name *where* the problem is (a path such as `$.vectors[3].name`, or the argument
+/// name) and never echo a rejected scope id.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Error {
+    code: ErrorCode,
+    message: String,
+}
+
+impl Error {
+    /// A new error. `code` must not be [`ErrorCode::Ok`].
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Error {
+        debug_assert!(code != ErrorCode::Ok, "an Error never carries OK");
+        Error { code, message: message.into() }
+    }
+
+    /// The stable code.
+    pub fn code(&self) -> ErrorCode {
+        self.code
+    }
+
+    /// The message, without the code.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} ({})", self.message, self.code)
+    }
+}
+
+impl std::error::Error for Error {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_are_dense_and_names_unique() {
+        for (index, code) in ErrorCode::ALL.iter().enumerate() {
+            assert_eq!(*code as u32, index as u32);
+            assert_eq!(ErrorCode::from_u32(index as u32), Some(*code));
+        }
+        assert_eq!(ErrorCode::from_u32(ErrorCode::ALL.len() as u32), None);
+        let mut names: Vec<_> = ErrorCode::ALL.iter().map(|c| c.as_str()).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), ErrorCode::ALL.len());
+    }
+
+    #[test]
+    fn display_carries_code() {
+        let err = Error::new(ErrorCode::InvalidScope, "scopeId must match x");
+        assert_eq!(err.to_string(), "scopeId must match x (INVALID_SCOPE)");
+        assert_eq!(err.code(), ErrorCode::InvalidScope);
+        assert_eq!(err.message(), "scopeId must match x");
+    }
+}
