@@ -31,7 +31,7 @@ pub enum ErrorCode {
     UnsupportedValue = 8,
     /// An object had the same key twice.
     DuplicateKey = 9,
-    /// A document nested deeper than [`crate::canonical::MAX_DEPTH`].
+    /// A document nested deeper than 128 levels of arrays and objects (`canonical::MAX_DEPTH`).
     NestingTooDeep = 10,
     /// A hash domain was empty or held bytes outside printable ASCII (0x21..=0x7E).
     InvalidDomain = 11,
@@ -39,23 +39,27 @@ pub enum ErrorCode {
     Internal = 12,
 }
 
+const ALL_CODES: [ErrorCode; 13] = [
+    ErrorCode::Ok,
+    ErrorCode::NullPointer,
+    ErrorCode::InvalidUtf8,
+    ErrorCode::InvalidArgument,
+    ErrorCode::InvalidScope,
+    ErrorCode::InvalidJson,
+    ErrorCode::UnsupportedNumber,
+    ErrorCode::UnpairedSurrogate,
+    ErrorCode::UnsupportedValue,
+    ErrorCode::DuplicateKey,
+    ErrorCode::NestingTooDeep,
+    ErrorCode::InvalidDomain,
+    ErrorCode::Internal,
+];
+
 impl ErrorCode {
     /// Every code, in numeric order.
-    pub const ALL: [ErrorCode; 13] = [
-        ErrorCode::Ok,
-        ErrorCode::NullPointer,
-        ErrorCode::InvalidUtf8,
-        ErrorCode::InvalidArgument,
-        ErrorCode::InvalidScope,
-        ErrorCode::InvalidJson,
-        ErrorCode::UnsupportedNumber,
-        ErrorCode::UnpairedSurrogate,
-        ErrorCode::UnsupportedValue,
-        ErrorCode::DuplicateKey,
-        ErrorCode::NestingTooDeep,
-        ErrorCode::InvalidDomain,
-        ErrorCode::Internal,
-    ];
+    pub fn all() -> &'static [ErrorCode] {
+        &ALL_CODES
+    }
 
     /// The stable name: the JavaScript `error.code`, and the C constant without `AIC_STATUS_`.
     pub const fn as_str(self) -> &'static str {
@@ -78,7 +82,7 @@ impl ErrorCode {
 
     /// The code with this numeric value, if any.
     pub fn from_u32(value: u32) -> Option<ErrorCode> {
-        ErrorCode::ALL.get(value as usize).copied()
+        ALL_CODES.get(value as usize).copied()
     }
 }
 
@@ -130,15 +134,15 @@ mod tests {
 
     #[test]
     fn values_are_dense_and_names_unique() {
-        for (index, code) in ErrorCode::ALL.iter().enumerate() {
+        for (index, code) in ErrorCode::all().iter().enumerate() {
             assert_eq!(*code as u32, index as u32);
             assert_eq!(ErrorCode::from_u32(index as u32), Some(*code));
         }
-        assert_eq!(ErrorCode::from_u32(ErrorCode::ALL.len() as u32), None);
-        let mut names: Vec<_> = ErrorCode::ALL.iter().map(|c| c.as_str()).collect();
+        assert_eq!(ErrorCode::from_u32(ErrorCode::all().len() as u32), None);
+        let mut names: Vec<_> = ErrorCode::all().iter().map(|c| c.as_str()).collect();
         names.sort_unstable();
         names.dedup();
-        assert_eq!(names.len(), ErrorCode::ALL.len());
+        assert_eq!(names.len(), ErrorCode::all().len());
     }
 
     #[test]
