@@ -178,6 +178,27 @@ typedef uint32_t aic_frame_disposition;
 #endif // __STDC_VERSION__ >= 202311L
 #endif // __cplusplus
 
+// A lifecycle broadcast.
+enum aic_audience_event
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  // `session_joined`.
+  AIC_AUDIENCE_EVENT_SESSION_JOINED = 1,
+  // `session_left`.
+  AIC_AUDIENCE_EVENT_SESSION_LEFT = 2,
+  // `presence_update`.
+  AIC_AUDIENCE_EVENT_PRESENCE_UPDATE = 3,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum aic_audience_event aic_audience_event;
+#else
+typedef uint32_t aic_audience_event;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
 // Details of a failed call: a stable code and a message. Release with aic_error_free().
 typedef struct aic_error aic_error;
 
