@@ -32,6 +32,8 @@ use crate::error::{Error, ErrorCode};
 pub const FRAME_PREFIX: &str = "agent-intercom-canonical-frame-v1";
 /// Canonical encoding version.
 pub const ENCODING_VERSION: u32 = 1;
+/// Strings are encoded exactly as supplied: no NFC/NFD normalization.
+pub const UNICODE_NORMALIZATION: &str = "none";
 /// Largest integer magnitude canonical JSON accepts (JavaScript's `Number.MAX_SAFE_INTEGER`).
 pub const MAX_SAFE_INTEGER: i64 = 9_007_199_254_740_991;
 /// Deepest nesting of arrays and objects accepted (the top-level value is depth 1).

@@ -1,0 +1,253 @@
+//! N-API addon: converts JavaScript arguments, calls `agent_intercom_core`, converts back.
+//! No rule lives here. The public JavaScript API is the package's `protocol-v4/`, `canonical/`
+//! and root modules, which call these functions; failures become `Error`s whose `code` is the
+//! core's stable [`ErrorCode`] name.
+
+use agent_intercom_core::canonical;
+use agent_intercom_core::corpus;
+use agent_intercom_core::protocol;
+use agent_intercom_core::routing::{self, AudienceEvent, Session};
+use agent_intercom_core::scope::{self, Scope};
+use agent_intercom_core::vendored;
+use agent_intercom_core::{Error, ErrorCode};
+use napi::bindgen_prelude::*;
+use napi_derive::napi;
+
+
+/// The JavaScript layer turns `[aic:CODE] message` into an `Error` with `code: "CODE"`.
+fn js_error(error: Error) -> napi::Error {
+    napi::Error::new(Status::InvalidArg, format!("[aic:{}] {}", error.code().as_str(), error.message()))
+}
+
+fn scope_arg<'a>(value: &'a Option<String>, path: &str) -> Result<Scope<'a>> {
+    scope::parse_scope(value.as_deref(), path).map_err(js_error)
+}
+
+/// Every constant the JavaScript layer needs, read once at load.
+#[napi(object)]
+pub struct NativeConstants {
+    pub version: String,
+    pub protocol_name: String,
+    pub protocol_version: u32,
+    pub scope_env: String,
+    pub scope_id_pattern_source: String,
+    pub vector_schema_version: u32,
+    pub scope_a: String,
+    pub scope_b: String,
+    pub vectors_hash_domain: String,
+    pub known_semantics_hash: String,
+    pub semantics_hash: String,
+    pub corpus_json: String,
+    pub error_codes: Vec<String>,
+    pub max_depth: u32,
+    pub frame_prefix: String,
+    pub encoding_version: u32,
+    pub unicode_normalization: String,
+    pub vendored_file_name: String,
+    pub vendored_sha256: String,
+}
+
+#[napi]
+pub fn constants() -> NativeConstants {
+    NativeConstants {
+        version: agent_intercom_core::VERSION.into(),
+        protocol_name: protocol::PROTOCOL_NAME.into(),
+        protocol_version: protocol::PROTOCOL_VERSION,
+        scope_env: protocol::SCOPE_ENV.into(),
+        scope_id_pattern_source: protocol::SCOPE_ID_PATTERN_SOURCE.into(),
+        vector_schema_version: protocol::VECTOR_SCHEMA_VERSION,
+        scope_a: protocol::SCOPE_A.into(),
+        scope_b: protocol::SCOPE_B.into(),
+        vectors_hash_domain: protocol::VECTORS_HASH_DOMAIN.into(),
+        known_semantics_hash: protocol::KNOWN_SEMANTICS_HASH.into(),
+        semantics_hash: corpus::semantics_hash().into(),
+        corpus_json: corpus::CORPUS_JSON.into(),
+        error_codes: ErrorCode::all().iter().map(|c| c.as_str().to_string()).collect(),
+        max_depth: canonical::MAX_DEPTH as u32,
+        frame_prefix: canonical::FRAME_PREFIX.into(),
+        encoding_version: canonical::ENCODING_VERSION,
+        unicode_normalization: canonical::UNICODE_NORMALIZATION.into(),
+        vendored_file_name: vendored::VENDORED_FILE_NAME.into(),
+        vendored_sha256: vendored::published_sha256(),
+    }
+}
+
+/// Parses a scope (`undefined`/`""` unscoped). Returns whether it is scoped.
+#[napi]
+pub fn parse_scope(value: Option<String>, path: String) -> Result<bool> {
+    Ok(scope_arg(&value, &path)?.is_some())
+}
+
+/// Strict equality of two parsed scopes.
+#[napi]
+pub fn same_scope(left: Option<String>, right: Option<String>) -> Result<bool> {
+    Ok(scope::same_scope(scope_arg(&left, "left")?, scope_arg(&right, "right")?))
+}
+
+fn with_sessions<T>(candidates_json: &str, f: impl FnOnce(&[Session<'_>]) -> Result<T>) -> Result<T> {
+    let doc = canonical::parse(candidates_json).map_err(js_error)?;
+    let parsed = corpus::parse_candidates(&doc, "candidates").map_err(js_error)?;
+    let sessions = corpus::to_sessions(&parsed, "candidates").map_err(js_error)?;
+    f(&sessions)
+}
+
+fn ids(sessions: &[Session<'_>], indices: &[usize]) -> Vec<String> {
+    indices.iter().map(|&i| sessions[i].id.to_string()).collect()
+}
+
+#[napi(object)]
+pub struct NativeResolution {
+    pub kind: String,
+    pub target_ids: Vec<String>,
+}
+
+#[napi]
+pub fn resolve_target(candidates_json: String, actor_scope: Option<String>, selector: String) -> Result<NativeResolution> {
+    let actor_scope = scope_arg(&actor_scope, "actorScope")?;
+    with_sessions(&candidates_json, |sessions| {
+        let r = routing::resolve_target(actor_scope, &selector, sessions);
+        Ok(NativeResolution { kind: r.kind.as_str().into(), target_ids: ids(sessions, &r.matches) })
+    })
+}
+
+#[napi]
+pub fn list_visible(candidates_json: String, actor_id: String, actor_scope: Option<String>) -> Result<Vec<String>> {
+    let actor_scope = scope_arg(&actor_scope, "actorScope")?;
+    with_sessions(&candidates_json, |sessions| Ok(ids(sessions, &routing::list_visible(&actor_id, actor_scope, sessions))))
+}
+
+#[napi]
+pub fn audience(event: String, candidates_json: String, subject_id: String, subject_scope: Option<String>) -> Result<Vec<String>> {
+    let event = AudienceEvent::from_name(&event).ok_or_else(|| {
+        js_error(Error::new(ErrorCode::InvalidArgument, "event must be one of: session_joined, session_left, presence_update"))
+    })?;
+    let subject_scope = scope_arg(&subject_scope, "subjectScope")?;
+    with_sessions(&candidates_json, |sessions| Ok(ids(sessions, &routing::audience(event, &subject_id, subject_scope, sessions))))
+}
+
+/// Members of `base` that `kept` also holds, in `base` order.
+#[napi]
+pub fn narrow(base: Vec<String>, kept: Vec<String>) -> Vec<String> {
+    routing::narrow(&base, &kept).into_iter().cloned().collect()
+}
+
+#[napi(object)]
+pub struct NativeLifecycleEvent {
+    pub kind: String,
+    pub session_id: String,
+    pub scope: Option<String>,
+}
+
+#[napi(object)]
+pub struct NativeReplacementPlan {
+    pub kind: String,
+    pub events: Vec<NativeLifecycleEvent>,
+}
+
+#[napi]
+pub fn plan_replacement(session_id: String, old_scope: Option<String>, new_scope: Option<String>) -> Result<NativeReplacementPlan> {
+    let (old, new) = (scope_arg(&old_scope, "oldScope")?, scope_arg(&new_scope, "newScope")?);
+    let plan = routing::plan_replacement(&session_id, old, new);
+    Ok(NativeReplacementPlan {
+        kind: plan.kind.as_str().into(),
+        events: plan
+            .events
+            .iter()
+            .map(|e| NativeLifecycleEvent {
+                kind: e.kind.as_str().into(),
+                session_id: e.session_id.into(),
+                scope: e.scope.map(|s| s.as_str().to_string()),
+            })
+            .collect(),
+    })
+}
+
+/// Generations are JavaScript numbers (safe integers, checked by the JS layer).
+#[napi]
+pub fn frame_disposition(connection_generation: i64, current_generation: Option<i64>) -> String {
+    let conn = connection_generation.max(0) as u64;
+    let current = current_generation.filter(|g| *g >= 0).map(|g| g as u64);
+    let conn_valid = connection_generation >= 0;
+    let disposition =
+        if conn_valid { routing::frame_disposition(conn, current) } else { routing::FrameDisposition::Discard };
+    disposition.as_str().into()
+}
+
+#[napi]
+pub fn canonical_json_text(text: String) -> Result<String> {
+    canonical::canonical_json_of_text(&text).map_err(js_error)
+}
+
+#[napi]
+pub fn canonical_hash_text(domain: String, text: String) -> Result<String> {
+    canonical::canonical_hash_of_text(&domain, &text).map_err(js_error)
+}
+
+#[napi]
+pub fn canonical_frame_text(domain: String, text: String) -> Result<Buffer> {
+    let payload = canonical::canonical_json_of_text(&text).map_err(js_error)?;
+    canonical::frame_of_payload(&domain, &payload).map(Buffer::from).map_err(js_error)
+}
+
+/// Recomputes the semantics hash of a corpus document given as JSON text.
+#[napi]
+pub fn semantics_hash_of_text(text: String) -> Result<String> {
+    let doc = canonical::parse(&text).map_err(js_error)?;
+    corpus::semantics_hash_of(&doc).map_err(js_error)
+}
+
+/// Runs one vector (JSON text) through the core runner: `"pass"`, `"skip: <reason>"`, or
+/// `"fail: <observed>"`.
+#[napi]
+pub fn run_vector_text(text: String) -> Result<String> {
+    let wrapped = format!("{{\"vectors\":[{text}]}}");
+    let doc = canonical::parse(&wrapped).map_err(js_error)?;
+    let vectors = corpus::parse_vectors(&doc).map_err(js_error)?;
+    Ok(match corpus::run_vector(&vectors[0]) {
+        corpus::Outcome::Executed(Ok(())) => "pass".into(),
+        corpus::Outcome::Executed(Err(why)) => format!("fail: {why}"),
+        corpus::Outcome::Skipped(reason) => format!("skip: {reason}"),
+    })
+}
+
+#[napi(object)]
+pub struct NativeVendoredReport {
+    pub ok: bool,
+    pub byte_identical: bool,
+    pub sha256: String,
+    pub expected_sha256: String,
+    pub schema_version: Option<i64>,
+    pub semantics_hash: Option<String>,
+    pub computed_semantics_hash: Option<String>,
+    pub problems: Vec<String>,
+}
+
+/// Checks the bytes of a vendored copy of the one-file module.
+#[napi]
+pub fn check_vendored(bytes: Buffer) -> NativeVendoredReport {
+    let r = vendored::check_vendored(&bytes);
+    NativeVendoredReport {
+        ok: r.ok(),
+        byte_identical: r.byte_identical(),
+        sha256: r.sha256,
+        expected_sha256: r.expected_sha256,
+        schema_version: r.schema_version,
+        semantics_hash: r.semantics_hash,
+        computed_semantics_hash: r.computed_semantics_hash,
+        problems: r.problems,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn direct_calls() {
+        assert!(super::parse_scope(Some("Scope_AAAAAAAAAA".into()), "scopeId".into()).unwrap());
+        let err = super::parse_scope(Some("nope".into()), "scopeId".into()).unwrap_err();
+        assert!(err.reason.starts_with("[aic:INVALID_SCOPE] scopeId must match"), "{}", err.reason);
+        assert_eq!(super::frame_disposition(1, Some(2)), "discard");
+        assert_eq!(super::frame_disposition(-1, Some(-1)), "discard");
+        let r = super::resolve_target(r#"[{"id":"a1","name":"x"}]"#.into(), None, "x".into()).unwrap();
+        assert_eq!((r.kind.as_str(), r.target_ids), ("same_scope_name", vec!["a1".to_string()]));
+    }
+}

@@ -1,0 +1,137 @@
+'use strict'
+// @ctliz/agent-intercom-core/canonical: canonicalJson, canonicalFrame and canonicalHash with the
+// TypeScript core's semantics, computed by the Rust core.
+//
+// JavaScript values reach the core as JSON text. JSON.stringify silently rewrites what JSON
+// cannot hold (undefined, -0, NaN, functions, class instances via toJSON, holes), so this
+// module first checks that the value is plain JSON data and rejects the rest with a stable
+// code. Everything else (integer range, surrogates, key order, escaping, framing, hashing) is
+// the core's, whose errors carry the same codes.
+const { addon, constants: C, rethrow, fail } = require('../lib/native.js')
+
+const MAX_DEPTH = C.maxDepth
+const objectProto = Object.prototype
+const { getPrototypeOf, keys: ownKeys, getOwnPropertyNames, getOwnPropertySymbols, getOwnPropertyDescriptor } = Object
+const { isArray } = Array
+const { isSafeInteger } = Number
+
+function pathOf (parent, key) {
+  return typeof key === 'number' ? `${parent}[${key}]` : `${parent}.${key}`
+}
+
+function unsupported (path, what) {
+  fail('UNSUPPORTED_VALUE', `${path}: ${what}`)
+}
+
+function checkPlainProperties (value, names, path) {
+  // Symbol keys, non-enumerable or accessor properties would be dropped or invoked by
+  // JSON.stringify; the contract rejects them.
+  if (getOwnPropertySymbols(value).length !== 0) unsupported(path, 'symbol properties are not supported')
+  if (getOwnPropertyNames(value).length !== names.length + (isArray(value) ? 1 : 0)) {
+    unsupported(path, 'properties must be enumerable data properties (no holes or extra array properties)')
+  }
+  for (let i = 0; i < names.length; i++) {
+    const descriptor = getOwnPropertyDescriptor(value, names[i])
+    if (descriptor.get !== undefined || descriptor.set !== undefined) {
+      unsupported(pathOf(path, names[i]), 'accessor properties are not supported')
+    }
+  }
+}
+
+function check (value, path, depth) {
+  switch (typeof value) {
+    case 'string':
+    case 'boolean':
+      return
+    case 'number':
+      if (!isSafeInteger(value) || (value === 0 && 1 / value < 0)) {
+        fail('UNSUPPORTED_NUMBER', `${path}: number must be a safe integer and must not be negative zero`)
+      }
+      return
+    case 'object': {
+      if (value === null) return
+      if (depth > MAX_DEPTH) fail('NESTING_TOO_DEEP', `${path}: nesting deeper than ${MAX_DEPTH} levels`)
+      if (isArray(value)) {
+        const names = ownKeys(value)
+        if (names.length !== value.length) unsupported(path, 'sparse arrays and extra array properties are not supported')
+        checkPlainProperties(value, names, path)
+        for (let i = 0; i < value.length; i++) check(value[i], `${path}[${i}]`, depth + 1)
+        return
+      }
+      if (getPrototypeOf(value) !== objectProto) unsupported(path, 'value must be a JSON primitive, array, or plain object')
+      const names = ownKeys(value)
+      checkPlainProperties(value, names, path)
+      for (let i = 0; i < names.length; i++) check(value[names[i]], pathOf(path, names[i]), depth + 1)
+      return
+    }
+    case 'undefined':
+      return unsupported(path, 'undefined is not a canonical value')
+    default:
+      return unsupported(path, `${typeof value} is not a canonical value`)
+  }
+}
+
+/** JSON text of a value already checked to be plain JSON data. */
+function toJsonText (value) {
+  check(value, '$', 1)
+  return JSON.stringify(value)
+}
+
+function domainArg (domain) {
+  if (typeof domain !== 'string') fail('INVALID_DOMAIN', 'domain must be non-empty printable ASCII without whitespace')
+  return domain
+}
+
+function textArg (text) {
+  if (typeof text !== 'string') fail('INVALID_ARGUMENT', 'text must be a string of JSON')
+  return text
+}
+
+/** Canonical JSON: keys sorted recursively by UTF-16 code units (array-index keys first, as
+ * JavaScript orders them), no whitespace, JSON.stringify escapes, safe integers only. */
+function canonicalJson (value) {
+  const text = toJsonText(value)
+  try { return addon.canonicalJsonText(text) } catch (error) { return rethrow(error) }
+}
+
+/** The canonical frame as bytes: agent-intercom-canonical-frame-v1:L(domain):domain:L(payload):payload. */
+function canonicalFrame (domain, value) {
+  const d = domainArg(domain)
+  const text = toJsonText(value)
+  let buffer
+  try { buffer = addon.canonicalFrameText(d, text) } catch (error) { return rethrow(error) }
+  return new Uint8Array(buffer.buffer, buffer.byteOffset, buffer.byteLength)
+}
+
+/** Lowercase hex SHA-256 of the canonical frame. */
+function canonicalHash (domain, value) {
+  const d = domainArg(domain)
+  const text = toJsonText(value)
+  try { return addon.canonicalHashText(d, text) } catch (error) { return rethrow(error) }
+}
+
+/** Canonical JSON of a JSON document (text). Stricter than JSON.parse: repeated keys are
+ * rejected (DUPLICATE_KEY) instead of silently keeping the last. */
+function canonicalJsonFromText (text) {
+  const t = textArg(text)
+  try { return addon.canonicalJsonText(t) } catch (error) { return rethrow(error) }
+}
+
+/** canonicalHash of a JSON document (text). */
+function canonicalHashFromText (domain, text) {
+  const d = domainArg(domain)
+  const t = textArg(text)
+  try { return addon.canonicalHashText(d, t) } catch (error) { return rethrow(error) }
+}
+
+module.exports = {
+  CANONICAL_ENCODING_VERSION: C.encodingVersion,
+  CANONICAL_HASH_FRAME: C.framePrefix,
+  CANONICAL_UNICODE_NORMALIZATION: C.unicodeNormalization,
+  CANONICAL_MAX_DEPTH: MAX_DEPTH,
+  canonicalJson,
+  canonicalFrame,
+  canonicalHash,
+  canonicalJsonFromText,
+  canonicalHashFromText,
+}

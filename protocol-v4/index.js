@@ -1,0 +1,146 @@
+'use strict'
+// @ctliz/agent-intercom-core/protocol-v4: a drop-in for the TypeScript core's module of the
+// same name, backed by the Rust core. Constants come from the core. parseIntercomScopeId and
+// sameIntercomScope evaluate in JavaScript from the core's constants (one N-API crossing costs
+// more than a regex test); the test suite runs every vector through both paths.
+const { addon, constants: C, rethrow, fail } = require('../lib/native.js')
+
+function deepFreeze (value) {
+  if (value !== null && typeof value === 'object') {
+    for (const key of Object.keys(value)) deepFreeze(value[key])
+    Object.freeze(value)
+  }
+  return value
+}
+
+const SCOPE_ID_PATTERN = new RegExp(C.scopeIdPatternSource)
+
+function scopeError (path) {
+  // The message is the core's (it names the path and the pattern, never the value).
+  try { addon.parseScope('!', String(path)) } catch (error) { rethrow(error) }
+  return fail('INTERNAL', 'the core accepted an invalid scope')
+}
+
+function parseIntercomScopeId (value, path = 'scopeId') {
+  if (value === undefined || value === '') return undefined
+  if (typeof value !== 'string' || !SCOPE_ID_PATTERN.test(value)) scopeError(path)
+  return value
+}
+
+function intercomScopeIdFromEnv (env = process.env) {
+  if (env === null || typeof env !== 'object') fail('INVALID_ARGUMENT', 'env must be an object such as process.env')
+  return parseIntercomScopeId(env[C.scopeEnv], C.scopeEnv)
+}
+
+function sameIntercomScope (left, right) {
+  return left === right
+}
+
+// Scopes given to the routing functions: undefined, null and "" are the unscoped group.
+function scopeArg (value, path) {
+  if (value === undefined || value === null || value === '') return undefined
+  if (typeof value !== 'string') scopeError(path)
+  return value
+}
+
+function stringArg (value, path) {
+  if (typeof value !== 'string') fail('INVALID_ARGUMENT', `${path} must be a string`)
+  return value
+}
+
+function candidatesArg (candidates) {
+  if (!Array.isArray(candidates)) fail('INVALID_ARGUMENT', 'candidates must be an array of {id, name?, scope?}')
+  return JSON.stringify(candidates)
+}
+
+function optionsArg (options, name) {
+  if (options === null || typeof options !== 'object') fail('INVALID_ARGUMENT', `${name} takes an options object`)
+  return options
+}
+
+/** Resolves a send.to selector: global exact id, then exact (case-sensitive) name in the actor's
+ * scope, then unique id prefix in the actor's scope. */
+function resolveIntercomTarget (options) {
+  const { candidates, actorScope, selector } = optionsArg(options, 'resolveIntercomTarget')
+  const text = candidatesArg(candidates)
+  const scope = scopeArg(actorScope, 'actorScope')
+  const sel = stringArg(selector, 'selector')
+  try { return addon.resolveTarget(text, scope, sel) } catch (error) { return rethrow(error) }
+}
+
+/** The ids a list request from the actor returns: itself plus its scope. */
+function listVisibleIntercomSessions (options) {
+  const { candidates, actorId, actorScope } = optionsArg(options, 'listVisibleIntercomSessions')
+  const text = candidatesArg(candidates)
+  const scope = scopeArg(actorScope, 'actorScope')
+  const id = stringArg(actorId, 'actorId')
+  try { return addon.listVisible(text, id, scope) } catch (error) { return rethrow(error) }
+}
+
+/** Who hears session_joined / session_left / presence_update about the subject. */
+function intercomEventAudience (options) {
+  const { event, candidates, subjectId, subjectScope } = optionsArg(options, 'intercomEventAudience')
+  const ev = stringArg(event, 'event')
+  const text = candidatesArg(candidates)
+  const scope = scopeArg(subjectScope, 'subjectScope')
+  const id = stringArg(subjectId, 'subjectId')
+  try { return addon.audience(ev, text, id, scope) } catch (error) { return rethrow(error) }
+}
+
+/** Applies an adapter filter to a computed id set: it may narrow the set, never widen it. */
+function narrowIntercomAudience (base, kept) {
+  if (!Array.isArray(base) || !Array.isArray(kept)) fail('INVALID_ARGUMENT', 'base and kept must be arrays of ids')
+  const b = base.map((id, i) => stringArg(id, `base[${i}]`))
+  const k = kept.map((id, i) => stringArg(id, `kept[${i}]`))
+  try { return addon.narrow(b, k) } catch (error) { return rethrow(error) }
+}
+
+/** Orders a session-id replacement: left (old scope) strictly before joined (new scope). */
+function planIntercomReplacement (options) {
+  const { sessionId, oldScope, newScope } = optionsArg(options, 'planIntercomReplacement')
+  const id = stringArg(sessionId, 'sessionId')
+  const from = scopeArg(oldScope, 'oldScope')
+  const to = scopeArg(newScope, 'newScope')
+  try {
+    const plan = addon.planReplacement(id, from, to)
+    for (const event of plan.events) if (event.scope === undefined || event.scope === null) event.scope = null
+    return plan
+  } catch (error) { return rethrow(error) }
+}
+
+function generationArg (value, path) {
+  if (!Number.isSafeInteger(value) || value < 0) fail('INVALID_ARGUMENT', `${path} must be a non-negative safe integer`)
+  return value
+}
+
+/** "accept" when the frame arrived on the session's current binding, else "discard". */
+function intercomFrameDisposition (connectionGeneration, currentGeneration) {
+  const conn = generationArg(connectionGeneration, 'connectionGeneration')
+  const current = currentGeneration === undefined || currentGeneration === null ? null : generationArg(currentGeneration, 'currentGeneration')
+  return addon.frameDisposition(conn, current)
+}
+
+const corpus = JSON.parse(C.corpusJson)
+
+module.exports = {
+  INTERCOM_PROTOCOL_NAME: C.protocolName,
+  INTERCOM_PROTOCOL_VERSION: C.protocolVersion,
+  INTERCOM_SCOPE_ENV: C.scopeEnv,
+  INTERCOM_SCOPE_ID_PATTERN_SOURCE: C.scopeIdPatternSource,
+  INTERCOM_SCOPE_ID_PATTERN: new RegExp(C.scopeIdPatternSource),
+  INTERCOM_PROTOCOL_V4_VECTOR_SCHEMA_VERSION: C.vectorSchemaVersion,
+  PROTOCOL_V4_SCOPE_A: C.scopeA,
+  PROTOCOL_V4_SCOPE_B: C.scopeB,
+  INTERCOM_PROTOCOL_V4_VECTORS: deepFreeze(corpus.vectors),
+  INTERCOM_PROTOCOL_V4_SEMANTICS_HASH: C.semanticsHash,
+  INTERCOM_PROTOCOL_V4_VECTORS_HASH_DOMAIN: C.vectorsHashDomain,
+  parseIntercomScopeId,
+  intercomScopeIdFromEnv,
+  sameIntercomScope,
+  resolveIntercomTarget,
+  listVisibleIntercomSessions,
+  intercomEventAudience,
+  narrowIntercomAudience,
+  planIntercomReplacement,
+  intercomFrameDisposition,
+}
