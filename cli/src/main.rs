@@ -1,0 +1,194 @@
+//! `agent-intercom`: the command-line face of the protocol-v4 contract.
+//!
+//! Exit status: 0 success, 1 a check ran and failed, 2 bad usage or invalid input.
+
+use std::io::Read;
+use std::process::ExitCode;
+
+use agent_intercom_core::canonical;
+use agent_intercom_core::corpus;
+use agent_intercom_core::protocol::{self, SCOPE_ENV};
+use agent_intercom_core::scope;
+use agent_intercom_core::vendored;
+
+const USAGE: &str = "\
+agent-intercom: the canonical pi-intercom protocol-v4 contract
+
+usage:
+  agent-intercom scope check [VALUE]      validate VALUE, or $AGENT_INTERCOM_SCOPE_ID when omitted
+  agent-intercom vectors [--file PATH]    run the protocol-v4 corpus (embedded, or PATH); print counts and hash
+  agent-intercom hash DOMAIN              canonical hash of the JSON document on stdin
+  agent-intercom canonical                canonical JSON of the JSON document on stdin
+  agent-intercom vendored check PATH      check a vendored agent-intercom-protocol-v4.mjs for drift
+  agent-intercom version                  print versions
+
+exit status: 0 ok, 1 a check failed, 2 bad usage or invalid input";
+
+fn usage_error(message: &str) -> ExitCode {
+    eprintln!("agent-intercom: {message}\n\n{USAGE}");
+    ExitCode::from(2)
+}
+
+fn input_error(error: &agent_intercom_core::Error) -> ExitCode {
+    eprintln!("agent-intercom: {} [{}]", error.message(), error.code());
+    ExitCode::from(2)
+}
+
+fn read_stdin() -> Result<String, ExitCode> {
+    let mut bytes = Vec::new();
+    if let Err(e) = std::io::stdin().read_to_end(&mut bytes) {
+        eprintln!("agent-intercom: cannot read stdin: {e}");
+        return Err(ExitCode::from(2));
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        eprintln!("agent-intercom: stdin is not valid UTF-8 (invalid byte at offset {}) [INVALID_UTF8]", e.utf8_error().valid_up_to());
+        ExitCode::from(2)
+    })
+}
+
+fn scope_check(value: Option<&std::ffi::OsStr>, source: &str) -> ExitCode {
+    match scope::scope_from_env_value(value) {
+        Ok(Some(_)) => {
+            println!("{source}: valid scope id");
+            ExitCode::SUCCESS
+        }
+        Ok(None) => {
+            println!("{source}: unscoped (absent or empty)");
+            ExitCode::SUCCESS
+        }
+        Err(_) => {
+            // Never echo the value: a scope id is a capability.
+            eprintln!("agent-intercom: {source} must match {}", protocol::SCOPE_ID_PATTERN_SOURCE);
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn vectors(file: Option<&str>) -> ExitCode {
+    let owned;
+    let (text, origin) = match file {
+        None => (corpus::CORPUS_JSON, "embedded corpus"),
+        Some(path) => match std::fs::read_to_string(path) {
+            Ok(t) => {
+                owned = t;
+                (owned.as_str(), path)
+            }
+            Err(e) => {
+                eprintln!("agent-intercom: cannot read {path}: {e}");
+                return ExitCode::from(2);
+            }
+        },
+    };
+    let doc = match canonical::parse(text) {
+        Ok(doc) => doc,
+        Err(e) => return input_error(&e),
+    };
+    let parsed = match corpus::parse_vectors(&doc) {
+        Ok(v) => v,
+        Err(e) => return input_error(&e),
+    };
+    let summary = corpus::run_all(&parsed);
+    let hash = corpus::semantics_hash_of(&doc);
+    for (name, why) in &summary.failed {
+        eprintln!("FAIL {name}: {why}");
+    }
+    for (name, reason) in &summary.skipped {
+        println!("skip {name}: {reason}");
+    }
+    println!("{origin}: {} vectors, {} executed, {} skipped", summary.total, summary.executed(), summary.skipped.len());
+    let mut ok = summary.ok();
+    match &hash {
+        Ok(h) => {
+            let matches = h == protocol::KNOWN_SEMANTICS_HASH;
+            println!("semantics hash {h} ({})", if matches { "matches the published hash" } else { "DIFFERS from the published hash" });
+            ok &= matches || file.is_some();
+        }
+        Err(e) => {
+            eprintln!("agent-intercom: cannot hash the corpus: {e}");
+            ok = false;
+        }
+    }
+    println!("{} passed, {} failed, {} skipped", summary.passed, summary.failed.len(), summary.skipped.len());
+    if ok { ExitCode::SUCCESS } else { ExitCode::FAILURE }
+}
+
+fn run(args: &[String]) -> ExitCode {
+    let words: Vec<&str> = args.iter().map(String::as_str).collect();
+    match words.as_slice() {
+        [] | ["help"] | ["--help"] | ["-h"] => {
+            println!("{USAGE}");
+            ExitCode::SUCCESS
+        }
+        ["version"] | ["--version"] => {
+            println!(
+                "agent-intercom {} (protocol {} v{}, vectors schema {}, semantics hash {})",
+                agent_intercom_core::VERSION,
+                protocol::PROTOCOL_NAME,
+                protocol::PROTOCOL_VERSION,
+                protocol::VECTOR_SCHEMA_VERSION,
+                corpus::semantics_hash()
+            );
+            ExitCode::SUCCESS
+        }
+        ["scope", "check"] => scope_check(std::env::var_os(SCOPE_ENV).as_deref(), SCOPE_ENV),
+        ["scope", "check", _] => scope_check(std::env::args_os().nth(3).as_deref(), "scope id"),
+        ["vectors"] => vectors(None),
+        ["vectors", "--file", path] => vectors(Some(path)),
+        ["hash", domain] => match read_stdin() {
+            Ok(text) => match canonical::canonical_hash_of_text(domain, &text) {
+                Ok(hash) => {
+                    println!("{hash}");
+                    ExitCode::SUCCESS
+                }
+                Err(e) => input_error(&e),
+            },
+            Err(code) => code,
+        },
+        ["canonical"] => match read_stdin() {
+            Ok(text) => match canonical::canonical_json_of_text(&text) {
+                Ok(json) => {
+                    println!("{json}");
+                    ExitCode::SUCCESS
+                }
+                Err(e) => input_error(&e),
+            },
+            Err(code) => code,
+        },
+        ["vendored", "check", path] => match std::fs::read(path) {
+            Ok(bytes) => {
+                let report = vendored::check_vendored(&bytes);
+                if report.ok() {
+                    println!("ok: {path} is byte-identical (sha256 {}); schema {}, semantics hash {}", report.sha256, protocol::VECTOR_SCHEMA_VERSION, corpus::semantics_hash());
+                    ExitCode::SUCCESS
+                } else {
+                    eprintln!("drift: {path}");
+                    for problem in &report.problems {
+                        eprintln!("  - {problem}");
+                    }
+                    ExitCode::FAILURE
+                }
+            }
+            Err(e) => {
+                eprintln!("agent-intercom: cannot read {path}: {e}");
+                ExitCode::from(2)
+            }
+        },
+        _ => usage_error("unknown command or wrong arguments"),
+    }
+}
+
+fn main() -> ExitCode {
+    // `scope check VALUE` validates the raw OS string (a non-Unicode value is simply invalid);
+    // anywhere else an argument that is not valid Unicode is a usage error.
+    let raw: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
+    let scope_value = raw.len() == 3 && raw[0] == "scope" && raw[1] == "check";
+    let mut args = Vec::with_capacity(raw.len());
+    for (i, arg) in raw.iter().enumerate() {
+        match arg.to_str() {
+            Some(text) => args.push(text.to_string()),
+            None if scope_value && i == 2 => args.push(String::new()),
+            None => return usage_error("arguments must be valid UTF-8"),
+        }
+    }
+    run(&args)
+}
