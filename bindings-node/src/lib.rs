@@ -13,10 +13,12 @@ use agent_intercom_core::{Error, ErrorCode};
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 
-
 /// The JavaScript layer turns `[aic:CODE] message` into an `Error` with `code: "CODE"`.
 fn js_error(error: Error) -> napi::Error {
-    napi::Error::new(Status::InvalidArg, format!("[aic:{}] {}", error.code().as_str(), error.message()))
+    napi::Error::new(
+        Status::InvalidArg,
+        format!("[aic:{}] {}", error.code().as_str(), error.message()),
+    )
 }
 
 fn scope_arg<'a>(value: &'a Option<String>, path: &str) -> Result<Scope<'a>> {
@@ -62,7 +64,10 @@ pub fn constants() -> NativeConstants {
         known_semantics_hash: protocol::KNOWN_SEMANTICS_HASH.into(),
         semantics_hash: corpus::semantics_hash().into(),
         corpus_json: corpus::CORPUS_JSON.into(),
-        error_codes: ErrorCode::all().iter().map(|c| c.as_str().to_string()).collect(),
+        error_codes: ErrorCode::all()
+            .iter()
+            .map(|c| c.as_str().to_string())
+            .collect(),
         max_depth: canonical::MAX_DEPTH as u32,
         frame_prefix: canonical::FRAME_PREFIX.into(),
         encoding_version: canonical::ENCODING_VERSION,
@@ -81,10 +86,16 @@ pub fn parse_scope(value: Option<String>, path: String) -> Result<bool> {
 /// Strict equality of two parsed scopes.
 #[napi]
 pub fn same_scope(left: Option<String>, right: Option<String>) -> Result<bool> {
-    Ok(scope::same_scope(scope_arg(&left, "left")?, scope_arg(&right, "right")?))
+    Ok(scope::same_scope(
+        scope_arg(&left, "left")?,
+        scope_arg(&right, "right")?,
+    ))
 }
 
-fn with_sessions<T>(candidates_json: &str, f: impl FnOnce(&[Session<'_>]) -> Result<T>) -> Result<T> {
+fn with_sessions<T>(
+    candidates_json: &str,
+    f: impl FnOnce(&[Session<'_>]) -> Result<T>,
+) -> Result<T> {
     let doc = canonical::parse(candidates_json).map_err(js_error)?;
     let parsed = corpus::parse_candidates(&doc, "candidates").map_err(js_error)?;
     let sessions = corpus::to_sessions(&parsed, "candidates").map_err(js_error)?;
@@ -92,7 +103,10 @@ fn with_sessions<T>(candidates_json: &str, f: impl FnOnce(&[Session<'_>]) -> Res
 }
 
 fn ids(sessions: &[Session<'_>], indices: &[usize]) -> Vec<String> {
-    indices.iter().map(|&i| sessions[i].id.to_string()).collect()
+    indices
+        .iter()
+        .map(|&i| sessions[i].id.to_string())
+        .collect()
 }
 
 #[napi(object)]
@@ -102,27 +116,56 @@ pub struct NativeResolution {
 }
 
 #[napi]
-pub fn resolve_target(candidates_json: String, actor_scope: Option<String>, selector: String) -> Result<NativeResolution> {
+pub fn resolve_target(
+    candidates_json: String,
+    actor_scope: Option<String>,
+    selector: String,
+) -> Result<NativeResolution> {
     let actor_scope = scope_arg(&actor_scope, "actorScope")?;
     with_sessions(&candidates_json, |sessions| {
         let r = routing::resolve_target(actor_scope, &selector, sessions);
-        Ok(NativeResolution { kind: r.kind.as_str().into(), target_ids: ids(sessions, &r.matches) })
+        Ok(NativeResolution {
+            kind: r.kind.as_str().into(),
+            target_ids: ids(sessions, &r.matches),
+        })
     })
 }
 
 #[napi]
-pub fn list_visible(candidates_json: String, actor_id: String, actor_scope: Option<String>) -> Result<Vec<String>> {
+pub fn list_visible(
+    candidates_json: String,
+    actor_id: String,
+    actor_scope: Option<String>,
+) -> Result<Vec<String>> {
     let actor_scope = scope_arg(&actor_scope, "actorScope")?;
-    with_sessions(&candidates_json, |sessions| Ok(ids(sessions, &routing::list_visible(&actor_id, actor_scope, sessions))))
+    with_sessions(&candidates_json, |sessions| {
+        Ok(ids(
+            sessions,
+            &routing::list_visible(&actor_id, actor_scope, sessions),
+        ))
+    })
 }
 
 #[napi]
-pub fn audience(event: String, candidates_json: String, subject_id: String, subject_scope: Option<String>) -> Result<Vec<String>> {
+pub fn audience(
+    event: String,
+    candidates_json: String,
+    subject_id: String,
+    subject_scope: Option<String>,
+) -> Result<Vec<String>> {
     let event = AudienceEvent::from_name(&event).ok_or_else(|| {
-        js_error(Error::new(ErrorCode::InvalidArgument, "event must be one of: session_joined, session_left, presence_update"))
+        js_error(Error::new(
+            ErrorCode::InvalidArgument,
+            "event must be one of: session_joined, session_left, presence_update",
+        ))
     })?;
     let subject_scope = scope_arg(&subject_scope, "subjectScope")?;
-    with_sessions(&candidates_json, |sessions| Ok(ids(sessions, &routing::audience(event, &subject_id, subject_scope, sessions))))
+    with_sessions(&candidates_json, |sessions| {
+        Ok(ids(
+            sessions,
+            &routing::audience(event, &subject_id, subject_scope, sessions),
+        ))
+    })
 }
 
 /// Members of `base` that `kept` also holds, in `base` order.
@@ -145,8 +188,15 @@ pub struct NativeReplacementPlan {
 }
 
 #[napi]
-pub fn plan_replacement(session_id: String, old_scope: Option<String>, new_scope: Option<String>) -> Result<NativeReplacementPlan> {
-    let (old, new) = (scope_arg(&old_scope, "oldScope")?, scope_arg(&new_scope, "newScope")?);
+pub fn plan_replacement(
+    session_id: String,
+    old_scope: Option<String>,
+    new_scope: Option<String>,
+) -> Result<NativeReplacementPlan> {
+    let (old, new) = (
+        scope_arg(&old_scope, "oldScope")?,
+        scope_arg(&new_scope, "newScope")?,
+    );
     let plan = routing::plan_replacement(&session_id, old, new);
     Ok(NativeReplacementPlan {
         kind: plan.kind.as_str().into(),
@@ -168,8 +218,11 @@ pub fn frame_disposition(connection_generation: i64, current_generation: Option<
     let conn = connection_generation.max(0) as u64;
     let current = current_generation.filter(|g| *g >= 0).map(|g| g as u64);
     let conn_valid = connection_generation >= 0;
-    let disposition =
-        if conn_valid { routing::frame_disposition(conn, current) } else { routing::FrameDisposition::Discard };
+    let disposition = if conn_valid {
+        routing::frame_disposition(conn, current)
+    } else {
+        routing::FrameDisposition::Discard
+    };
     disposition.as_str().into()
 }
 
@@ -186,7 +239,9 @@ pub fn canonical_hash_text(domain: String, text: String) -> Result<String> {
 #[napi]
 pub fn canonical_frame_text(domain: String, text: String) -> Result<Buffer> {
     let payload = canonical::canonical_json_of_text(&text).map_err(js_error)?;
-    canonical::frame_of_payload(&domain, &payload).map(Buffer::from).map_err(js_error)
+    canonical::frame_of_payload(&domain, &payload)
+        .map(Buffer::from)
+        .map_err(js_error)
 }
 
 /// Recomputes the semantics hash of a corpus document given as JSON text.
@@ -244,10 +299,19 @@ mod tests {
     fn direct_calls() {
         assert!(super::parse_scope(Some("Scope_AAAAAAAAAA".into()), "scopeId".into()).unwrap());
         let err = super::parse_scope(Some("nope".into()), "scopeId".into()).unwrap_err();
-        assert!(err.reason.starts_with("[aic:INVALID_SCOPE] scopeId must match"), "{}", err.reason);
+        assert!(
+            err.reason
+                .starts_with("[aic:INVALID_SCOPE] scopeId must match"),
+            "{}",
+            err.reason
+        );
         assert_eq!(super::frame_disposition(1, Some(2)), "discard");
         assert_eq!(super::frame_disposition(-1, Some(-1)), "discard");
-        let r = super::resolve_target(r#"[{"id":"a1","name":"x"}]"#.into(), None, "x".into()).unwrap();
-        assert_eq!((r.kind.as_str(), r.target_ids), ("same_scope_name", vec!["a1".to_string()]));
+        let r =
+            super::resolve_target(r#"[{"id":"a1","name":"x"}]"#.into(), None, "x".into()).unwrap();
+        assert_eq!(
+            (r.kind.as_str(), r.target_ids),
+            ("same_scope_name", vec!["a1".to_string()])
+        );
     }
 }

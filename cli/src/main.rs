@@ -41,7 +41,10 @@ fn read_stdin() -> Result<String, ExitCode> {
         return Err(ExitCode::from(2));
     }
     String::from_utf8(bytes).map_err(|e| {
-        eprintln!("agent-intercom: stdin is not valid UTF-8 (invalid byte at offset {}) [INVALID_UTF8]", e.utf8_error().valid_up_to());
+        eprintln!(
+            "agent-intercom: stdin is not valid UTF-8 (invalid byte at offset {}) [INVALID_UTF8]",
+            e.utf8_error().valid_up_to()
+        );
         ExitCode::from(2)
     })
 }
@@ -58,7 +61,10 @@ fn scope_check(value: Option<&std::ffi::OsStr>, source: &str) -> ExitCode {
         }
         Err(_) => {
             // Never echo the value: a scope id is a capability.
-            eprintln!("agent-intercom: {source} must match {}", protocol::SCOPE_ID_PATTERN_SOURCE);
+            eprintln!(
+                "agent-intercom: {source} must match {}",
+                protocol::SCOPE_ID_PATTERN_SOURCE
+            );
             ExitCode::from(2)
         }
     }
@@ -95,12 +101,24 @@ fn vectors(file: Option<&str>) -> ExitCode {
     for (name, reason) in &summary.skipped {
         println!("skip {name}: {reason}");
     }
-    println!("{origin}: {} vectors, {} executed, {} skipped", summary.total, summary.executed(), summary.skipped.len());
+    println!(
+        "{origin}: {} vectors, {} executed, {} skipped",
+        summary.total,
+        summary.executed(),
+        summary.skipped.len()
+    );
     let mut ok = summary.ok();
     match &hash {
         Ok(h) => {
             let matches = h == protocol::KNOWN_SEMANTICS_HASH;
-            println!("semantics hash {h} ({})", if matches { "matches the published hash" } else { "DIFFERS from the published hash" });
+            println!(
+                "semantics hash {h} ({})",
+                if matches {
+                    "matches the published hash"
+                } else {
+                    "DIFFERS from the published hash"
+                }
+            );
             ok &= matches || file.is_some();
         }
         Err(e) => {
@@ -108,8 +126,17 @@ fn vectors(file: Option<&str>) -> ExitCode {
             ok = false;
         }
     }
-    println!("{} passed, {} failed, {} skipped", summary.passed, summary.failed.len(), summary.skipped.len());
-    if ok { ExitCode::SUCCESS } else { ExitCode::FAILURE }
+    println!(
+        "{} passed, {} failed, {} skipped",
+        summary.passed,
+        summary.failed.len(),
+        summary.skipped.len()
+    );
+    if ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
 }
 
 fn run(args: &[String]) -> ExitCode {
@@ -158,7 +185,12 @@ fn run(args: &[String]) -> ExitCode {
             Ok(bytes) => {
                 let report = vendored::check_vendored(&bytes);
                 if report.ok() {
-                    println!("ok: {path} is byte-identical (sha256 {}); schema {}, semantics hash {}", report.sha256, protocol::VECTOR_SCHEMA_VERSION, corpus::semantics_hash());
+                    println!(
+                        "ok: {path} is byte-identical (sha256 {}); schema {}, semantics hash {}",
+                        report.sha256,
+                        protocol::VECTOR_SCHEMA_VERSION,
+                        corpus::semantics_hash()
+                    );
                     ExitCode::SUCCESS
                 } else {
                     eprintln!("drift: {path}");

@@ -10,7 +10,12 @@ fn bin() -> Command {
 }
 
 fn run(cmd: &mut Command, stdin: &[u8]) -> Output {
-    let mut child = cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
     child.stdin.take().unwrap().write_all(stdin).unwrap();
     child.wait_with_output().unwrap()
 }
@@ -27,12 +32,25 @@ fn scope_check_argument_and_env_never_echo() {
     let bad = run(bin().args(["scope", "check", secret]), b"");
     assert_eq!(bad.status.code(), Some(2));
     let all = text(&bad.stdout) + &text(&bad.stderr);
-    assert!(all.contains("must match ^[A-Za-z0-9_-]{16,128}$") && !all.contains(secret), "{all}");
+    assert!(
+        all.contains("must match ^[A-Za-z0-9_-]{16,128}$") && !all.contains(secret),
+        "{all}"
+    );
 
-    let env_bad = run(bin().args(["scope", "check"]).env("AGENT_INTERCOM_SCOPE_ID", "Scope_AAAAAAAAAA\n"), b"");
+    let env_bad = run(
+        bin()
+            .args(["scope", "check"])
+            .env("AGENT_INTERCOM_SCOPE_ID", "Scope_AAAAAAAAAA\n"),
+        b"",
+    );
     assert_eq!(env_bad.status.code(), Some(2));
     assert!(text(&env_bad.stderr).contains("AGENT_INTERCOM_SCOPE_ID must match"));
-    let env_ok = run(bin().args(["scope", "check"]).env("AGENT_INTERCOM_SCOPE_ID", "Scope_BBBBBBBBBB"), b"");
+    let env_ok = run(
+        bin()
+            .args(["scope", "check"])
+            .env("AGENT_INTERCOM_SCOPE_ID", "Scope_BBBBBBBBBB"),
+        b"",
+    );
     assert_eq!(env_ok.status.code(), Some(0));
     let unset = run(bin().args(["scope", "check"]), b"");
     assert_eq!(unset.status.code(), Some(0));
@@ -55,7 +73,10 @@ fn vectors_prints_counts_and_hash() {
     let out = run(bin().arg("vectors"), b"");
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let stdout = text(&out.stdout);
-    assert!(stdout.contains("48 vectors, 43 executed, 5 skipped"), "{stdout}");
+    assert!(
+        stdout.contains("48 vectors, 43 executed, 5 skipped"),
+        "{stdout}"
+    );
     assert!(stdout.contains("ef23cae55b3cca7683fee60e5f2421350cde731dc5424c82286a33a8b9cdf6cb"));
     assert!(stdout.contains("43 passed, 0 failed, 5 skipped"));
 }
@@ -65,7 +86,11 @@ fn vectors_file_with_a_wrong_expectation_fails() {
     let dir = std::env::temp_dir().join(format!("aic-cli-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("bad.json");
-    let corpus = agent_intercom_core::corpus::CORPUS_JSON.replacen("\"expected\": \"invalid_scope\"", "\"expected\": \"valid_scoped\"", 1);
+    let corpus = agent_intercom_core::corpus::CORPUS_JSON.replacen(
+        "\"expected\": \"invalid_scope\"",
+        "\"expected\": \"valid_scoped\"",
+        1,
+    );
     std::fs::write(&path, corpus).unwrap();
     let out = run(bin().args(["vectors", "--file"]).arg(&path), b"");
     assert_eq!(out.status.code(), Some(1));
@@ -76,10 +101,20 @@ fn vectors_file_with_a_wrong_expectation_fails() {
 #[test]
 fn hash_and_canonical_from_stdin() {
     let out = run(bin().args(["hash", "boss-test-v1"]), br#"{"b":2,"a":1}"#);
-    assert_eq!(text(&out.stdout).trim(), "4ff6c078039d0d494b220a4dafa919c183136d4cf7e303eed1bc642ab0b8e4c2");
-    let out = run(bin().arg("canonical"), b"{ \"b\": [1, 2], \"a\": \"\\u00e9\" }");
+    assert_eq!(
+        text(&out.stdout).trim(),
+        "4ff6c078039d0d494b220a4dafa919c183136d4cf7e303eed1bc642ab0b8e4c2"
+    );
+    let out = run(
+        bin().arg("canonical"),
+        b"{ \"b\": [1, 2], \"a\": \"\\u00e9\" }",
+    );
     assert_eq!(text(&out.stdout).trim(), "{\"a\":\"é\",\"b\":[1,2]}");
-    for (input, code) in [(&b"{\"a\":1.5}"[..], "UNSUPPORTED_NUMBER"), (b"\xff", "INVALID_UTF8"), (b"{", "INVALID_JSON")] {
+    for (input, code) in [
+        (&b"{\"a\":1.5}"[..], "UNSUPPORTED_NUMBER"),
+        (b"\xff", "INVALID_UTF8"),
+        (b"{", "INVALID_JSON"),
+    ] {
         let out = run(bin().args(["hash", "d"]), input);
         assert_eq!(out.status.code(), Some(2));
         assert!(text(&out.stderr).contains(code), "{}", text(&out.stderr));
@@ -90,11 +125,20 @@ fn hash_and_canonical_from_stdin() {
 
 #[test]
 fn vendored_check() {
-    let shipped = format!("{}/../vendor/agent-intercom-protocol-v4.mjs", env!("CARGO_MANIFEST_DIR"));
+    let shipped = format!(
+        "{}/../vendor/agent-intercom-protocol-v4.mjs",
+        env!("CARGO_MANIFEST_DIR")
+    );
     let out = run(bin().args(["vendored", "check", &shipped]), b"");
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let copy = std::env::temp_dir().join(format!("aic-vendored-{}.mjs", std::process::id()));
-    std::fs::write(&copy, std::fs::read_to_string(&shipped).unwrap().replacen("\"worker\"", "\"Worker\"", 1)).unwrap();
+    std::fs::write(
+        &copy,
+        std::fs::read_to_string(&shipped)
+            .unwrap()
+            .replacen("\"worker\"", "\"Worker\"", 1),
+    )
+    .unwrap();
     let out = run(bin().args(["vendored", "check"]).arg(&copy), b"");
     assert_eq!(out.status.code(), Some(1));
     assert!(text(&out.stderr).contains("not byte-identical"));

@@ -101,12 +101,18 @@ impl<'a> Value<'a> {
 /// Parses JSON text strictly into the canonical data model (see the module docs for what is
 /// rejected, and with which [`ErrorCode`]).
 pub fn parse(text: &str) -> Result<Value<'_>, Error> {
-    let mut parser = Parser { text, bytes: text.as_bytes(), pos: 0 };
+    let mut parser = Parser {
+        text,
+        bytes: text.as_bytes(),
+        pos: 0,
+    };
     parser.skip_ws();
     let value = parser.value(1).map_err(Fault::into_error)?;
     parser.skip_ws();
     if parser.pos != parser.bytes.len() {
-        return Err(parser.syntax("unexpected data after the JSON value").into_error());
+        return Err(parser
+            .syntax("unexpected data after the JSON value")
+            .into_error());
     }
     Ok(value)
 }
@@ -131,14 +137,21 @@ pub fn validate_domain(domain: &str) -> Result<(), Error> {
     if !domain.is_empty() && domain.bytes().all(|b| (0x21..=0x7e).contains(&b)) {
         Ok(())
     } else {
-        Err(Error::new(ErrorCode::InvalidDomain, "domain must be non-empty printable ASCII without whitespace"))
+        Err(Error::new(
+            ErrorCode::InvalidDomain,
+            "domain must be non-empty printable ASCII without whitespace",
+        ))
     }
 }
 
 /// The canonical frame of an already canonical payload.
 pub fn frame_of_payload(domain: &str, payload: &str) -> Result<Vec<u8>, Error> {
     validate_domain(domain)?;
-    let header = format!("{FRAME_PREFIX}:{}:{domain}:{}:", domain.len(), payload.len());
+    let header = format!(
+        "{FRAME_PREFIX}:{}:{domain}:{}:",
+        domain.len(),
+        payload.len()
+    );
     let mut frame = Vec::with_capacity(header.len() + payload.len());
     frame.extend_from_slice(header.as_bytes());
     frame.extend_from_slice(payload.as_bytes());
@@ -188,9 +201,11 @@ fn array_index(key: &str) -> Option<u32> {
     let bytes = key.as_bytes();
     match bytes {
         [b'0'] => Some(0),
-        [b'1'..=b'9', rest @ ..] if rest.len() < 10 && rest.iter().all(u8::is_ascii_digit) => {
-            key.parse::<u64>().ok().filter(|&n| n < u32::MAX as u64).map(|n| n as u32)
-        }
+        [b'1'..=b'9', rest @ ..] if rest.len() < 10 && rest.iter().all(u8::is_ascii_digit) => key
+            .parse::<u64>()
+            .ok()
+            .filter(|&n| n < u32::MAX as u64)
+            .map(|n| n as u32),
         _ => None,
     }
 }
@@ -216,13 +231,19 @@ pub fn compare_utf16(a: &str, b: &str) -> Ordering {
         (None, None) => Ordering::Equal,
         (None, Some(_)) => Ordering::Less,
         (Some(_), None) => Ordering::Greater,
-        (Some(x), Some(y)) => first_utf16_unit(x).cmp(&first_utf16_unit(y)).then((x as u32).cmp(&(y as u32))),
+        (Some(x), Some(y)) => first_utf16_unit(x)
+            .cmp(&first_utf16_unit(y))
+            .then((x as u32).cmp(&(y as u32))),
     }
 }
 
 fn first_utf16_unit(c: char) -> u32 {
     let cp = c as u32;
-    if cp >= 0x1_0000 { 0xd800 + ((cp - 0x1_0000) >> 10) } else { cp }
+    if cp >= 0x1_0000 {
+        0xd800 + ((cp - 0x1_0000) >> 10)
+    } else {
+        cp
+    }
 }
 
 /// Where a fault happened: built while unwinding, so the success path pays nothing for it.
@@ -240,7 +261,12 @@ struct Fault {
 
 impl Fault {
     fn new(code: ErrorCode, message: impl Into<String>) -> Fault {
-        Fault { code, message: message.into(), offset: None, path: Vec::new() }
+        Fault {
+            code,
+            message: message.into(),
+            offset: None,
+            path: Vec::new(),
+        }
     }
 
     fn at(mut self, seg: Seg) -> Fault {
@@ -269,7 +295,10 @@ impl Fault {
 
 fn check_depth(depth: usize) -> Result<(), Fault> {
     if depth > MAX_DEPTH {
-        Err(Fault::new(ErrorCode::NestingTooDeep, format!("nesting deeper than {MAX_DEPTH} levels")))
+        Err(Fault::new(
+            ErrorCode::NestingTooDeep,
+            format!("nesting deeper than {MAX_DEPTH} levels"),
+        ))
     } else {
         Ok(())
     }
@@ -282,7 +311,10 @@ fn encode(value: &Value<'_>, out: &mut String, depth: usize) -> Result<(), Fault
         Value::Bool(false) => out.push_str("false"),
         Value::Int(n) => {
             if n.unsigned_abs() > MAX_SAFE_INTEGER as u64 {
-                return Err(Fault::new(ErrorCode::UnsupportedNumber, "number must be a safe integer"));
+                return Err(Fault::new(
+                    ErrorCode::UnsupportedNumber,
+                    "number must be a safe integer",
+                ));
             }
             out.push_str(&n.to_string());
         }
@@ -303,8 +335,10 @@ fn encode(value: &Value<'_>, out: &mut String, depth: usize) -> Result<(), Fault
             let mut order: Vec<&(Cow<'_, str>, Value<'_>)> = members.iter().collect();
             order.sort_by(|x, y| compare_keys(&x.0, &y.0));
             if let Some(pair) = order.windows(2).find(|w| w[0].0 == w[1].0) {
-                return Err(Fault::new(ErrorCode::DuplicateKey, "key appears more than once")
-                    .at(Seg::Key(pair[0].0.to_string())));
+                return Err(
+                    Fault::new(ErrorCode::DuplicateKey, "key appears more than once")
+                        .at(Seg::Key(pair[0].0.to_string())),
+                );
             }
             out.push('{');
             for (i, (key, item)) in order.into_iter().enumerate() {
@@ -459,13 +493,21 @@ impl<'a> Parser<'a> {
             Err(fault)
         };
         if fractional {
-            return unsupported("number must be a safe integer written without fraction or exponent".into());
+            return unsupported(
+                "number must be a safe integer written without fraction or exponent".into(),
+            );
         }
-        let magnitude = if int_digits.len() > 16 { None } else { int_digits.parse::<i64>().ok() };
+        let magnitude = if int_digits.len() > 16 {
+            None
+        } else {
+            int_digits.parse::<i64>().ok()
+        };
         match magnitude {
             Some(0) if negative => unsupported("number must not be negative zero".into()),
             Some(n) if n <= MAX_SAFE_INTEGER => Ok(Value::Int(if negative { -n } else { n })),
-            _ => unsupported(format!("number must be a safe integer (|n| <= {MAX_SAFE_INTEGER})")),
+            _ => unsupported(format!(
+                "number must be a safe integer (|n| <= {MAX_SAFE_INTEGER})"
+            )),
         }
     }
 
@@ -475,7 +517,9 @@ impl<'a> Parser<'a> {
         };
         let mut value = 0u32;
         for &b in chunk {
-            let digit = (b as char).to_digit(16).ok_or_else(|| self.syntax("invalid \\u escape"))?;
+            let digit = (b as char)
+                .to_digit(16)
+                .ok_or_else(|| self.syntax("invalid \\u escape"))?;
             value = value * 16 + digit;
         }
         self.pos += 4;
@@ -494,7 +538,9 @@ impl<'a> Parser<'a> {
                     return Ok(Cow::Borrowed(s));
                 }
                 Some(b'\\') => break,
-                Some(0x00..=0x1f) => return Err(self.syntax("unescaped control character in a string")),
+                Some(0x00..=0x1f) => {
+                    return Err(self.syntax("unescaped control character in a string"));
+                }
                 Some(_) => self.pos += 1,
                 None => return Err(self.syntax("unterminated string")),
             }
@@ -516,7 +562,9 @@ impl<'a> Parser<'a> {
                 }
                 Some(b'\\') => {
                     self.pos += 1;
-                    let escape = self.peek().ok_or_else(|| self.syntax("unterminated string"))?;
+                    let escape = self
+                        .peek()
+                        .ok_or_else(|| self.syntax("unterminated string"))?;
                     self.pos += 1;
                     match escape {
                         b'"' => owned.push('"'),
@@ -535,15 +583,24 @@ impl<'a> Parser<'a> {
                                         self.pos += 2;
                                         let low = self.hex4()?;
                                         if !(0xdc00..=0xdfff).contains(&low) {
-                                            return Err(Fault::new(ErrorCode::UnpairedSurrogate, "string contains an unpaired high surrogate"));
+                                            return Err(Fault::new(
+                                                ErrorCode::UnpairedSurrogate,
+                                                "string contains an unpaired high surrogate",
+                                            ));
                                         }
                                         0x1_0000 + ((unit - 0xd800) << 10) + (low - 0xdc00)
                                     } else {
-                                        return Err(Fault::new(ErrorCode::UnpairedSurrogate, "string contains an unpaired high surrogate"));
+                                        return Err(Fault::new(
+                                            ErrorCode::UnpairedSurrogate,
+                                            "string contains an unpaired high surrogate",
+                                        ));
                                     }
                                 }
                                 0xdc00..=0xdfff => {
-                                    return Err(Fault::new(ErrorCode::UnpairedSurrogate, "string contains an unpaired low surrogate"));
+                                    return Err(Fault::new(
+                                        ErrorCode::UnpairedSurrogate,
+                                        "string contains an unpaired low surrogate",
+                                    ));
                                 }
                                 _ => unit,
                             };
@@ -601,7 +658,9 @@ impl<'a> Parser<'a> {
             self.skip_ws();
             self.expect(b':', "expected ':'")?;
             self.skip_ws();
-            let value = self.value(depth + 1).map_err(|f| f.at(Seg::Key(key.to_string())))?;
+            let value = self
+                .value(depth + 1)
+                .map_err(|f| f.at(Seg::Key(key.to_string())))?;
             members.push((key, value));
             self.skip_ws();
             match self.peek() {
@@ -634,17 +693,33 @@ mod tests {
 
     #[test]
     fn sorts_and_escapes_like_javascript() {
-        assert_eq!(canonical_json_of_text(r#" { "b" : [1, {"d":null,"c":true}], "a":"x\u0001\/\u007f\u2028" } "#).unwrap(),
-            "{\"a\":\"x\\u0001/\u{7f}\u{2028}\",\"b\":[1,{\"c\":true,\"d\":null}]}");
-        assert_eq!(canonical_json_of_text(r#""\b\f\n\r\t\"\\\u001f""#).unwrap(), r#""\b\f\n\r\t\"\\\u001f""#);
+        assert_eq!(
+            canonical_json_of_text(
+                r#" { "b" : [1, {"d":null,"c":true}], "a":"x\u0001\/\u007f\u2028" } "#
+            )
+            .unwrap(),
+            "{\"a\":\"x\\u0001/\u{7f}\u{2028}\",\"b\":[1,{\"c\":true,\"d\":null}]}"
+        );
+        assert_eq!(
+            canonical_json_of_text(r#""\b\f\n\r\t\"\\\u001f""#).unwrap(),
+            r#""\b\f\n\r\t\"\\\u001f""#
+        );
         // U+FF61 sorts after U+1F600 in UTF-8 byte order but before it in UTF-16 order.
-        assert_eq!(canonical_json_of_text("{\"\u{ff61}\":1,\"\u{1f600}\":2}").unwrap(), "{\"\u{1f600}\":2,\"\u{ff61}\":1}");
+        assert_eq!(
+            canonical_json_of_text("{\"\u{ff61}\":1,\"\u{1f600}\":2}").unwrap(),
+            "{\"\u{1f600}\":2,\"\u{ff61}\":1}"
+        );
     }
 
     #[test]
     fn integer_like_keys_follow_javascript() {
-        assert_eq!(canonical_json_of_text(r#"{"b":1,"10":2,"9":3,"a":4,"01":5,"-1":6,"4294967295":7,"4294967294":8}"#).unwrap(),
-            r#"{"9":3,"10":2,"4294967294":8,"-1":6,"01":5,"4294967295":7,"a":4,"b":1}"#);
+        assert_eq!(
+            canonical_json_of_text(
+                r#"{"b":1,"10":2,"9":3,"a":4,"01":5,"-1":6,"4294967295":7,"4294967294":8}"#
+            )
+            .unwrap(),
+            r#"{"9":3,"10":2,"4294967294":8,"-1":6,"01":5,"4294967295":7,"a":4,"b":1}"#
+        );
     }
 
     #[test]
@@ -655,13 +730,31 @@ mod tests {
         assert_eq!(code("-0"), ErrorCode::UnsupportedNumber);
         assert_eq!(code("9007199254740992"), ErrorCode::UnsupportedNumber);
         assert_eq!(code("-9007199254740992"), ErrorCode::UnsupportedNumber);
-        assert_eq!(code("123456789012345678901234567890"), ErrorCode::UnsupportedNumber);
-        assert_eq!(canonical_json_of_text("-9007199254740991").unwrap(), "-9007199254740991");
+        assert_eq!(
+            code("123456789012345678901234567890"),
+            ErrorCode::UnsupportedNumber
+        );
+        assert_eq!(
+            canonical_json_of_text("-9007199254740991").unwrap(),
+            "-9007199254740991"
+        );
         assert_eq!(code(r#""\ud800""#), ErrorCode::UnpairedSurrogate);
         assert_eq!(code(r#""\udc00x""#), ErrorCode::UnpairedSurrogate);
         assert_eq!(code(r#"{"\ud800\u0041":1}"#), ErrorCode::UnpairedSurrogate);
         assert_eq!(code(r#"{"a":1,"a":1}"#), ErrorCode::DuplicateKey);
-        for bad in ["", "{", "[1,]", "01", "1.", "tru", "\"a", "\"\u{1}\"", "{\"a\" 1}", "[1] x", "\"\\x\""] {
+        for bad in [
+            "",
+            "{",
+            "[1,]",
+            "01",
+            "1.",
+            "tru",
+            "\"a",
+            "\"\u{1}\"",
+            "{\"a\" 1}",
+            "[1] x",
+            "\"\\x\"",
+        ] {
             assert_eq!(code(bad), ErrorCode::InvalidJson, "{bad:?}");
         }
         assert_eq!(code(&"[".repeat(MAX_DEPTH + 1)), ErrorCode::NestingTooDeep);
@@ -672,24 +765,47 @@ mod tests {
     #[test]
     fn errors_carry_a_path() {
         let err = canonical_json_of_text(r#"{"a":[0,{"b":1.5}]}"#).unwrap_err();
-        assert!(err.message().starts_with("$.a[1].b: number must be"), "{}", err.message());
+        assert!(
+            err.message().starts_with("$.a[1].b: number must be"),
+            "{}",
+            err.message()
+        );
         let err = canonical_json_of_text(r#"{"a":1,"a":2}"#).unwrap_err();
-        assert!(err.message().starts_with("$.a: key appears more than once"), "{}", err.message());
+        assert!(
+            err.message().starts_with("$.a: key appears more than once"),
+            "{}",
+            err.message()
+        );
     }
 
     #[test]
     fn domain_rules() {
         for bad in ["", "a b", "tab\t", "é"] {
-            assert_eq!(canonical_hash_of_text(bad, "1").unwrap_err().code(), ErrorCode::InvalidDomain);
+            assert_eq!(
+                canonical_hash_of_text(bad, "1").unwrap_err().code(),
+                ErrorCode::InvalidDomain
+            );
         }
-        let frame = canonical_frame("d", &Value::Object(vec![("é".into(), Value::Int(1))])).unwrap();
-        assert_eq!(frame, "agent-intercom-canonical-frame-v1:1:d:8:{\"é\":1}".as_bytes());
+        let frame =
+            canonical_frame("d", &Value::Object(vec![("é".into(), Value::Int(1))])).unwrap();
+        assert_eq!(
+            frame,
+            "agent-intercom-canonical-frame-v1:1:d:8:{\"é\":1}".as_bytes()
+        );
     }
 
     #[test]
     fn value_encoder_checks_ranges() {
-        assert_eq!(canonical_json(&Value::Int(MAX_SAFE_INTEGER + 1)).unwrap_err().code(), ErrorCode::UnsupportedNumber);
-        assert_eq!(canonical_json(&Value::Int(i64::MIN)).unwrap_err().code(), ErrorCode::UnsupportedNumber);
+        assert_eq!(
+            canonical_json(&Value::Int(MAX_SAFE_INTEGER + 1))
+                .unwrap_err()
+                .code(),
+            ErrorCode::UnsupportedNumber
+        );
+        assert_eq!(
+            canonical_json(&Value::Int(i64::MIN)).unwrap_err().code(),
+            ErrorCode::UnsupportedNumber
+        );
     }
 
     #[test]

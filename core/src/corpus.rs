@@ -85,7 +85,10 @@ fn opt_str_list<'a>(v: &'a Value<'a>, key: &str, at: &str) -> Result<Option<Vec<
         None => Ok(None),
         Some(Value::Array(items)) => items
             .iter()
-            .map(|item| item.as_str().ok_or_else(|| bad(format!("{at}.{key} must hold strings"))))
+            .map(|item| {
+                item.as_str()
+                    .ok_or_else(|| bad(format!("{at}.{key} must hold strings")))
+            })
             .collect::<Result<Vec<_>, _>>()
             .map(Some),
         Some(_) => Err(bad(format!("{at}.{key} must be an array"))),
@@ -99,7 +102,9 @@ fn req_str<'a>(v: &'a Value<'a>, key: &str, at: &str) -> Result<&'a str, Error> 
 /// Parses a candidate list (an array of `{id, name?, scope?}` objects; scope `null`, absent or
 /// `""` is unscoped).
 pub fn parse_candidates<'a>(value: &'a Value<'a>, at: &str) -> Result<Vec<Candidate<'a>>, Error> {
-    let items = value.as_array().ok_or_else(|| bad(format!("{at} must be an array")))?;
+    let items = value
+        .as_array()
+        .ok_or_else(|| bad(format!("{at} must be an array")))?;
     items
         .iter()
         .enumerate()
@@ -113,7 +118,11 @@ pub fn parse_candidates<'a>(value: &'a Value<'a>, at: &str) -> Result<Vec<Candid
                 Some(Value::String(s)) => Some(&**s),
                 Some(_) => Err(bad(format!("{here}.name must be a string or null")))?,
             };
-            Ok(Candidate { id: req_str(item, "id", &here)?, name, scope: opt_scope(item, "scope", &here)?.flatten() })
+            Ok(Candidate {
+                id: req_str(item, "id", &here)?,
+                name,
+                scope: opt_scope(item, "scope", &here)?.flatten(),
+            })
         })
         .collect()
 }
@@ -124,7 +133,11 @@ pub fn to_sessions<'a>(candidates: &[Candidate<'a>], at: &str) -> Result<Vec<Ses
         .iter()
         .enumerate()
         .map(|(i, c)| {
-            Ok(Session { id: c.id, name: c.name, scope: parse_scope(c.scope, &format!("{at}[{i}].scope"))? })
+            Ok(Session {
+                id: c.id,
+                name: c.name,
+                scope: parse_scope(c.scope, &format!("{at}[{i}].scope"))?,
+            })
         })
         .collect()
 }
@@ -132,7 +145,10 @@ pub fn to_sessions<'a>(candidates: &[Candidate<'a>], at: &str) -> Result<Vec<Ses
 /// Parses the vectors of a corpus document (the shape of `vectors/protocol-v4.json`).
 pub fn parse_vectors<'a>(document: &'a Value<'a>) -> Result<Vec<Vector<'a>>, Error> {
     {
-        let vectors = document.get("vectors").and_then(Value::as_array).ok_or_else(|| bad("$.vectors must be an array"))?;
+        let vectors = document
+            .get("vectors")
+            .and_then(Value::as_array)
+            .ok_or_else(|| bad("$.vectors must be an array"))?;
         vectors
             .iter()
             .enumerate()
@@ -169,9 +185,13 @@ struct Embedded {
 fn embedded() -> &'static Embedded {
     static EMBEDDED: OnceLock<Embedded> = OnceLock::new();
     EMBEDDED.get_or_init(|| {
-        let document = canonical::parse(CORPUS_JSON).expect("embedded corpus is valid canonical JSON");
+        let document =
+            canonical::parse(CORPUS_JSON).expect("embedded corpus is valid canonical JSON");
         let semantics_hash = semantics_hash_of(&document).expect("embedded corpus hashes");
-        Embedded { document, semantics_hash }
+        Embedded {
+            document,
+            semantics_hash,
+        }
     })
 }
 
@@ -188,9 +208,18 @@ pub fn vectors() -> Vec<Vector<'static>> {
 /// `canonicalHash(domain, {version, vectors})` of a corpus document; other top-level keys
 /// (descriptions, counts, the published hash itself) are not part of the semantics.
 pub fn semantics_hash_of(document: &Value<'_>) -> Result<String, Error> {
-    let version = document.get("version").cloned().ok_or_else(|| bad("$.version is required"))?;
-    let vectors = document.get("vectors").cloned().ok_or_else(|| bad("$.vectors is required"))?;
-    let hashed = Value::Object(vec![("version".into(), version), ("vectors".into(), vectors)]);
+    let version = document
+        .get("version")
+        .cloned()
+        .ok_or_else(|| bad("$.version is required"))?;
+    let vectors = document
+        .get("vectors")
+        .cloned()
+        .ok_or_else(|| bad("$.vectors is required"))?;
+    let hashed = Value::Object(vec![
+        ("version".into(), version),
+        ("vectors".into(), vectors),
+    ]);
     canonical::canonical_hash(VECTORS_HASH_DOMAIN, &hashed)
 }
 
@@ -204,7 +233,10 @@ pub fn semantics_payload() -> String {
     let doc = document();
     let hashed = Value::Object(vec![
         ("version".into(), Value::Int(VECTOR_SCHEMA_VERSION as i64)),
-        ("vectors".into(), doc.get("vectors").cloned().unwrap_or(Value::Null)),
+        (
+            "vectors".into(),
+            doc.get("vectors").cloned().unwrap_or(Value::Null),
+        ),
     ]);
     canonical::canonical_json(&hashed).expect("embedded corpus is canonical")
 }
@@ -237,8 +269,18 @@ fn scope_of<'a>(value: Option<Option<&'a str>>, what: &str) -> Result<Scope<'a>,
     parse_scope(need(value, what)?, what).map_err(|e| e.to_string())
 }
 
-fn compare<T: PartialEq + std::fmt::Debug>(what: &str, observed: T, expected: T) -> Result<(), String> {
-    if observed == expected { Ok(()) } else { Err(format!("{what}: observed {observed:?}, expected {expected:?}")) }
+fn compare<T: PartialEq + std::fmt::Debug>(
+    what: &str,
+    observed: T,
+    expected: T,
+) -> Result<(), String> {
+    if observed == expected {
+        Ok(())
+    } else {
+        Err(format!(
+            "{what}: observed {observed:?}, expected {expected:?}"
+        ))
+    }
 }
 
 /// Executes one vector through the core's pure rules. Operations in [`WIRE_OPERATIONS`] are
@@ -268,31 +310,68 @@ fn execute(v: &Vector<'_>) -> Result<(), String> {
         }
         "list" => {
             let actor_scope = scope_of(v.actor_scope, "actorScope")?;
-            let visible = routing::list_visible(need(v.actor_id, "actorId")?, actor_scope, &sessions);
+            let visible =
+                routing::list_visible(need(v.actor_id, "actorId")?, actor_scope, &sessions);
             compare("outcome", "visible", v.expected)?;
-            compare("targets", ids(&visible), need(v.expected_target_ids.clone(), "expectedTargetIds")?)
+            compare(
+                "targets",
+                ids(&visible),
+                need(v.expected_target_ids.clone(), "expectedTargetIds")?,
+            )
         }
         "session_joined" | "session_left" | "presence_update" => {
             let event = AudienceEvent::from_name(v.operation).expect("matched above");
             let subject_scope = scope_of(v.subject_scope, "subjectScope")?;
-            let heard = routing::audience(event, need(v.subject_id, "subjectId")?, subject_scope, &sessions);
+            let heard = routing::audience(
+                event,
+                need(v.subject_id, "subjectId")?,
+                subject_scope,
+                &sessions,
+            );
             compare("outcome", "visible", v.expected)?;
-            compare("audience", ids(&heard), need(v.expected_audience_ids.clone(), "expectedAudienceIds")?)
+            compare(
+                "audience",
+                ids(&heard),
+                need(v.expected_audience_ids.clone(), "expectedAudienceIds")?,
+            )
         }
         "resolve" => {
             let actor_scope = scope_of(v.actor_scope, "actorScope")?;
-            let resolution = routing::resolve_target(actor_scope, need(v.selector, "selector")?, &sessions);
+            let resolution =
+                routing::resolve_target(actor_scope, need(v.selector, "selector")?, &sessions);
             compare("outcome", resolution.kind.as_str(), v.expected)?;
-            compare("targets", ids(&resolution.matches), v.expected_target_ids.clone().unwrap_or_default())
+            compare(
+                "targets",
+                ids(&resolution.matches),
+                v.expected_target_ids.clone().unwrap_or_default(),
+            )
         }
         "replace" => {
             let id = need(v.subject_id, "subjectId")?;
             compare("actor", need(v.actor_id, "actorId")?, id)?;
-            let plan = routing::plan_replacement(id, scope_of(v.actor_scope, "actorScope")?, scope_of(v.subject_scope, "subjectScope")?);
+            let plan = routing::plan_replacement(
+                id,
+                scope_of(v.actor_scope, "actorScope")?,
+                scope_of(v.subject_scope, "subjectScope")?,
+            );
             compare("outcome", plan.kind.as_str(), v.expected)?;
-            let events: Vec<String> =
-                plan.events.iter().map(|e| format!("{}:{}:{}", e.kind.as_str(), e.session_id, scope_label(e.scope))).collect();
-            compare("events", events.iter().map(String::as_str).collect(), need(v.expected_events.clone(), "expectedEvents")?)
+            let events: Vec<String> = plan
+                .events
+                .iter()
+                .map(|e| {
+                    format!(
+                        "{}:{}:{}",
+                        e.kind.as_str(),
+                        e.session_id,
+                        scope_label(e.scope)
+                    )
+                })
+                .collect();
+            compare(
+                "events",
+                events.iter().map(String::as_str).collect(),
+                need(v.expected_events.clone(), "expectedEvents")?,
+            )
         }
         "late_frame" => {
             // The actor's connection held binding generation 1; a replacement installed
@@ -301,7 +380,11 @@ fn execute(v: &Vector<'_>) -> Result<(), String> {
             let disposition = routing::frame_disposition(1, Some(2));
             let events: Vec<&str> = Vec::new();
             compare("outcome", disposition.as_str(), v.expected)?;
-            compare("events", events, need(v.expected_events.clone(), "expectedEvents")?)
+            compare(
+                "events",
+                events,
+                need(v.expected_events.clone(), "expectedEvents")?,
+            )
         }
         other => Err(format!("unknown operation {other:?}")),
     }
@@ -334,7 +417,10 @@ impl Summary {
 
 /// Runs every vector.
 pub fn run_all(vectors: &[Vector<'_>]) -> Summary {
-    let mut summary = Summary { total: vectors.len(), ..Summary::default() };
+    let mut summary = Summary {
+        total: vectors.len(),
+        ..Summary::default()
+    };
     for vector in vectors {
         match run_vector(vector) {
             Outcome::Executed(Ok(())) => summary.passed += 1,
@@ -344,4 +430,3 @@ pub fn run_all(vectors: &[Vector<'_>]) -> Summary {
     }
     summary
 }
-

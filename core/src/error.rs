@@ -106,7 +106,10 @@ impl Error {
     /// A new error. `code` must not be [`ErrorCode::Ok`].
     pub fn new(code: ErrorCode, message: impl Into<String>) -> Error {
         debug_assert!(code != ErrorCode::Ok, "an Error never carries OK");
-        Error { code, message: message.into() }
+        Error {
+            code,
+            message: message.into(),
+        }
     }
 
     /// The stable code.

@@ -48,7 +48,10 @@ impl ResolveKind {
 
     /// True for the three kinds that name exactly one target.
     pub const fn is_resolved(self) -> bool {
-        matches!(self, ResolveKind::GlobalExactId | ResolveKind::SameScopeName | ResolveKind::SameScopePrefix)
+        matches!(
+            self,
+            ResolveKind::GlobalExactId | ResolveKind::SameScopeName | ResolveKind::SameScopePrefix
+        )
     }
 }
 
@@ -72,31 +75,57 @@ pub struct Resolution {
 ///
 /// The first step with any match decides: one match resolves, several give
 /// [`ResolveKind::AmbiguousTarget`] with every match. An empty selector matches nothing.
-pub fn resolve_target(actor_scope: Scope<'_>, selector: &str, candidates: &[Session<'_>]) -> Resolution {
+pub fn resolve_target(
+    actor_scope: Scope<'_>,
+    selector: &str,
+    candidates: &[Session<'_>],
+) -> Resolution {
     if selector.is_empty() {
-        return Resolution { kind: ResolveKind::SessionNotFound, matches: Vec::new() };
+        return Resolution {
+            kind: ResolveKind::SessionNotFound,
+            matches: Vec::new(),
+        };
     }
     let in_scope = |s: &Session<'_>| same_scope(s.scope, actor_scope);
-    let steps: [(ResolveKind, &dyn Fn(&Session<'_>) -> bool); 3] = [
+    type Step<'s> = (ResolveKind, &'s dyn Fn(&Session<'_>) -> bool);
+    let steps: [Step<'_>; 3] = [
         (ResolveKind::GlobalExactId, &|s| s.id == selector),
-        (ResolveKind::SameScopeName, &|s| in_scope(s) && s.name == Some(selector)),
-        (ResolveKind::SameScopePrefix, &|s| in_scope(s) && s.id.starts_with(selector)),
+        (ResolveKind::SameScopeName, &|s| {
+            in_scope(s) && s.name == Some(selector)
+        }),
+        (ResolveKind::SameScopePrefix, &|s| {
+            in_scope(s) && s.id.starts_with(selector)
+        }),
     ];
     for (kind, matches_step) in steps {
         let matches = indices(candidates, matches_step);
         match matches.len() {
             0 => continue,
             1 => return Resolution { kind, matches },
-            _ => return Resolution { kind: ResolveKind::AmbiguousTarget, matches },
+            _ => {
+                return Resolution {
+                    kind: ResolveKind::AmbiguousTarget,
+                    matches,
+                };
+            }
         }
     }
-    Resolution { kind: ResolveKind::SessionNotFound, matches: Vec::new() }
+    Resolution {
+        kind: ResolveKind::SessionNotFound,
+        matches: Vec::new(),
+    }
 }
 
 /// The sessions a `list` request from `actor_id` in `actor_scope` returns: the actor itself
 /// plus every session in the same scope.
-pub fn list_visible(actor_id: &str, actor_scope: Scope<'_>, candidates: &[Session<'_>]) -> Vec<usize> {
-    indices(candidates, |s| s.id == actor_id || same_scope(s.scope, actor_scope))
+pub fn list_visible(
+    actor_id: &str,
+    actor_scope: Scope<'_>,
+    candidates: &[Session<'_>],
+) -> Vec<usize> {
+    indices(candidates, |s| {
+        s.id == actor_id || same_scope(s.scope, actor_scope)
+    })
 }
 
 /// A lifecycle broadcast.
@@ -123,16 +152,27 @@ impl AudienceEvent {
 
     /// The event with this wire name.
     pub fn from_name(name: &str) -> Option<AudienceEvent> {
-        [AudienceEvent::SessionJoined, AudienceEvent::SessionLeft, AudienceEvent::PresenceUpdate]
-            .into_iter()
-            .find(|e| e.as_str() == name)
+        [
+            AudienceEvent::SessionJoined,
+            AudienceEvent::SessionLeft,
+            AudienceEvent::PresenceUpdate,
+        ]
+        .into_iter()
+        .find(|e| e.as_str() == name)
     }
 }
 
 /// Who receives `event` about the subject: every session in the subject's scope except the
 /// subject itself. The rule is the same for the three events; the parameter documents intent.
-pub fn audience(_event: AudienceEvent, subject_id: &str, subject_scope: Scope<'_>, candidates: &[Session<'_>]) -> Vec<usize> {
-    indices(candidates, |s| s.id != subject_id && same_scope(s.scope, subject_scope))
+pub fn audience(
+    _event: AudienceEvent,
+    subject_id: &str,
+    subject_scope: Scope<'_>,
+    candidates: &[Session<'_>],
+) -> Vec<usize> {
+    indices(candidates, |s| {
+        s.id != subject_id && same_scope(s.scope, subject_scope)
+    })
 }
 
 /// Applies an adapter's filter to a computed set: the result holds only members of `base`
@@ -206,7 +246,11 @@ pub struct ReplacementPlan<'a> {
 /// Plans the replacement of `session_id` bound in `old_scope` by a new binding in `new_scope`.
 /// The broker emits `events` in order: the old scope's audience hears `left` before anyone hears
 /// `joined`, and the new binding is installed before the old socket ends.
-pub fn plan_replacement<'a>(session_id: &'a str, old_scope: Scope<'a>, new_scope: Scope<'a>) -> ReplacementPlan<'a> {
+pub fn plan_replacement<'a>(
+    session_id: &'a str,
+    old_scope: Scope<'a>,
+    new_scope: Scope<'a>,
+) -> ReplacementPlan<'a> {
     let kind = if same_scope(old_scope, new_scope) {
         ReplacementKind::SameScopeLeftBeforeJoined
     } else {
@@ -215,8 +259,16 @@ pub fn plan_replacement<'a>(session_id: &'a str, old_scope: Scope<'a>, new_scope
     ReplacementPlan {
         kind,
         events: [
-            LifecycleEvent { kind: LifecycleKind::Left, session_id, scope: old_scope },
-            LifecycleEvent { kind: LifecycleKind::Joined, session_id, scope: new_scope },
+            LifecycleEvent {
+                kind: LifecycleKind::Left,
+                session_id,
+                scope: old_scope,
+            },
+            LifecycleEvent {
+                kind: LifecycleKind::Joined,
+                session_id,
+                scope: new_scope,
+            },
         ],
     }
 }
@@ -244,7 +296,10 @@ impl FrameDisposition {
 /// Decides a frame's fate from the binding generation of the connection it arrived on and the
 /// session's current binding generation (`None` when the session is no longer bound). Every
 /// replacement increments the generation, so only the newest connection's frames are accepted.
-pub fn frame_disposition(connection_generation: u64, current_generation: Option<u64>) -> FrameDisposition {
+pub fn frame_disposition(
+    connection_generation: u64,
+    current_generation: Option<u64>,
+) -> FrameDisposition {
     if current_generation == Some(connection_generation) {
         FrameDisposition::Accept
     } else {
@@ -253,7 +308,12 @@ pub fn frame_disposition(connection_generation: u64, current_generation: Option<
 }
 
 fn indices(candidates: &[Session<'_>], keep: impl Fn(&Session<'_>) -> bool) -> Vec<usize> {
-    candidates.iter().enumerate().filter(|(_, s)| keep(s)).map(|(i, _)| i).collect()
+    candidates
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| keep(s))
+        .map(|(i, _)| i)
+        .collect()
 }
 
 #[cfg(test)]
@@ -262,7 +322,11 @@ mod tests {
     use crate::scope::ScopeId;
 
     fn s<'a>(id: &'a str, name: &'a str, scope: Option<&'a str>) -> Session<'a> {
-        Session { id, name: Some(name), scope: scope.map(|x| ScopeId::parse(x).unwrap()) }
+        Session {
+            id,
+            name: Some(name),
+            scope: scope.map(|x| ScopeId::parse(x).unwrap()),
+        }
     }
     const A: Option<&str> = Some("Scope_AAAAAAAAAA");
     const B: Option<&str> = Some("Scope_BBBBBBBBBB");
@@ -272,7 +336,13 @@ mod tests {
         let c = [s("id-1", "Worker", A), s("id-2", "worker", A)];
         let a = ScopeId::parse("Scope_AAAAAAAAAA");
         let r = resolve_target(a, "worker", &c);
-        assert_eq!(r, Resolution { kind: ResolveKind::SameScopeName, matches: vec![1] });
+        assert_eq!(
+            r,
+            Resolution {
+                kind: ResolveKind::SameScopeName,
+                matches: vec![1]
+            }
+        );
         let r = resolve_target(a, "WORKER", &c);
         assert_eq!(r.kind, ResolveKind::SessionNotFound);
     }
@@ -281,16 +351,33 @@ mod tests {
     fn name_step_beats_prefix_step_and_empty_selector_finds_nothing() {
         let c = [s("abc-1", "x", A), s("abc-2", "abc", A)];
         let a = ScopeId::parse("Scope_AAAAAAAAAA");
-        assert_eq!(resolve_target(a, "abc", &c), Resolution { kind: ResolveKind::SameScopeName, matches: vec![1] });
+        assert_eq!(
+            resolve_target(a, "abc", &c),
+            Resolution {
+                kind: ResolveKind::SameScopeName,
+                matches: vec![1]
+            }
+        );
         assert_eq!(resolve_target(a, "", &c).kind, ResolveKind::SessionNotFound);
     }
 
     #[test]
     fn audiences_exclude_subject_and_other_scopes() {
-        let c = [s("a1", "a", A), s("a2", "b", A), s("b1", "c", B), s("u1", "d", None)];
+        let c = [
+            s("a1", "a", A),
+            s("a2", "b", A),
+            s("b1", "c", B),
+            s("u1", "d", None),
+        ];
         let a = ScopeId::parse("Scope_AAAAAAAAAA");
-        assert_eq!(audience(AudienceEvent::PresenceUpdate, "a1", a, &c), vec![1]);
-        assert_eq!(audience(AudienceEvent::SessionJoined, "u1", None, &c), Vec::<usize>::new());
+        assert_eq!(
+            audience(AudienceEvent::PresenceUpdate, "a1", a, &c),
+            vec![1]
+        );
+        assert_eq!(
+            audience(AudienceEvent::SessionJoined, "u1", None, &c),
+            Vec::<usize>::new()
+        );
         assert_eq!(list_visible("u1", None, &c), vec![3]);
     }
 
@@ -311,7 +398,10 @@ mod tests {
         assert_eq!(plan.events[0].scope, a);
         assert_eq!(plan.events[1].kind, LifecycleKind::Joined);
         assert_eq!(plan.events[1].scope, b);
-        assert_eq!(plan_replacement("x", None, None).kind, ReplacementKind::SameScopeLeftBeforeJoined);
+        assert_eq!(
+            plan_replacement("x", None, None).kind,
+            ReplacementKind::SameScopeLeftBeforeJoined
+        );
         assert_eq!(frame_disposition(1, Some(2)), FrameDisposition::Discard);
         assert_eq!(frame_disposition(2, Some(2)), FrameDisposition::Accept);
         assert_eq!(frame_disposition(2, None), FrameDisposition::Discard);

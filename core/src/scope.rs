@@ -31,7 +31,9 @@ pub type Scope<'a> = Option<ScopeId<'a>>;
 pub fn is_valid_scope_id(value: &str) -> bool {
     let bytes = value.as_bytes();
     (SCOPE_ID_MIN_LEN..=SCOPE_ID_MAX_LEN).contains(&bytes.len())
-        && bytes.iter().all(|&b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+        && bytes
+            .iter()
+            .all(|&b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
 }
 
 /// Parses a scope input: `None` (absent) and `""` are unscoped; anything else must be a valid
@@ -39,13 +41,18 @@ pub fn is_valid_scope_id(value: &str) -> bool {
 pub fn parse_scope<'a>(value: Option<&'a str>, path: &str) -> Result<Scope<'a>, Error> {
     match value {
         None | Some("") => Ok(None),
-        Some(text) => ScopeId::parse(text).map(Some).ok_or_else(|| invalid_scope(path)),
+        Some(text) => ScopeId::parse(text)
+            .map(Some)
+            .ok_or_else(|| invalid_scope(path)),
     }
 }
 
 /// The error for an invalid scope at `path`. The rejected value is deliberately not included.
 pub fn invalid_scope(path: &str) -> Error {
-    Error::new(ErrorCode::InvalidScope, format!("{path} must match {SCOPE_ID_PATTERN_SOURCE}"))
+    Error::new(
+        ErrorCode::InvalidScope,
+        format!("{path} must match {SCOPE_ID_PATTERN_SOURCE}"),
+    )
 }
 
 /// Reads the scope from the value of [`SCOPE_ENV`] (pass `std::env::var_os` of it, or `None`).
@@ -82,7 +89,13 @@ mod tests {
         assert!(is_valid_scope_id("0123456789_-abcXYZ"));
         assert!(!is_valid_scope_id(&"A".repeat(15)));
         assert!(!is_valid_scope_id(&"A".repeat(129)));
-        for bad in ["Scope_AAAAAAAAAA\n", " Scope_AAAAAAAAAA", "Scope.AAAAAAAAAA", "éAAAAAAAAAAAAAAA", "Scope_AAAAAAAAA\0"] {
+        for bad in [
+            "Scope_AAAAAAAAAA\n",
+            " Scope_AAAAAAAAAA",
+            "Scope.AAAAAAAAAA",
+            "éAAAAAAAAAAAAAAA",
+            "Scope_AAAAAAAAA\0",
+        ] {
             assert!(!is_valid_scope_id(bad), "{bad:?}");
         }
     }
@@ -92,7 +105,10 @@ mod tests {
         let secret = "Secret_Scope_Value!";
         let err = parse_scope(Some(secret), "session.scopeId").unwrap_err();
         assert_eq!(err.code(), ErrorCode::InvalidScope);
-        assert_eq!(err.message(), "session.scopeId must match ^[A-Za-z0-9_-]{16,128}$");
+        assert_eq!(
+            err.message(),
+            "session.scopeId must match ^[A-Za-z0-9_-]{16,128}$"
+        );
         assert!(!err.to_string().contains(secret));
     }
 
@@ -104,12 +120,18 @@ mod tests {
         let ok = scope_from_env_value(Some(OsStr::new("Scope_AAAAAAAAAA"))).unwrap();
         assert_eq!(ok.map(|s| s.as_str()), Some("Scope_AAAAAAAAAA"));
         let err = scope_from_env_value(Some(OsStr::new("nope"))).unwrap_err();
-        assert!(err.message().starts_with("AGENT_INTERCOM_SCOPE_ID must match"));
+        assert!(
+            err.message()
+                .starts_with("AGENT_INTERCOM_SCOPE_ID must match")
+        );
         #[cfg(unix)]
         {
             use std::os::unix::ffi::OsStrExt;
             let bad = OsStr::from_bytes(b"Scope_AAAAAAAAA\xff");
-            assert_eq!(scope_from_env_value(Some(bad)).unwrap_err().code(), ErrorCode::InvalidScope);
+            assert_eq!(
+                scope_from_env_value(Some(bad)).unwrap_err().code(),
+                ErrorCode::InvalidScope
+            );
         }
     }
 

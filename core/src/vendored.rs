@@ -16,7 +16,10 @@ pub const VENDORED_MODULE: &str = include_str!("../../vendor/agent-intercom-prot
 
 /// Lowercase hex SHA-256 of some bytes.
 pub fn sha256_hex(bytes: &[u8]) -> String {
-    Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
+    Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }
 
 /// The published SHA-256 of [`VENDORED_MODULE`].
@@ -54,7 +57,8 @@ impl VendoredReport {
 }
 
 fn declared<'a>(text: &'a str, prefix: &str) -> Option<&'a str> {
-    text.lines().find_map(|line| line.strip_prefix(prefix)?.strip_suffix(';'))
+    text.lines()
+        .find_map(|line| line.strip_prefix(prefix)?.strip_suffix(';'))
 }
 
 /// Checks the bytes of a vendored copy.
@@ -66,34 +70,58 @@ pub fn check_vendored(bytes: &[u8]) -> VendoredReport {
         problems.push(format!("the copy is not byte-identical to the shipped {VENDORED_FILE_NAME} (sha256 {sha256}, expected {expected_sha256})"));
     }
     let text = String::from_utf8_lossy(bytes);
-    let schema_version = declared(&text, "export const INTERCOM_PROTOCOL_V4_VECTOR_SCHEMA_VERSION = ").and_then(|v| v.parse::<i64>().ok());
+    let schema_version = declared(
+        &text,
+        "export const INTERCOM_PROTOCOL_V4_VECTOR_SCHEMA_VERSION = ",
+    )
+    .and_then(|v| v.parse::<i64>().ok());
     match schema_version {
         Some(v) if v == VECTOR_SCHEMA_VERSION as i64 => {}
-        Some(v) => problems.push(format!("schema version {v} differs from {VECTOR_SCHEMA_VERSION}")),
+        Some(v) => problems.push(format!(
+            "schema version {v} differs from {VECTOR_SCHEMA_VERSION}"
+        )),
         None => problems.push("no INTERCOM_PROTOCOL_V4_VECTOR_SCHEMA_VERSION found".into()),
     }
     let expected_hash = corpus::semantics_hash();
     let semantics_hash = declared(&text, "export const INTERCOM_PROTOCOL_V4_SEMANTICS_HASH = ")
-        .and_then(|v| canonical::parse(v).ok().and_then(|s| s.as_str().map(str::to_string)));
+        .and_then(|v| {
+            canonical::parse(v)
+                .ok()
+                .and_then(|s| s.as_str().map(str::to_string))
+        });
     match &semantics_hash {
         Some(h) if h == expected_hash => {}
-        Some(h) => problems.push(format!("declared semantics hash {h} differs from {expected_hash}")),
+        Some(h) => problems.push(format!(
+            "declared semantics hash {h} differs from {expected_hash}"
+        )),
         None => problems.push("no INTERCOM_PROTOCOL_V4_SEMANTICS_HASH found".into()),
     }
     let computed_semantics_hash = declared(&text, "const VECTORS = ").and_then(|literal| {
         let vectors = canonical::parse(literal).ok()?;
         let doc = Value::Object(vec![
-            ("version".into(), Value::Int(schema_version.unwrap_or(VECTOR_SCHEMA_VERSION as i64))),
+            (
+                "version".into(),
+                Value::Int(schema_version.unwrap_or(VECTOR_SCHEMA_VERSION as i64)),
+            ),
             ("vectors".into(), vectors),
         ]);
         corpus::semantics_hash_of(&doc).ok()
     });
     match &computed_semantics_hash {
         Some(h) if h == expected_hash => {}
-        Some(h) => problems.push(format!("the vectors in the copy hash to {h}, not {expected_hash}")),
+        Some(h) => problems.push(format!(
+            "the vectors in the copy hash to {h}, not {expected_hash}"
+        )),
         None => problems.push("the vectors in the copy could not be read".into()),
     }
-    VendoredReport { sha256, expected_sha256, schema_version, semantics_hash, computed_semantics_hash, problems }
+    VendoredReport {
+        sha256,
+        expected_sha256,
+        schema_version,
+        semantics_hash,
+        computed_semantics_hash,
+        problems,
+    }
 }
 
 #[cfg(test)]
@@ -106,7 +134,10 @@ mod tests {
         assert!(report.ok(), "{:?}", report.problems);
         assert!(report.byte_identical());
         assert_eq!(report.schema_version, Some(2));
-        assert_eq!(report.computed_semantics_hash.as_deref(), Some(crate::protocol::KNOWN_SEMANTICS_HASH));
+        assert_eq!(
+            report.computed_semantics_hash.as_deref(),
+            Some(crate::protocol::KNOWN_SEMANTICS_HASH)
+        );
     }
 
     #[test]
@@ -118,12 +149,30 @@ mod tests {
 
         let vector = VENDORED_MODULE.replacen("\"alpha\"", "\"Alpha\"", 1);
         let report = check_vendored(vector.as_bytes());
-        assert!(report.problems.iter().any(|p| p.contains("vectors in the copy hash to")), "{:?}", report.problems);
+        assert!(
+            report
+                .problems
+                .iter()
+                .any(|p| p.contains("vectors in the copy hash to")),
+            "{:?}",
+            report.problems
+        );
 
-        let schema = VENDORED_MODULE.replacen("VECTOR_SCHEMA_VERSION = 2;", "VECTOR_SCHEMA_VERSION = 3;", 1);
+        let schema = VENDORED_MODULE.replacen(
+            "VECTOR_SCHEMA_VERSION = 2;",
+            "VECTOR_SCHEMA_VERSION = 3;",
+            1,
+        );
         let report = check_vendored(schema.as_bytes());
         assert_eq!(report.schema_version, Some(3));
-        assert!(report.problems.iter().any(|p| p.contains("schema version 3")), "{:?}", report.problems);
+        assert!(
+            report
+                .problems
+                .iter()
+                .any(|p| p.contains("schema version 3")),
+            "{:?}",
+            report.problems
+        );
 
         let report = check_vendored(b"\xff\xfe not a module");
         assert_eq!(report.problems.len(), 4, "{:?}", report.problems);

@@ -13,16 +13,29 @@ fn read(name: &str) -> String {
 #[test]
 fn protocol_v4_corpus_hash_is_the_published_one() {
     let text = read("protocol-v4.json");
-    assert_eq!(text, corpus::CORPUS_JSON, "embedded corpus differs from the file");
+    assert_eq!(
+        text,
+        corpus::CORPUS_JSON,
+        "embedded corpus differs from the file"
+    );
     let doc = canonical::parse(&text).unwrap();
     let computed = corpus::semantics_hash_of(&doc).unwrap();
     assert_eq!(computed, protocol::KNOWN_SEMANTICS_HASH);
-    assert_eq!(doc.get("semanticsHash").and_then(Value::as_str), Some(protocol::KNOWN_SEMANTICS_HASH));
+    assert_eq!(
+        doc.get("semanticsHash").and_then(Value::as_str),
+        Some(protocol::KNOWN_SEMANTICS_HASH)
+    );
     assert_eq!(corpus::semantics_hash(), protocol::KNOWN_SEMANTICS_HASH);
     assert_eq!(corpus::semantics_payload().len(), 38_026);
-    assert_eq!(doc.get("version").and_then(Value::as_i64), Some(protocol::VECTOR_SCHEMA_VERSION as i64));
+    assert_eq!(
+        doc.get("version").and_then(Value::as_i64),
+        Some(protocol::VECTOR_SCHEMA_VERSION as i64)
+    );
     let vectors = corpus::parse_vectors(&doc).unwrap();
-    assert_eq!(Some(vectors.len() as i64), doc.get("count").and_then(Value::as_i64));
+    assert_eq!(
+        Some(vectors.len() as i64),
+        doc.get("count").and_then(Value::as_i64)
+    );
     assert_eq!(vectors.len(), 48);
 }
 
@@ -30,14 +43,21 @@ fn protocol_v4_corpus_hash_is_the_published_one() {
 fn changing_any_vector_changes_the_hash() {
     let text = read("protocol-v4.json").replacen("\"alpha\"", "\"Alpha\"", 1);
     let doc = canonical::parse(&text).unwrap();
-    assert_ne!(corpus::semantics_hash_of(&doc).unwrap(), protocol::KNOWN_SEMANTICS_HASH);
+    assert_ne!(
+        corpus::semantics_hash_of(&doc).unwrap(),
+        protocol::KNOWN_SEMANTICS_HASH
+    );
 }
 
 fn run_file(name: &str) -> corpus::Summary {
     let text = read(name);
     let doc = canonical::parse(&text).unwrap();
     let vectors = corpus::parse_vectors(&doc).unwrap();
-    assert_eq!(Some(vectors.len() as i64), doc.get("count").and_then(Value::as_i64), "{name}: count field");
+    assert_eq!(
+        Some(vectors.len() as i64),
+        doc.get("count").and_then(Value::as_i64),
+        "{name}: count field"
+    );
     let summary = corpus::run_all(&vectors);
     println!(
         "{name}: {} vectors, {} executed ({} passed), {} skipped",
@@ -49,8 +69,15 @@ fn run_file(name: &str) -> corpus::Summary {
     for (vector, reason) in &summary.skipped {
         println!("  skipped {vector:?}: {reason}");
     }
-    assert!(summary.failed.is_empty(), "{name}: failures {:#?}", summary.failed);
-    assert!(summary.ok(), "{name}: some vector was neither executed nor skipped");
+    assert!(
+        summary.failed.is_empty(),
+        "{name}: failures {:#?}",
+        summary.failed
+    );
+    assert!(
+        summary.ok(),
+        "{name}: some vector was neither executed nor skipped"
+    );
     summary
 }
 
@@ -69,7 +96,11 @@ fn local_vectors_execute() {
 
 #[test]
 fn runner_reports_mismatches_instead_of_passing() {
-    let text = read("protocol-v4.json").replacen("\"expected\": \"valid_unscoped\"", "\"expected\": \"valid_scoped\"", 1);
+    let text = read("protocol-v4.json").replacen(
+        "\"expected\": \"valid_unscoped\"",
+        "\"expected\": \"valid_scoped\"",
+        1,
+    );
     let doc = canonical::parse(&text).unwrap();
     let vectors = corpus::parse_vectors(&doc).unwrap();
     match corpus::run_vector(&vectors[0]) {
@@ -78,7 +109,10 @@ fn runner_reports_mismatches_instead_of_passing() {
     }
     let mut unknown = corpus::parse_vectors(&doc).unwrap().remove(1);
     unknown.operation = "teleport";
-    assert!(matches!(corpus::run_vector(&unknown), Outcome::Executed(Err(_))));
+    assert!(matches!(
+        corpus::run_vector(&unknown),
+        Outcome::Executed(Err(_))
+    ));
 }
 
 #[test]
@@ -86,7 +120,10 @@ fn canonical_known_answers() {
     let text = read("canonical.json");
     let doc = canonical::parse(&text).unwrap();
     let cases = doc.get("cases").and_then(Value::as_array).unwrap();
-    assert_eq!(Some(cases.len() as i64), doc.get("count").and_then(Value::as_i64));
+    assert_eq!(
+        Some(cases.len() as i64),
+        doc.get("count").and_then(Value::as_i64)
+    );
     let (mut executed, mut skipped) = (0, 0);
     for case in cases {
         let id = case.get("id").and_then(Value::as_str).unwrap();
@@ -95,7 +132,10 @@ fn canonical_known_answers() {
             skipped += 1;
             continue;
         };
-        let domain = case.get("domain").and_then(Value::as_str).unwrap_or("agent-intercom-test");
+        let domain = case
+            .get("domain")
+            .and_then(Value::as_str)
+            .unwrap_or("agent-intercom-test");
         match case.get("error").and_then(Value::as_str) {
             Some(code) => {
                 let err = canonical::canonical_hash_of_text(domain, input).unwrap_err();
@@ -103,15 +143,26 @@ fn canonical_known_answers() {
             }
             None => {
                 let canonical_json = case.get("canonical").and_then(Value::as_str).unwrap();
-                assert_eq!(canonical::canonical_json_of_text(input).unwrap(), canonical_json, "{id}");
+                assert_eq!(
+                    canonical::canonical_json_of_text(input).unwrap(),
+                    canonical_json,
+                    "{id}"
+                );
                 if let Some(hash) = case.get("hash").and_then(Value::as_str) {
-                    assert_eq!(canonical::canonical_hash_of_text(domain, input).unwrap(), hash, "{id}");
+                    assert_eq!(
+                        canonical::canonical_hash_of_text(domain, input).unwrap(),
+                        hash,
+                        "{id}"
+                    );
                 }
             }
         }
         executed += 1;
     }
-    println!("canonical.json: {} cases, {executed} executed, {skipped} skipped", cases.len());
+    println!(
+        "canonical.json: {} cases, {executed} executed, {skipped} skipped",
+        cases.len()
+    );
     assert_eq!(executed + skipped, cases.len());
     assert!(executed > 0);
 }

@@ -92,14 +92,19 @@ fn guard(err: *mut *mut aic_error, body: impl FnOnce() -> Result<(), Error>) -> 
         // SAFETY: the caller promises `err` is NULL or valid for writes.
         unsafe { *err = ptr::null_mut() };
     }
-    let result = catch_unwind(AssertUnwindSafe(body))
-        .unwrap_or_else(|_| Err(fail(ErrorCode::Internal, "internal error: a panic was caught at the C boundary")));
+    let result = catch_unwind(AssertUnwindSafe(body)).unwrap_or_else(|_| {
+        Err(fail(
+            ErrorCode::Internal,
+            "internal error: a panic was caught at the C boundary",
+        ))
+    });
     match result {
         Ok(()) => ErrorCode::Ok,
         Err(error) => {
             let code = error.code();
             if !err.is_null() {
-                let message = CString::new(error.message().replace('\0', "\\0")).unwrap_or_default();
+                let message =
+                    CString::new(error.message().replace('\0', "\\0")).unwrap_or_default();
                 // SAFETY: as above.
                 unsafe { *err = Box::into_raw(Box::new(aic_error { code, message })) };
             }
@@ -114,12 +119,25 @@ fn guard(err: *mut *mut aic_error, body: impl FnOnce() -> Result<(), Error>) -> 
 /// `ptr` must be NULL or valid for reads of `len` bytes for the duration of the call.
 unsafe fn text<'a>(ptr: *const c_char, len: usize, what: &str) -> Result<&'a str, Error> {
     if ptr.is_null() {
-        return if len == 0 { Ok("") } else { Err(fail(ErrorCode::NullPointer, format!("{what} is NULL with a non-zero length"))) };
+        return if len == 0 {
+            Ok("")
+        } else {
+            Err(fail(
+                ErrorCode::NullPointer,
+                format!("{what} is NULL with a non-zero length"),
+            ))
+        };
     }
     // SAFETY: guaranteed by the caller.
     let bytes = unsafe { std::slice::from_raw_parts(ptr.cast::<u8>(), len) };
     std::str::from_utf8(bytes).map_err(|e| {
-        fail(ErrorCode::InvalidUtf8, format!("{what} is not valid UTF-8 (invalid byte at offset {})", e.valid_up_to()))
+        fail(
+            ErrorCode::InvalidUtf8,
+            format!(
+                "{what} is not valid UTF-8 (invalid byte at offset {})",
+                e.valid_up_to()
+            ),
+        )
     })
 }
 
@@ -136,9 +154,19 @@ fn out<'a, T>(ptr: *mut T, what: &str) -> Result<&'a mut T, Error> {
 }
 
 /// Converts a candidate array into sessions.
-unsafe fn sessions<'a>(candidates: *const aic_candidate, count: usize) -> Result<Vec<Session<'a>>, Error> {
+unsafe fn sessions<'a>(
+    candidates: *const aic_candidate,
+    count: usize,
+) -> Result<Vec<Session<'a>>, Error> {
     if candidates.is_null() {
-        return if count == 0 { Ok(Vec::new()) } else { Err(fail(ErrorCode::NullPointer, "candidates is NULL with a non-zero count")) };
+        return if count == 0 {
+            Ok(Vec::new())
+        } else {
+            Err(fail(
+                ErrorCode::NullPointer,
+                "candidates is NULL with a non-zero count",
+            ))
+        };
     }
     // SAFETY: the caller promises `count` readable elements.
     let items = unsafe { std::slice::from_raw_parts(candidates, count) };
@@ -149,7 +177,11 @@ unsafe fn sessions<'a>(candidates: *const aic_candidate, count: usize) -> Result
             // SAFETY: each field pair follows the (pointer, length) contract.
             unsafe {
                 let id = text(c.id, c.id_len, &format!("candidates[{i}].id"))?;
-                let name = if c.name.is_null() { None } else { Some(text(c.name, c.name_len, &format!("candidates[{i}].name"))?) };
+                let name = if c.name.is_null() {
+                    None
+                } else {
+                    Some(text(c.name, c.name_len, &format!("candidates[{i}].name"))?)
+                };
                 let scope = scope_arg(c.scope, c.scope_len, &format!("candidates[{i}].scope"))?;
                 Ok(Session { id, name, scope })
             }
@@ -157,11 +189,19 @@ unsafe fn sessions<'a>(candidates: *const aic_candidate, count: usize) -> Result
         .collect()
 }
 
-fn write_indices(found: &[usize], out_indices: *mut usize, capacity: usize, out_count: *mut usize) -> Result<(), Error> {
+fn write_indices(
+    found: &[usize],
+    out_indices: *mut usize,
+    capacity: usize,
+    out_count: *mut usize,
+) -> Result<(), Error> {
     let count = out(out_count, "out_count")?;
     if !found.is_empty() && capacity > 0 {
         if out_indices.is_null() {
-            return Err(fail(ErrorCode::NullPointer, "out_indices is NULL with a non-zero capacity"));
+            return Err(fail(
+                ErrorCode::NullPointer,
+                "out_indices is NULL with a non-zero capacity",
+            ));
         }
         let n = found.len().min(capacity);
         // SAFETY: the caller promises `capacity` writable elements.
@@ -171,7 +211,11 @@ fn write_indices(found: &[usize], out_indices: *mut usize, capacity: usize, out_
     Ok(())
 }
 
-fn owned_string(value: String, out_str: *mut *mut c_char, out_len: *mut usize) -> Result<(), Error> {
+fn owned_string(
+    value: String,
+    out_str: *mut *mut c_char,
+    out_len: *mut usize,
+) -> Result<(), Error> {
     let slot = out(out_str, "out")?;
     let len = value.len();
     let c = CString::new(value).map_err(|_| fail(ErrorCode::Internal, "output held a NUL byte"))?;
@@ -205,8 +249,12 @@ pub extern "C" fn aic_abi_version() -> u32 {
 /// The stable name of a status ("OK", "INVALID_SCOPE", ...), or "UNKNOWN". Static.
 #[unsafe(no_mangle)]
 pub extern "C" fn aic_status_name(status: u32) -> *const c_char {
-    static NAMES: LazyLock<Vec<CString>> =
-        LazyLock::new(|| ErrorCode::all().iter().map(|c| CString::new(c.as_str()).unwrap()).collect());
+    static NAMES: LazyLock<Vec<CString>> = LazyLock::new(|| {
+        ErrorCode::all()
+            .iter()
+            .map(|c| CString::new(c.as_str()).unwrap())
+            .collect()
+    });
     match ErrorCode::from_u32(status) {
         Some(code) => NAMES[code as usize].as_ptr(),
         None => static_cstr!("UNKNOWN"),
@@ -328,8 +376,11 @@ pub unsafe extern "C" fn aic_scope_parse(
     guard(err, || {
         // SAFETY: forwarded contract.
         let parsed = unsafe { scope_arg(value, len, "scopeId")? };
-        *out(out_kind, "out_kind")? =
-            if parsed.is_some() { aic_scope_kind::Scoped } else { aic_scope_kind::Unscoped };
+        *out(out_kind, "out_kind")? = if parsed.is_some() {
+            aic_scope_kind::Scoped
+        } else {
+            aic_scope_kind::Unscoped
+        };
         Ok(())
     })
 }
@@ -349,7 +400,12 @@ pub unsafe extern "C" fn aic_same_scope(
 ) -> ErrorCode {
     guard(err, || {
         // SAFETY: forwarded contract.
-        let (a, b) = unsafe { (scope_arg(left, left_len, "left")?, scope_arg(right, right_len, "right")?) };
+        let (a, b) = unsafe {
+            (
+                scope_arg(left, left_len, "left")?,
+                scope_arg(right, right_len, "right")?,
+            )
+        };
         *out(out_same, "out_same")? = scope::same_scope(a, b);
         Ok(())
     })
@@ -381,7 +437,11 @@ pub unsafe extern "C" fn aic_resolve_target(
     guard(err, || {
         // SAFETY: forwarded contract.
         let (list, actor_scope, selector) = unsafe {
-            (sessions(candidates, count)?, scope_arg(actor_scope, actor_scope_len, "actorScope")?, text(selector, selector_len, "selector")?)
+            (
+                sessions(candidates, count)?,
+                scope_arg(actor_scope, actor_scope_len, "actorScope")?,
+                text(selector, selector_len, "selector")?,
+            )
         };
         let kind = out(out_kind, "out_kind")?;
         let resolution = routing::resolve_target(actor_scope, selector, &list);
@@ -420,11 +480,19 @@ pub unsafe extern "C" fn aic_resolve_target_json(
             )
         };
         let doc = canonical::parse(doc_text)?;
-        let list = corpus::to_sessions(&corpus::parse_candidates(&doc, "candidates")?, "candidates")?;
+        let list =
+            corpus::to_sessions(&corpus::parse_candidates(&doc, "candidates")?, "candidates")?;
         let resolution = routing::resolve_target(actor_scope, selector, &list);
-        let ids = resolution.matches.iter().map(|&i| canonical::Value::String(list[i].id.into())).collect();
+        let ids = resolution
+            .matches
+            .iter()
+            .map(|&i| canonical::Value::String(list[i].id.into()))
+            .collect();
         let answer = canonical::Value::Object(vec![
-            ("kind".into(), canonical::Value::String(resolution.kind.as_str().into())),
+            (
+                "kind".into(),
+                canonical::Value::String(resolution.kind.as_str().into()),
+            ),
             ("targetIds".into(), canonical::Value::Array(ids)),
         ]);
         owned_string(canonical::canonical_json(&answer)?, out_json, out_len)
@@ -452,9 +520,18 @@ pub unsafe extern "C" fn aic_list_visible(
     guard(err, || {
         // SAFETY: forwarded contract.
         let (list, actor_id, actor_scope) = unsafe {
-            (sessions(candidates, count)?, text(actor_id, actor_id_len, "actorId")?, scope_arg(actor_scope, actor_scope_len, "actorScope")?)
+            (
+                sessions(candidates, count)?,
+                text(actor_id, actor_id_len, "actorId")?,
+                scope_arg(actor_scope, actor_scope_len, "actorScope")?,
+            )
         };
-        write_indices(&routing::list_visible(actor_id, actor_scope, &list), out_indices, capacity, out_count)
+        write_indices(
+            &routing::list_visible(actor_id, actor_scope, &list),
+            out_indices,
+            capacity,
+            out_count,
+        )
     })
 }
 
@@ -478,10 +555,19 @@ pub unsafe extern "C" fn aic_audience(
     err: *mut *mut aic_error,
 ) -> ErrorCode {
     guard(err, || {
-        let event = [AudienceEvent::SessionJoined, AudienceEvent::SessionLeft, AudienceEvent::PresenceUpdate]
-            .into_iter()
-            .find(|e| *e as u32 == event)
-            .ok_or_else(|| fail(ErrorCode::InvalidArgument, format!("event {event} is not an aic_audience_event")))?;
+        let event = [
+            AudienceEvent::SessionJoined,
+            AudienceEvent::SessionLeft,
+            AudienceEvent::PresenceUpdate,
+        ]
+        .into_iter()
+        .find(|e| *e as u32 == event)
+        .ok_or_else(|| {
+            fail(
+                ErrorCode::InvalidArgument,
+                format!("event {event} is not an aic_audience_event"),
+            )
+        })?;
         // SAFETY: forwarded contract.
         let (list, subject_id, subject_scope) = unsafe {
             (
@@ -490,7 +576,12 @@ pub unsafe extern "C" fn aic_audience(
                 scope_arg(subject_scope, subject_scope_len, "subjectScope")?,
             )
         };
-        write_indices(&routing::audience(event, subject_id, subject_scope, &list), out_indices, capacity, out_count)
+        write_indices(
+            &routing::audience(event, subject_id, subject_scope, &list),
+            out_indices,
+            capacity,
+            out_count,
+        )
     })
 }
 
@@ -510,10 +601,21 @@ pub unsafe extern "C" fn aic_plan_replacement(
 ) -> ErrorCode {
     guard(err, || {
         // SAFETY: forwarded contract.
-        let (old, new) = unsafe { (scope_arg(old_scope, old_scope_len, "oldScope")?, scope_arg(new_scope, new_scope_len, "newScope")?) };
+        let (old, new) = unsafe {
+            (
+                scope_arg(old_scope, old_scope_len, "oldScope")?,
+                scope_arg(new_scope, new_scope_len, "newScope")?,
+            )
+        };
         let plan = routing::plan_replacement("", old, new);
-        let step = |i: usize| aic_lifecycle_step { kind: plan.events[i].kind, in_new_scope: plan.events[i].kind == LifecycleKind::Joined };
-        *out(out_plan, "out_plan")? = aic_replacement_plan { kind: plan.kind, steps: [step(0), step(1)] };
+        let step = |i: usize| aic_lifecycle_step {
+            kind: plan.events[i].kind,
+            in_new_scope: plan.events[i].kind == LifecycleKind::Joined,
+        };
+        *out(out_plan, "out_plan")? = aic_replacement_plan {
+            kind: plan.kind,
+            steps: [step(0), step(1)],
+        };
         Ok(())
     })
 }
@@ -522,8 +624,15 @@ pub unsafe extern "C" fn aic_plan_replacement(
 /// `connection_generation`, given the session's current generation (`has_current` false when
 /// the session is no longer bound).
 #[unsafe(no_mangle)]
-pub extern "C" fn aic_frame_disposition_of(connection_generation: u64, current_generation: u64, has_current: bool) -> FrameDisposition {
-    routing::frame_disposition(connection_generation, has_current.then_some(current_generation))
+pub extern "C" fn aic_frame_disposition_of(
+    connection_generation: u64,
+    current_generation: u64,
+    has_current: bool,
+) -> FrameDisposition {
+    routing::frame_disposition(
+        connection_generation,
+        has_current.then_some(current_generation),
+    )
 }
 
 /// Canonical JSON of a JSON document. Writes an owned NUL-terminated string to `out_json`
@@ -562,7 +671,12 @@ pub unsafe extern "C" fn aic_canonical_hash(
 ) -> ErrorCode {
     guard(err, || {
         // SAFETY: forwarded contract.
-        let (domain, input) = unsafe { (text(domain, domain_len, "domain")?, text(json, json_len, "json")?) };
+        let (domain, input) = unsafe {
+            (
+                text(domain, domain_len, "domain")?,
+                text(json, json_len, "json")?,
+            )
+        };
         let hex = canonical::canonical_hash_of_text(domain, input)?;
         let dest = out(out_hex, "out_hex")?;
         // SAFETY: the caller promises AIC_HASH_HEX_LEN + 1 writable bytes.
@@ -586,14 +700,23 @@ mod tests {
         assert_eq!(status, ErrorCode::Internal);
         unsafe {
             assert_eq!(aic_error_code(err), ErrorCode::Internal);
-            assert!(CStr::from_ptr(aic_error_message(err)).to_str().unwrap().contains("panic"));
+            assert!(
+                CStr::from_ptr(aic_error_message(err))
+                    .to_str()
+                    .unwrap()
+                    .contains("panic")
+            );
             aic_error_free(err);
         }
     }
 
     #[test]
     fn status_names() {
-        let name = |s: u32| unsafe { CStr::from_ptr(aic_status_name(s)) }.to_str().unwrap();
+        let name = |s: u32| {
+            unsafe { CStr::from_ptr(aic_status_name(s)) }
+                .to_str()
+                .unwrap()
+        };
         assert_eq!(name(0), "OK");
         assert_eq!(name(ErrorCode::InvalidScope as u32), "INVALID_SCOPE");
         assert_eq!(name(9999), "UNKNOWN");

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Every test: Rust (unit, integration, doc), C (dynamic, static, ASan+UBSan), Node, and the
+# packed tarball installed in an empty folder. Tests run on debug builds, the package on release.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/ensure-deps.sh
+
+echo "== Rust"
+if cargo nextest --version >/dev/null 2>&1; then
+  cargo nextest run --workspace --locked --no-fail-fast
+else
+  cargo test --workspace --locked --no-fail-fast --lib --bins --tests
+fi
+cargo test --workspace --locked --doc
+
+echo "== C"
+bash scripts/test-c.sh debug
+
+echo "== Node"
+bash scripts/build-node.sh release
+node --test test-node/
+
+echo "== tarball"
+bash scripts/pack-accept.sh
+
+echo "== typed usage"
+bash scripts/test-types.sh
+echo "all tests passed"

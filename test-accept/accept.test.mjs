@@ -1,0 +1,49 @@
+// Runs in a fresh folder where the packed tarball was installed: the package is used exactly
+// as users get it.
+import test from 'node:test'
+import assert from 'node:assert'
+import { createRequire } from 'node:module'
+import { execFileSync } from 'node:child_process'
+import { existsSync } from 'node:fs'
+import { join } from 'node:path'
+import * as esmRoot from '@ctliz/agent-intercom-core'
+import * as esmProtocol from '@ctliz/agent-intercom-core/protocol-v4'
+import * as esmCanonical from '@ctliz/agent-intercom-core/canonical'
+import * as esmVendor from '@ctliz/agent-intercom-core/vendor/protocol-v4'
+
+const require = createRequire(join(process.cwd(), 'noop.js'))
+const HASH = 'ef23cae55b3cca7683fee60e5f2421350cde731dc5424c82286a33a8b9cdf6cb'
+
+test('installed from the tarball, not linked to the workspace', () => {
+  const pkgDir = join(process.cwd(), 'node_modules', '@ctliz', 'agent-intercom-core')
+  assert.ok(existsSync(join(pkgDir, 'agent_intercom.node')))
+  assert.ok(!existsSync(join(pkgDir, 'Cargo.toml')), 'the tarball ships no Rust sources')
+})
+
+test('every subpath works from CommonJS and ESM', () => {
+  const cjsRoot = require('@ctliz/agent-intercom-core')
+  const cjsProtocol = require('@ctliz/agent-intercom-core/protocol-v4')
+  const cjsCanonical = require('@ctliz/agent-intercom-core/canonical')
+  for (const mod of [cjsRoot, cjsProtocol, esmRoot, esmProtocol, esmVendor]) {
+    assert.strictEqual(mod.INTERCOM_PROTOCOL_V4_SEMANTICS_HASH, HASH)
+    assert.strictEqual(mod.INTERCOM_PROTOCOL_V4_VECTORS.length, 48)
+    assert.strictEqual(mod.parseIntercomScopeId('Scope_AAAAAAAAAA'), 'Scope_AAAAAAAAAA')
+    assert.throws(() => mod.parseIntercomScopeId('nope', 'x'), { code: 'INVALID_SCOPE', message: 'x must match ^[A-Za-z0-9_-]{16,128}$' })
+  }
+  for (const mod of [cjsRoot, cjsCanonical, esmRoot, esmCanonical]) {
+    assert.strictEqual(mod.canonicalHash('boss-test-v1', { b: 2, a: 1 }), '4ff6c078039d0d494b220a4dafa919c183136d4cf7e303eed1bc642ab0b8e4c2')
+    assert.strictEqual(mod.canonicalHash('agent-intercom-core/protocol-v4/acceptance-vectors', { version: 2, vectors: esmProtocol.INTERCOM_PROTOCOL_V4_VECTORS }), HASH)
+    assert.throws(() => mod.canonicalJson({ a: -0 }), { code: 'UNSUPPORTED_NUMBER' })
+  }
+  assert.strictEqual(esmRoot.default, cjsRoot)
+  assert.strictEqual(esmProtocol.default, cjsProtocol)
+  assert.deepStrictEqual(cjsRoot.resolveIntercomTarget({ candidates: [{ id: 'abc-1', scope: null }], selector: 'abc' }), { kind: 'same_scope_prefix', targetIds: ['abc-1'] })
+})
+
+test('the installed vendored module passes the drift check, via the function and the bin', () => {
+  const file = require.resolve('@ctliz/agent-intercom-core/vendor/protocol-v4')
+  const report = esmRoot.checkVendoredProtocolV4(file)
+  assert.strictEqual(report.ok, true, report.problems.join('; '))
+  const out = execFileSync(join(process.cwd(), 'node_modules', '.bin', 'agent-intercom-core'), ['check-vendored', file], { encoding: 'utf8' })
+  assert.match(out, /^ok: /)
+})

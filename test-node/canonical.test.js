@@ -1,0 +1,43 @@
+'use strict'
+const test = require('node:test')
+const assert = require('node:assert')
+const c = require('@ctliz/agent-intercom-core/canonical')
+const { throwsCode } = require('./helpers.js')
+
+test('known answer and frame layout', () => {
+  assert.strictEqual(c.canonicalHash('boss-test-v1', { b: 2, a: 1 }), '4ff6c078039d0d494b220a4dafa919c183136d4cf7e303eed1bc642ab0b8e4c2')
+  assert.strictEqual(Buffer.from(c.canonicalFrame('d', { é: 1 })).toString('utf8'), 'agent-intercom-canonical-frame-v1:1:d:8:{"é":1}')
+  assert.strictEqual(c.CANONICAL_HASH_FRAME, 'agent-intercom-canonical-frame-v1')
+  assert.strictEqual(c.CANONICAL_ENCODING_VERSION, 1)
+  assert.strictEqual(c.CANONICAL_UNICODE_NORMALIZATION, 'none')
+})
+
+test('integer-like keys follow JavaScript order, like JSON.stringify', () => {
+  const value = { b: 1, 10: 2, 9: 3, a: 4, '01': 5 }
+  assert.strictEqual(c.canonicalJson(value), '{"9":3,"10":2,"01":5,"a":4,"b":1}')
+})
+
+test('domains and argument types', () => {
+  for (const bad of ['', 'a b', 'é', 42, undefined, null]) throwsCode(assert, () => c.canonicalHash(bad, {}), 'INVALID_DOMAIN')
+  throwsCode(assert, () => c.canonicalHashFromText('d', 42), 'INVALID_ARGUMENT')
+  throwsCode(assert, () => c.canonicalJsonFromText({}), 'INVALID_ARGUMENT')
+})
+
+test('depth limit and large inputs', () => {
+  let deep = 1
+  for (let i = 0; i < c.CANONICAL_MAX_DEPTH; i++) deep = [deep]
+  assert.ok(c.canonicalJson(deep).startsWith('[[['))
+  throwsCode(assert, () => c.canonicalJson([deep]), 'NESTING_TOO_DEEP')
+  const cyclic = { a: 1 }
+  cyclic.self = cyclic
+  throwsCode(assert, () => c.canonicalJson(cyclic), 'NESTING_TOO_DEEP')
+  const big = 'x'.repeat(8 << 20)
+  assert.strictEqual(c.canonicalJson({ big }).length, big.length + 10)
+  assert.strictEqual(c.canonicalHash('d', Array.from({ length: 100000 }, (_, i) => i)).length, 64)
+})
+
+test('errors are IntercomError with a path', () => {
+  const error = throwsCode(assert, () => c.canonicalJson({ a: [0, { b: 0.5 }] }), 'UNSUPPORTED_NUMBER')
+  assert.strictEqual(error.name, 'IntercomError')
+  assert.match(error.message, /^\$\.a\[1\]\.b: /)
+})

@@ -1,0 +1,30 @@
+// Compiled (never run) by scripts/test-types.sh against the committed declarations: a change
+// to the public types that breaks this usage fails the build.
+import {
+  INTERCOM_PROTOCOL_NAME, INTERCOM_PROTOCOL_VERSION, INTERCOM_PROTOCOL_V4_VECTORS, parseIntercomScopeId,
+  intercomScopeIdFromEnv, sameIntercomScope, resolveIntercomTarget, canonicalHash, checkVendoredProtocolV4,
+  IntercomError, type IntercomErrorCode, type ProtocolV4Vector, type IntercomResolution,
+} from "@ctliz/agent-intercom-core";
+import { canonicalFrame, canonicalJson } from "@ctliz/agent-intercom-core/canonical";
+import * as v4 from "@ctliz/agent-intercom-core/protocol-v4";
+import * as vendored from "@ctliz/agent-intercom-core/vendor/protocol-v4";
+
+const name: "pi-intercom" = INTERCOM_PROTOCOL_NAME;
+const version: 4 = INTERCOM_PROTOCOL_VERSION;
+const first: ProtocolV4Vector | undefined = INTERCOM_PROTOCOL_V4_VECTORS[0];
+const scope: string | undefined = parseIntercomScopeId(process.env.X, "X");
+const fromEnv: string | undefined = intercomScopeIdFromEnv(process.env);
+const same: boolean = sameIntercomScope(scope, fromEnv);
+const r: IntercomResolution = resolveIntercomTarget({ candidates: [{ id: "a", name: null, scope: null }], selector: "a" });
+const kind: "global_exact_id" | "same_scope_name" | "same_scope_prefix" | "AMBIGUOUS_TARGET" | "SESSION_NOT_FOUND" = r.kind;
+const hex: string = canonicalHash("d", { a: 1 });
+const bytes: Uint8Array = canonicalFrame("d", [1]);
+const json: string = canonicalJson(null);
+const ok: boolean = checkVendoredProtocolV4("x.mjs").ok;
+const hash: string = v4.INTERCOM_PROTOCOL_V4_SEMANTICS_HASH + vendored.INTERCOM_PROTOCOL_V4_SEMANTICS_HASH;
+function codeOf(e: unknown): IntercomErrorCode | undefined {
+  return e instanceof IntercomError ? e.code : undefined;
+}
+// @ts-expect-error the protocol version is the literal 4
+const wrong: 5 = INTERCOM_PROTOCOL_VERSION;
+export { name, version, first, same, kind, hex, bytes, json, ok, hash, codeOf, wrong };
