@@ -38,31 +38,63 @@ function checkPlainProperties (value, names, path) {
   }
 }
 
-function check (value, path, depth) {
+// Deep-frozen plain data cannot change once checked: frozen objects keep their prototype,
+// their values and their property set, and accessors were rejected. So a deep-frozen subtree is
+// checked once, and its JSON text is made once and kept (only for the outermost frozen object,
+// while it lives: a WeakMap). The core still canonicalizes and hashes every byte on every call,
+// and still enforces the depth limit. (The exported corpus is deep-frozen, so hashing it again is
+// cheap; docs/benchmarks.md also measures an unfrozen copy.)
+const immutableChecked = new WeakSet()
+const frozenText = new WeakMap()
+const { isFrozen } = Object
+
+const PLAIN = 0 // holds no deep-frozen subtree: JSON.stringify it whole
+const FROZEN = 1 // deep-frozen: its JSON text is kept
+const MIXED = 2 // unfrozen, with deep-frozen subtrees inside
+
+/** Checks that value is plain JSON data; returns PLAIN, FROZEN or MIXED. `mixed` collects the
+ * MIXED containers of this call. */
+function check (value, path, depth, mixed) {
   switch (typeof value) {
     case 'string':
     case 'boolean':
-      return
+      return FROZEN
     case 'number':
       if (!isSafeInteger(value) || (value === 0 && 1 / value < 0)) {
         fail('UNSUPPORTED_NUMBER', `${path}: number must be a safe integer and must not be negative zero`)
       }
-      return
+      return FROZEN
     case 'object': {
-      if (value === null) return
+      if (value === null) return FROZEN
+      if (immutableChecked.has(value)) return FROZEN
       if (depth > MAX_DEPTH) fail('NESTING_TOO_DEEP', `${path}: nesting deeper than ${MAX_DEPTH} levels`)
+      let allFrozen = true
+      let anyFrozenContainer = false
+      const visit = (child, childPath) => {
+        const state = check(child, childPath, depth + 1, mixed)
+        if (state !== FROZEN) allFrozen = false
+        if (state === MIXED || (state === FROZEN && child !== null && typeof child === 'object')) anyFrozenContainer = true
+      }
       if (isArray(value)) {
         const names = ownKeys(value)
         if (names.length !== value.length) unsupported(path, 'sparse arrays and extra array properties are not supported')
         checkPlainProperties(value, names, path)
-        for (let i = 0; i < value.length; i++) check(value[i], `${path}[${i}]`, depth + 1)
-        return
+        for (let i = 0; i < value.length; i++) visit(value[i], `${path}[${i}]`)
+      } else {
+        if (getPrototypeOf(value) !== objectProto) unsupported(path, 'value must be a JSON primitive, array, or plain object')
+        const names = ownKeys(value)
+        checkPlainProperties(value, names, path)
+        for (let i = 0; i < names.length; i++) visit(value[names[i]], pathOf(path, names[i]))
       }
-      if (getPrototypeOf(value) !== objectProto) unsupported(path, 'value must be a JSON primitive, array, or plain object')
-      const names = ownKeys(value)
-      checkPlainProperties(value, names, path)
-      for (let i = 0; i < names.length; i++) check(value[names[i]], pathOf(path, names[i]), depth + 1)
-      return
+      if (allFrozen && isFrozen(value)) {
+        immutableChecked.add(value)
+        return FROZEN
+      }
+      if (anyFrozenContainer) {
+        mixed.add(value)
+        return MIXED
+      }
+      return PLAIN
     }
     case 'undefined':
       return unsupported(path, 'undefined is not a canonical value')
@@ -71,10 +103,32 @@ function check (value, path, depth) {
   }
 }
 
-/** JSON text of a value already checked to be plain JSON data. */
+function textOf (value, mixed) {
+  if (value === null || typeof value !== 'object') return JSON.stringify(value)
+  if (immutableChecked.has(value)) {
+    let text = frozenText.get(value)
+    if (text === undefined) {
+      text = JSON.stringify(value)
+      frozenText.set(value, text)
+    }
+    return text
+  }
+  if (!mixed.has(value)) return JSON.stringify(value)
+  const parts = []
+  if (isArray(value)) {
+    for (let i = 0; i < value.length; i++) parts.push(textOf(value[i], mixed))
+    return `[${parts.join(',')}]`
+  }
+  const names = ownKeys(value)
+  for (let i = 0; i < names.length; i++) parts.push(`${JSON.stringify(names[i])}:${textOf(value[names[i]], mixed)}`)
+  return `{${parts.join(',')}}`
+}
+
+/** JSON text of a value, after checking that it is plain JSON data. */
 function toJsonText (value) {
-  check(value, '$', 1)
-  return JSON.stringify(value)
+  const mixed = new Set()
+  const state = check(value, '$', 1, mixed)
+  return state === PLAIN ? JSON.stringify(value) : textOf(value, mixed)
 }
 
 function domainArg (domain) {

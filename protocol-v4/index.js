@@ -3,7 +3,7 @@
 // same name, backed by the Rust core. Constants come from the core. parseIntercomScopeId and
 // sameIntercomScope evaluate in JavaScript from the core's constants (one N-API crossing costs
 // more than a regex test); the test suite runs every vector through both paths.
-const { addon, constants: C, rethrow, fail } = require('../lib/native.js')
+const { addon, constants: C, rethrow, fail, IntercomError } = require('../lib/native.js')
 
 function deepFreeze (value) {
   if (value !== null && typeof value === 'object') {
@@ -16,9 +16,8 @@ function deepFreeze (value) {
 const SCOPE_ID_PATTERN = new RegExp(C.scopeIdPatternSource)
 
 function scopeError (path) {
-  // The message is the core's (it names the path and the pattern, never the value).
-  try { addon.parseScope('!', String(path)) } catch (error) { rethrow(error) }
-  return fail('INTERNAL', 'the core accepted an invalid scope')
+  // The core's message: the path and the pattern, never the value.
+  throw new IntercomError('INVALID_SCOPE', `${path}${C.invalidScopeMessageSuffix}`)
 }
 
 function parseIntercomScopeId (value, path = 'scopeId') {

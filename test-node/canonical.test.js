@@ -41,3 +41,46 @@ test('errors are IntercomError with a path', () => {
   assert.strictEqual(error.name, 'IntercomError')
   assert.match(error.message, /^\$\.a\[1\]\.b: /)
 })
+
+test('deep-frozen data is checked once and still hashed in full', () => {
+  const inner = Object.freeze({ b: Object.freeze([1, 2]), a: 'x' })
+  const first = c.canonicalHash('d', { inner })
+  assert.strictEqual(c.canonicalHash('d', { inner }), first)
+  // A frozen object holding an unfrozen child is not remembered: the child can still change.
+  const child = { n: 1 }
+  const holder = Object.freeze({ child })
+  c.canonicalJson(holder)
+  child.n = 0.5
+  throwsCode(assert, () => c.canonicalJson(holder), 'UNSUPPORTED_NUMBER')
+  child.n = 2
+  assert.strictEqual(c.canonicalJson(holder), '{"child":{"n":2}}')
+  // A remembered subtree placed deeper than the limit is still refused by the core.
+  let deep = Object.freeze([0])
+  for (let i = 0; i < c.CANONICAL_MAX_DEPTH - 1; i++) deep = Object.freeze([deep])
+  assert.ok(c.canonicalJson(deep))
+  throwsCode(assert, () => c.canonicalJson([deep]), 'NESTING_TOO_DEEP')
+})
+
+test('mixed frozen and unfrozen data encodes exactly like unfrozen data', () => {
+  const clone = (x) => JSON.parse(JSON.stringify(x))
+  const frozenPart = Object.freeze({ z: Object.freeze(['é', '\u2028', 1, null, true]), '10': Object.freeze({}), a: 'q"\\' })
+  const shapes = [
+    frozenPart,
+    { frozenPart, other: [frozenPart, { n: 1 }], '2': frozenPart },
+    [{ x: frozenPart }, [frozenPart], 'tail'],
+    { emptyFrozenArray: Object.freeze([]), nested: { deeper: { f: frozenPart } } },
+  ]
+  for (const value of shapes) {
+    for (let round = 0; round < 2; round++) { // the second round uses the kept texts
+      assert.strictEqual(c.canonicalJson(value), c.canonicalJson(clone(value)))
+      assert.strictEqual(c.canonicalHash('d', value), c.canonicalHash('d', clone(value)))
+    }
+  }
+  // Unfrozen containers around frozen parts stay live: a change is seen on the next call.
+  const holder = { frozenPart, n: 1 }
+  const before = c.canonicalJson(holder)
+  holder.n = 2
+  assert.notStrictEqual(c.canonicalJson(holder), before)
+  holder.n = -0
+  throwsCode(assert, () => c.canonicalJson(holder), 'UNSUPPORTED_NUMBER')
+})

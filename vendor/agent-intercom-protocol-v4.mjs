@@ -25,7 +25,7 @@ const SCOPE_ID_PATTERN = new RegExp(INTERCOM_SCOPE_ID_PATTERN_SOURCE);
 export function parseIntercomScopeId(value, path = "scopeId") {
   if (value === undefined || value === "") return undefined;
   if (typeof value !== "string" || !SCOPE_ID_PATTERN.test(value)) {
-    const error = new Error(`${path} must match ${INTERCOM_SCOPE_ID_PATTERN_SOURCE}`);
+    const error = new Error(`${path}` + " must match ^[A-Za-z0-9_-]{16,128}$");
     error.code = "INVALID_SCOPE";
     throw error;
   }

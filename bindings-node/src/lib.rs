@@ -45,6 +45,7 @@ pub struct NativeConstants {
     pub frame_prefix: String,
     pub encoding_version: u32,
     pub unicode_normalization: String,
+    pub invalid_scope_message_suffix: String,
     pub vendored_file_name: String,
     pub vendored_sha256: String,
 }
@@ -72,6 +73,7 @@ pub fn constants() -> NativeConstants {
         frame_prefix: canonical::FRAME_PREFIX.into(),
         encoding_version: canonical::ENCODING_VERSION,
         unicode_normalization: canonical::UNICODE_NORMALIZATION.into(),
+        invalid_scope_message_suffix: scope::INVALID_SCOPE_MESSAGE_SUFFIX.into(),
         vendored_file_name: vendored::VENDORED_FILE_NAME.into(),
         vendored_sha256: vendored::published_sha256(),
     }

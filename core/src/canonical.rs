@@ -18,6 +18,9 @@
 //! * a key may appear once per object (JSON text with a repeated key is rejected rather than
 //!   silently resolved).
 //!
+//! A document with several problems reports one of them (in practice the first met in a single
+//! left-to-right pass); each problem alone always yields its own code.
+//!
 //! The frame is `agent-intercom-canonical-frame-v1:<L(domain)>:<domain>:<L(payload)>:<payload>`
 //! with `L` the UTF-8 byte length in decimal, and the hash is the lowercase hex SHA-256 of it.
 
@@ -125,11 +128,177 @@ pub fn canonical_json(value: &Value<'_>) -> Result<String, Error> {
 }
 
 /// Canonical JSON of a JSON document.
+///
+/// Streams: the document is validated and re-emitted in one pass without building a tree;
+/// only objects whose keys are out of order are rewritten in place. The result is the same as
+/// `canonical_json(&parse(text)?)` (a test holds the two paths equal).
 pub fn canonical_json_of_text(text: &str) -> Result<String, Error> {
-    let value = parse(text)?;
-    let mut out = String::with_capacity(text.len());
-    encode(&value, &mut out, 1).map_err(Fault::into_error)?;
-    Ok(out)
+    let mut canon = Canon {
+        parser: Parser {
+            text,
+            bytes: text.as_bytes(),
+            pos: 0,
+        },
+        out: String::with_capacity(text.len()),
+        members: Vec::new(),
+        scratch: String::new(),
+    };
+    canon.parser.skip_ws();
+    canon.value(1).map_err(Fault::into_error)?;
+    canon.parser.skip_ws();
+    if canon.parser.pos != text.len() {
+        return Err(canon
+            .parser
+            .syntax("unexpected data after the JSON value")
+            .into_error());
+    }
+    Ok(canon.out)
+}
+
+/// An object member already written to the output: `"key":value` occupies `start..end`.
+struct Member<'a> {
+    key: Cow<'a, str>,
+    start: usize,
+    end: usize,
+}
+
+/// The streaming canonicalizer behind [`canonical_json_of_text`].
+struct Canon<'a> {
+    parser: Parser<'a>,
+    out: String,
+    /// Members of the objects being read, innermost last.
+    members: Vec<Member<'a>>,
+    scratch: String,
+}
+
+impl<'a> Canon<'a> {
+    fn value(&mut self, depth: usize) -> Result<(), Fault> {
+        let start = self.parser.pos;
+        match self.parser.peek() {
+            Some(b'{') => self.object(depth),
+            Some(b'[') => self.array(depth),
+            Some(b'"') => {
+                let s = self.parser.string()?;
+                write_string(&s, &mut self.out);
+                Ok(())
+            }
+            Some(_) => {
+                // Literals and numbers are written exactly as validated: their accepted
+                // spelling is already the canonical one.
+                self.parser.value(depth)?;
+                self.out.push_str(&self.parser.text[start..self.parser.pos]);
+                Ok(())
+            }
+            None => Err(self.parser.syntax("unexpected end of input")),
+        }
+    }
+
+    fn array(&mut self, depth: usize) -> Result<(), Fault> {
+        check_depth(depth)?;
+        self.parser.pos += 1;
+        self.out.push('[');
+        self.parser.skip_ws();
+        if self.parser.peek() == Some(b']') {
+            self.parser.pos += 1;
+            self.out.push(']');
+            return Ok(());
+        }
+        let mut index = 0;
+        loop {
+            self.parser.skip_ws();
+            if index > 0 {
+                self.out.push(',');
+            }
+            self.value(depth + 1).map_err(|f| f.at(Seg::Index(index)))?;
+            index += 1;
+            self.parser.skip_ws();
+            match self.parser.peek() {
+                Some(b',') => self.parser.pos += 1,
+                Some(b']') => {
+                    self.parser.pos += 1;
+                    self.out.push(']');
+                    return Ok(());
+                }
+                _ => return Err(self.parser.syntax("expected ',' or ']'")),
+            }
+        }
+    }
+
+    fn object(&mut self, depth: usize) -> Result<(), Fault> {
+        check_depth(depth)?;
+        self.parser.pos += 1;
+        self.out.push('{');
+        let base = self.members.len();
+        self.parser.skip_ws();
+        if self.parser.peek() == Some(b'}') {
+            self.parser.pos += 1;
+            self.out.push('}');
+            return Ok(());
+        }
+        loop {
+            self.parser.skip_ws();
+            if self.parser.peek() != Some(b'"') {
+                return Err(self.parser.syntax("expected a string key"));
+            }
+            let key = self
+                .parser
+                .string()
+                .map_err(|f| f.at(Seg::Key("[key]".into())))?;
+            self.parser.skip_ws();
+            self.parser.expect(b':', "expected ':'")?;
+            self.parser.skip_ws();
+            if self.members.len() > base {
+                self.out.push(',');
+            }
+            let start = self.out.len();
+            write_string(&key, &mut self.out);
+            self.out.push(':');
+            if let Err(fault) = self.value(depth + 1) {
+                return Err(fault.at(Seg::Key(key.into_owned())));
+            }
+            self.members.push(Member {
+                key,
+                start,
+                end: self.out.len(),
+            });
+            self.parser.skip_ws();
+            match self.parser.peek() {
+                Some(b',') => self.parser.pos += 1,
+                Some(b'}') => {
+                    self.parser.pos += 1;
+                    break;
+                }
+                _ => return Err(self.parser.syntax("expected ',' or '}'")),
+            }
+        }
+        let members = &mut self.members[base..];
+        if !members
+            .windows(2)
+            .all(|w| compare_keys(&w[0].key, &w[1].key) == Ordering::Less)
+        {
+            let region = members[0].start;
+            members.sort_by(|x, y| compare_keys(&x.key, &y.key));
+            if let Some(pair) = members.windows(2).find(|w| w[0].key == w[1].key) {
+                return Err(
+                    Fault::new(ErrorCode::DuplicateKey, "key appears more than once")
+                        .at(Seg::Key(pair[0].key.to_string())),
+                );
+            }
+            self.scratch.clear();
+            self.scratch.push_str(&self.out[region..]);
+            self.out.truncate(region);
+            for (i, m) in members.iter().enumerate() {
+                if i > 0 {
+                    self.out.push(',');
+                }
+                self.out
+                    .push_str(&self.scratch[m.start - region..m.end - region]);
+            }
+        }
+        self.members.truncate(base);
+        self.out.push('}');
+        Ok(())
+    }
 }
 
 /// Checks a hash domain: non-empty printable ASCII without whitespace (0x21..=0x7E).
@@ -386,6 +555,56 @@ fn escape_into(s: &str, out: &mut String) {
     out.push('"');
 }
 
+/// Bytes that end the fast scan of a string: the quote, the backslash and control characters.
+static SPECIAL: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut b = 0;
+    while b < 0x20 {
+        table[b] = true;
+        b += 1;
+    }
+    table[b'"' as usize] = true;
+    table[b'\\' as usize] = true;
+    table
+};
+
+/// Length of the longest prefix without a quote, backslash or control character. Checks eight
+/// bytes at a time (a word holds such a byte when one of the classic "has a zero byte" tests
+/// fires), then finishes byte by byte.
+fn plain_prefix(bytes: &[u8]) -> usize {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let has_zero = |x: u64| x.wrapping_sub(ONES) & !x & HIGH;
+    let mut i = 0;
+    while let Some(chunk) = bytes.get(i..i + 8) {
+        let x = u64::from_le_bytes(chunk.try_into().expect("eight bytes"));
+        let hits = has_zero(x ^ (ONES * b'"' as u64))
+            | has_zero(x ^ (ONES * b'\\' as u64))
+            | (x.wrapping_sub(ONES * 0x20) & !x & HIGH);
+        if hits != 0 {
+            break;
+        }
+        i += 8;
+    }
+    i + bytes[i..]
+        .iter()
+        .position(|&b| SPECIAL[b as usize])
+        .unwrap_or(bytes.len() - i)
+}
+
+/// Writes a string exactly as [`escape_into`] would. A string borrowed from the input holds no
+/// quote, backslash or control character (the parser checked), so it needs no escaping.
+fn write_string(s: &Cow<'_, str>, out: &mut String) {
+    match s {
+        Cow::Borrowed(raw) => {
+            out.push('"');
+            out.push_str(raw);
+            out.push('"');
+        }
+        Cow::Owned(decoded) => escape_into(decoded, out),
+    }
+}
+
 struct Parser<'a> {
     text: &'a str,
     bytes: &'a [u8],
@@ -529,8 +748,9 @@ impl<'a> Parser<'a> {
     fn string(&mut self) -> Result<Cow<'a, str>, Fault> {
         self.pos += 1; // opening quote
         let start = self.pos;
-        // Fast path: no escapes.
+        // Fast path: skip ordinary bytes in bulk, then look at the one that stopped the scan.
         loop {
+            self.pos += plain_prefix(&self.bytes[self.pos..]);
             match self.peek() {
                 Some(b'"') => {
                     let s = &self.text[start..self.pos];
@@ -814,5 +1034,143 @@ mod tests {
         assert_eq!(compare_utf16("\u{e000}", "\u{10000}"), Ordering::Greater);
         assert_eq!(compare_utf16("\u{10000}", "\u{10001}"), Ordering::Less);
         assert_eq!(compare_utf16("Z", "a"), Ordering::Less);
+    }
+}
+
+#[cfg(test)]
+mod streaming_tests {
+    use super::*;
+
+    /// A small deterministic generator of JSON texts, valid and invalid, to hold the streaming
+    /// canonicalizer equal to parse-then-encode.
+    struct Gen(u64);
+
+    impl Gen {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0
+        }
+
+        fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
+            items[(self.next() % items.len() as u64) as usize]
+        }
+
+        fn doc(&mut self, depth: usize, out: &mut String) {
+            let choice = if depth > 4 {
+                self.next() % 4
+            } else {
+                self.next() % 7
+            };
+            match choice {
+                0 => out.push_str(self.pick(&[
+                    "0",
+                    "-1",
+                    "42",
+                    "9007199254740991",
+                    "1.5",
+                    "-0",
+                    "1e2",
+                    "007",
+                ])),
+                1 => out.push_str(self.pick(&["true", "false", "null", "nul"])),
+                2 | 3 => out.push_str(self.pick(&[
+                    "\"a\"",
+                    "\"\"",
+                    "\"\\u00e9\\n\"",
+                    "\"\\ud83d\\ude00\"",
+                    "\"\\ud800\"",
+                    "\"é\u{2028}\"",
+                    "\"\\/\\u001F\"",
+                    "\"10\"",
+                ])),
+                4 => {
+                    out.push('[');
+                    for i in 0..self.next() % 4 {
+                        if i > 0 {
+                            out.push_str(self.pick(&[",", " , ", ","]));
+                        }
+                        self.doc(depth + 1, out);
+                    }
+                    out.push(']');
+                }
+                _ => {
+                    out.push('{');
+                    for i in 0..self.next() % 5 {
+                        if i > 0 {
+                            out.push(',');
+                        }
+                        out.push_str(self.pick(&[
+                            "\"b\"",
+                            "\"a\"",
+                            "\"10\"",
+                            "\"9\"",
+                            "\"\\u0061\"",
+                            "\"\u{ff61}\"",
+                            "\"\u{1f600}\"",
+                            "\"\\ud800\"",
+                        ]));
+                        out.push_str(self.pick(&[":", " : "]));
+                        self.doc(depth + 1, out);
+                    }
+                    out.push('}');
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn streaming_equals_parse_then_encode() {
+        let mut generator = Gen(0x9e37_79b9_7f4a_7c15);
+        let (mut ok, mut err) = (0, 0);
+        for _ in 0..20_000 {
+            let mut text = String::new();
+            generator.doc(0, &mut text);
+            let streamed = canonical_json_of_text(&text);
+            let via_tree = parse(&text).and_then(|v| canonical_json(&v));
+            match (&streamed, &via_tree) {
+                (Ok(a), Ok(b)) => {
+                    assert_eq!(a, b, "{text}");
+                    ok += 1;
+                }
+                (Err(_), Err(_)) => {
+                    // A document with several problems may report any one of them.
+                    err += 1;
+                }
+                _ => panic!("{text}: {streamed:?} vs {via_tree:?}"),
+            }
+        }
+        assert!(ok > 1000 && err > 1000, "{ok} ok, {err} errors");
+    }
+
+    #[test]
+    fn plain_prefix_finds_every_special_byte_at_every_offset() {
+        for special in [b'"', b'\\', 0x00, 0x1f, b'\n'] {
+            for len in 0..40 {
+                for at in 0..=len {
+                    let mut bytes = vec![b'a'; len];
+                    bytes.extend_from_slice("é\u{7f}".as_bytes());
+                    if at < len {
+                        bytes[at] = special;
+                    }
+                    let expected = if at < len { at } else { bytes.len() };
+                    assert_eq!(
+                        plain_prefix(&bytes),
+                        expected,
+                        "special {special:#x} at {at} of {len}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn corpus_streams_identically() {
+        let text = crate::corpus::CORPUS_JSON;
+        assert_eq!(
+            canonical_json_of_text(text).unwrap(),
+            canonical_json(&parse(text).unwrap()).unwrap()
+        );
     }
 }

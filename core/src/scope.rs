@@ -1,12 +1,12 @@
 //! Scope ids: parsing and comparison.
 //!
 //! A scope is either absent (the unscoped group) or a string matching
-//! [`SCOPE_ID_PATTERN_SOURCE`] byte for byte. Nothing is trimmed, case-folded, normalized or
+//! [`SCOPE_ID_PATTERN_SOURCE`](crate::protocol::SCOPE_ID_PATTERN_SOURCE) byte for byte. Nothing is trimmed, case-folded, normalized or
 //! hashed: `" Scope_AAAAAAAAAA"` and `"Scope_AAAAAAAAAA\n"` are invalid, not repaired. Errors
 //! never echo the rejected value, because a scope id is a capability.
 
 use crate::error::{Error, ErrorCode};
-use crate::protocol::{SCOPE_ENV, SCOPE_ID_MAX_LEN, SCOPE_ID_MIN_LEN, SCOPE_ID_PATTERN_SOURCE};
+use crate::protocol::{SCOPE_ENV, SCOPE_ID_MAX_LEN, SCOPE_ID_MIN_LEN};
 
 /// A validated scope id. Construct it with [`ScopeId::parse`] or [`parse_scope`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -47,11 +47,15 @@ pub fn parse_scope<'a>(value: Option<&'a str>, path: &str) -> Result<Scope<'a>, 
     }
 }
 
+/// What follows the input's name in an invalid-scope message (bindings that build the message
+/// themselves append exactly this).
+pub const INVALID_SCOPE_MESSAGE_SUFFIX: &str = " must match ^[A-Za-z0-9_-]{16,128}$";
+
 /// The error for an invalid scope at `path`. The rejected value is deliberately not included.
 pub fn invalid_scope(path: &str) -> Error {
     Error::new(
         ErrorCode::InvalidScope,
-        format!("{path} must match {SCOPE_ID_PATTERN_SOURCE}"),
+        format!("{path}{INVALID_SCOPE_MESSAGE_SUFFIX}"),
     )
 }
 
@@ -75,6 +79,15 @@ pub fn same_scope(left: Scope<'_>, right: Scope<'_>) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::protocol::SCOPE_ID_PATTERN_SOURCE;
+
+    #[test]
+    fn message_suffix_names_the_pattern() {
+        assert_eq!(
+            INVALID_SCOPE_MESSAGE_SUFFIX,
+            format!(" must match {SCOPE_ID_PATTERN_SOURCE}")
+        );
+    }
 
     #[test]
     fn absent_and_empty_are_unscoped() {

@@ -286,7 +286,7 @@ const SCOPE_ID_PATTERN = new RegExp(INTERCOM_SCOPE_ID_PATTERN_SOURCE);
 export function parseIntercomScopeId(value, path = "scopeId") {{
   if (value === undefined || value === "") return undefined;
   if (typeof value !== "string" || !SCOPE_ID_PATTERN.test(value)) {{
-    const error = new Error(`${{path}} must match ${{INTERCOM_SCOPE_ID_PATTERN_SOURCE}}`);
+    const error = new Error(`${{path}}` + {suffix});
     error.code = "{invalid_scope}";
     throw error;
   }}
@@ -309,6 +309,7 @@ export function sameIntercomScope(left, right) {{
         b = js_string(protocol::SCOPE_B),
         hash = js_string(corpus::semantics_hash()),
         invalid_scope = ErrorCode::InvalidScope.as_str(),
+        suffix = js_string(agent_intercom_core::scope::INVALID_SCOPE_MESSAGE_SUFFIX),
     )
 }
 

@@ -1,0 +1,72 @@
+// Benchmarks every ./protocol-v4 and ./canonical function of the package against the
+// straightforward pure-JavaScript implementation in bench/reference.mjs, in one run, and prints a
+// Markdown table. Not a test: nothing here asserts a time.
+//
+//   npm run build && node bench/protocol-v4.bench.mjs [--quick]
+import { createRequire } from 'node:module'
+import * as ref from './reference.mjs'
+
+const require = createRequire(import.meta.url)
+const pkg = require('../index.js')
+const quick = process.argv.includes('--quick')
+const A = pkg.PROTOCOL_V4_SCOPE_A
+const corpus = { version: pkg.INTERCOM_PROTOCOL_V4_VECTOR_SCHEMA_VERSION, vectors: pkg.INTERCOM_PROTOCOL_V4_VECTORS }
+const domain = pkg.INTERCOM_PROTOCOL_V4_VECTORS_HASH_DOMAIN
+const candidates = pkg.INTERCOM_PROTOCOL_V4_VECTORS[12].candidates
+const small = { b: 2, a: 1 }
+const env = { AGENT_INTERCOM_SCOPE_ID: A }
+
+function swallow (f) { return () => { try { f() } catch { /* the throw is what is measured */ } } }
+
+const cases = [
+  ['parseIntercomScopeId (valid)', () => pkg.parseIntercomScopeId(A), () => ref.parseIntercomScopeId(A)],
+  ['parseIntercomScopeId (invalid, throws)', swallow(() => pkg.parseIntercomScopeId('bad scope')), swallow(() => ref.parseIntercomScopeId('bad scope'))],
+  ['intercomScopeIdFromEnv', () => pkg.intercomScopeIdFromEnv(env), () => ref.intercomScopeIdFromEnv(env)],
+  ['sameIntercomScope', () => pkg.sameIntercomScope(A, 'Scope_BBBBBBBBBB'), () => ref.sameIntercomScope(A, 'Scope_BBBBBBBBBB')],
+  ['resolveIntercomTarget (9 candidates)', () => pkg.resolveIntercomTarget({ candidates, actorScope: A, selector: 'abcde1' }), () => ref.resolveIntercomTarget({ candidates, actorScope: A, selector: 'abcde1' })],
+  ['listVisibleIntercomSessions (9)', () => pkg.listVisibleIntercomSessions({ candidates, actorId: candidates[0].id, actorScope: A }), () => ref.listVisibleIntercomSessions({ candidates, actorId: candidates[0].id, actorScope: A })],
+  ['intercomEventAudience (9)', () => pkg.intercomEventAudience({ event: 'session_joined', candidates, subjectId: candidates[1].id, subjectScope: A }), () => ref.intercomEventAudience({ candidates, subjectId: candidates[1].id, subjectScope: A })],
+  ['canonicalJson {b,a}', () => pkg.canonicalJson(small), () => ref.canonicalJson(small)],
+  ['canonicalHash {b,a}', () => pkg.canonicalHash('boss-test-v1', small), () => ref.canonicalHash('boss-test-v1', small)],
+  ['canonicalJson (48-vector corpus)', () => pkg.canonicalJson(corpus), () => ref.canonicalJson(corpus)],
+  ['canonicalFrame (48-vector corpus)', () => pkg.canonicalFrame(domain, corpus), () => ref.canonicalFrame(domain, corpus)],
+  ['canonicalHash (48-vector corpus)', () => pkg.canonicalHash(domain, corpus), () => ref.canonicalHash(domain, corpus)],
+]
+
+/** Median ns per call over several timed batches, after a warm-up. */
+function measure (fn) {
+  const budgetNs = quick ? 20e6 : 200e6
+  let n = 1
+  for (;;) { // calibrate a batch of about 10 ms
+    const t = process.hrtime.bigint()
+    for (let i = 0; i < n; i++) fn()
+    if (Number(process.hrtime.bigint() - t) > 10e6 || n > 1e8) break
+    n *= 2
+  }
+  const samples = []
+  const end = process.hrtime.bigint() + BigInt(budgetNs)
+  while (samples.length < 5 || (process.hrtime.bigint() < end && samples.length < 50)) {
+    const t = process.hrtime.bigint()
+    for (let i = 0; i < n; i++) fn()
+    samples.push(Number(process.hrtime.bigint() - t) / n)
+  }
+  samples.sort((a, b) => a - b)
+  return samples[samples.length >> 1]
+}
+
+function fmt (ns) {
+  return ns >= 1e6 ? `${(ns / 1e6).toFixed(2)} ms` : ns >= 1e3 ? `${(ns / 1e3).toFixed(1)} µs` : `${ns.toFixed(1)} ns`
+}
+
+// Both implementations must agree before they are timed.
+if (pkg.canonicalHash(domain, corpus) !== ref.canonicalHash(domain, corpus)) throw new Error('implementations disagree')
+
+console.log(`node ${process.version}, ${process.platform}-${process.arch}, @ctliz/agent-intercom-core ${pkg.AGENT_INTERCOM_CORE_VERSION}`)
+console.log('')
+console.log('| function | package (Rust core) | pure JS | pure JS / package |')
+console.log('| --- | ---: | ---: | ---: |')
+for (const [name, ours, theirs] of cases) {
+  const a = measure(ours)
+  const b = measure(theirs)
+  console.log(`| ${name} | ${fmt(a)} | ${fmt(b)} | ${(b / a).toFixed(2)}x |`)
+}
