@@ -594,6 +594,7 @@ fn plain_prefix(bytes: &[u8]) -> usize {
 
 /// Writes a string exactly as [`escape_into`] would. A string borrowed from the input holds no
 /// quote, backslash or control character (the parser checked), so it needs no escaping.
+#[allow(clippy::ptr_arg)] // the variant (borrowed or decoded) is the information
 fn write_string(s: &Cow<'_, str>, out: &mut String) {
     match s {
         Cow::Borrowed(raw) => {
