@@ -11,6 +11,7 @@ const pkg = require('../index.js')
 const quick = process.argv.includes('--quick')
 const A = pkg.PROTOCOL_V4_SCOPE_A
 const corpus = { version: pkg.INTERCOM_PROTOCOL_V4_VECTOR_SCHEMA_VERSION, vectors: pkg.INTERCOM_PROTOCOL_V4_VECTORS }
+const unfrozen = JSON.parse(JSON.stringify(corpus)) // same data, not frozen: no reuse of checks or texts
 const domain = pkg.INTERCOM_PROTOCOL_V4_VECTORS_HASH_DOMAIN
 const candidates = pkg.INTERCOM_PROTOCOL_V4_VECTORS[12].candidates
 const small = { b: 2, a: 1 }
@@ -31,6 +32,8 @@ const cases = [
   ['canonicalJson (48-vector corpus)', () => pkg.canonicalJson(corpus), () => ref.canonicalJson(corpus)],
   ['canonicalFrame (48-vector corpus)', () => pkg.canonicalFrame(domain, corpus), () => ref.canonicalFrame(domain, corpus)],
   ['canonicalHash (48-vector corpus)', () => pkg.canonicalHash(domain, corpus), () => ref.canonicalHash(domain, corpus)],
+  ['canonicalJson (corpus, unfrozen copy)', () => pkg.canonicalJson(unfrozen), () => ref.canonicalJson(unfrozen)],
+  ['canonicalHash (corpus, unfrozen copy)', () => pkg.canonicalHash(domain, unfrozen), () => ref.canonicalHash(domain, unfrozen)],
 ]
 
 /** Median ns per call over several timed batches, after a warm-up. */

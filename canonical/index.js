@@ -15,25 +15,43 @@ const { getPrototypeOf, keys: ownKeys, getOwnPropertyNames, getOwnPropertySymbol
 const { isArray } = Array
 const { isSafeInteger } = Number
 
-function pathOf (parent, key) {
-  return typeof key === 'number' ? `${parent}[${key}]` : `${parent}.${key}`
+// Paths such as $.vectors[3].name are built only when something is rejected: each level adds
+// its key to the error while it unwinds, so the common path allocates no strings.
+class Rejection {
+  constructor (code, message) {
+    this.code = code
+    this.message = message
+    this.keys = []
+  }
 }
 
-function unsupported (path, what) {
-  fail('UNSUPPORTED_VALUE', `${path}: ${what}`)
+function reject (code, message) {
+  throw new Rejection(code, message)
 }
 
-function checkPlainProperties (value, names, path) {
+function withKey (error, key) {
+  if (error instanceof Rejection) error.keys.push(key)
+  return error
+}
+
+function pathOf (keys) {
+  let path = '$'
+  for (let i = keys.length - 1; i >= 0; i--) path += typeof keys[i] === 'number' ? `[${keys[i]}]` : `.${keys[i]}`
+  return path
+}
+
+function checkPlainProperties (value, names) {
   // Symbol keys, non-enumerable or accessor properties would be dropped or invoked by
-  // JSON.stringify; the contract rejects them.
-  if (getOwnPropertySymbols(value).length !== 0) unsupported(path, 'symbol properties are not supported')
+  // JSON.stringify; the contract rejects them. The own string keys match the enumerable ones,
+  // plus an array's length, only when none is hidden.
+  if (getOwnPropertySymbols(value).length !== 0) reject('UNSUPPORTED_VALUE', 'symbol properties are not supported')
   if (getOwnPropertyNames(value).length !== names.length + (isArray(value) ? 1 : 0)) {
-    unsupported(path, 'properties must be enumerable data properties (no holes or extra array properties)')
+    reject('UNSUPPORTED_VALUE', 'properties must be enumerable data properties (no holes or extra array properties)')
   }
   for (let i = 0; i < names.length; i++) {
     const descriptor = getOwnPropertyDescriptor(value, names[i])
     if (descriptor.get !== undefined || descriptor.set !== undefined) {
-      unsupported(pathOf(path, names[i]), 'accessor properties are not supported')
+      throw withKey(new Rejection('UNSUPPORTED_VALUE', 'accessor properties are not supported'), isArray(value) ? i : names[i])
     }
   }
 }
@@ -53,53 +71,53 @@ const FROZEN = 1 // deep-frozen: its JSON text is kept
 const MIXED = 2 // unfrozen, with deep-frozen subtrees inside
 
 /** Checks that value is plain JSON data; returns PLAIN, FROZEN or MIXED. `mixed` collects the
- * MIXED containers of this call. */
-function check (value, path, depth, mixed) {
+ * MIXED containers of this call. Throws a Rejection. */
+function check (value, depth, mixed) {
   switch (typeof value) {
     case 'string':
     case 'boolean':
       return FROZEN
     case 'number':
       if (!isSafeInteger(value) || (value === 0 && 1 / value < 0)) {
-        fail('UNSUPPORTED_NUMBER', `${path}: number must be a safe integer and must not be negative zero`)
+        reject('UNSUPPORTED_NUMBER', 'number must be a safe integer and must not be negative zero')
       }
       return FROZEN
     case 'object': {
       if (value === null) return FROZEN
       if (immutableChecked.has(value)) return FROZEN
-      if (depth > MAX_DEPTH) fail('NESTING_TOO_DEEP', `${path}: nesting deeper than ${MAX_DEPTH} levels`)
+      if (depth > MAX_DEPTH) reject('NESTING_TOO_DEEP', `nesting deeper than ${MAX_DEPTH} levels`)
       let allFrozen = true
-      let anyFrozenContainer = false
-      const visit = (child, childPath) => {
-        const state = check(child, childPath, depth + 1, mixed)
+      let holdsFrozenContainer = false
+      const array = isArray(value)
+      if (!array && getPrototypeOf(value) !== objectProto) reject('UNSUPPORTED_VALUE', 'value must be a JSON primitive, array, or plain object')
+      const names = ownKeys(value)
+      if (array && names.length !== value.length) reject('UNSUPPORTED_VALUE', 'sparse arrays and extra array properties are not supported')
+      checkPlainProperties(value, names)
+      for (let i = 0; i < names.length; i++) {
+        const child = array ? value[i] : value[names[i]]
+        let state
+        try {
+          state = check(child, depth + 1, mixed)
+        } catch (error) {
+          throw withKey(error, array ? i : names[i])
+        }
         if (state !== FROZEN) allFrozen = false
-        if (state === MIXED || (state === FROZEN && child !== null && typeof child === 'object')) anyFrozenContainer = true
-      }
-      if (isArray(value)) {
-        const names = ownKeys(value)
-        if (names.length !== value.length) unsupported(path, 'sparse arrays and extra array properties are not supported')
-        checkPlainProperties(value, names, path)
-        for (let i = 0; i < value.length; i++) visit(value[i], `${path}[${i}]`)
-      } else {
-        if (getPrototypeOf(value) !== objectProto) unsupported(path, 'value must be a JSON primitive, array, or plain object')
-        const names = ownKeys(value)
-        checkPlainProperties(value, names, path)
-        for (let i = 0; i < names.length; i++) visit(value[names[i]], pathOf(path, names[i]))
+        if (state === MIXED || (state === FROZEN && child !== null && typeof child === 'object')) holdsFrozenContainer = true
       }
       if (allFrozen && isFrozen(value)) {
         immutableChecked.add(value)
         return FROZEN
       }
-      if (anyFrozenContainer) {
+      if (holdsFrozenContainer) {
         mixed.add(value)
         return MIXED
       }
       return PLAIN
     }
     case 'undefined':
-      return unsupported(path, 'undefined is not a canonical value')
+      return reject('UNSUPPORTED_VALUE', 'undefined is not a canonical value')
     default:
-      return unsupported(path, `${typeof value} is not a canonical value`)
+      return reject('UNSUPPORTED_VALUE', `${typeof value} is not a canonical value`)
   }
 }
 
@@ -127,7 +145,13 @@ function textOf (value, mixed) {
 /** JSON text of a value, after checking that it is plain JSON data. */
 function toJsonText (value) {
   const mixed = new Set()
-  const state = check(value, '$', 1, mixed)
+  let state
+  try {
+    state = check(value, 1, mixed)
+  } catch (error) {
+    if (error instanceof Rejection) fail(error.code, `${pathOf(error.keys)}: ${error.message}`)
+    throw error
+  }
   return state === PLAIN ? JSON.stringify(value) : textOf(value, mixed)
 }
 

@@ -7,7 +7,7 @@ use crate::canonical::{self, Value};
 use crate::error::{Error, ErrorCode};
 use crate::protocol::{SCOPE_A, SCOPE_B, VECTOR_SCHEMA_VERSION, VECTORS_HASH_DOMAIN};
 use crate::routing::{self, AudienceEvent, Session};
-use crate::scope::{Scope, parse_scope};
+use crate::scope::{Scope, ScopeId, invalid_scope, parse_scope};
 
 /// The corpus file exactly as shipped in `vectors/protocol-v4.json`.
 pub const CORPUS_JSON: &str = include_str!("../../vectors/protocol-v4.json");
@@ -109,20 +109,27 @@ pub fn parse_candidates<'a>(value: &'a Value<'a>, at: &str) -> Result<Vec<Candid
         .iter()
         .enumerate()
         .map(|(i, item)| {
-            let here = format!("{at}[{i}]");
+            // Paths are formatted only when something is wrong: this runs per routed message.
+            let here = || format!("{at}[{i}]");
             if !matches!(item, Value::Object(_)) {
-                return Err(bad(format!("{here} must be an object")));
+                return Err(bad(format!("{} must be an object", here())));
             }
             let name = match item.get("name") {
                 None | Some(Value::Null) => None,
                 Some(Value::String(s)) => Some(&**s),
-                Some(_) => Err(bad(format!("{here}.name must be a string or null")))?,
+                Some(_) => return Err(bad(format!("{}.name must be a string or null", here()))),
             };
-            Ok(Candidate {
-                id: req_str(item, "id", &here)?,
-                name,
-                scope: opt_scope(item, "scope", &here)?.flatten(),
-            })
+            let id = match item.get("id") {
+                Some(Value::String(s)) => &**s,
+                Some(_) => return Err(bad(format!("{}.id must be a string", here()))),
+                None => return Err(bad(format!("{}.id is required", here()))),
+            };
+            let scope = match item.get("scope") {
+                None | Some(Value::Null) => None,
+                Some(Value::String(s)) => Some(&**s),
+                Some(_) => return Err(bad(format!("{}.scope must be a string or null", here()))),
+            };
+            Ok(Candidate { id, name, scope })
         })
         .collect()
 }
@@ -133,10 +140,17 @@ pub fn to_sessions<'a>(candidates: &[Candidate<'a>], at: &str) -> Result<Vec<Ses
         .iter()
         .enumerate()
         .map(|(i, c)| {
+            let scope = match c.scope {
+                None | Some("") => None,
+                Some(text) => Some(
+                    ScopeId::parse(text)
+                        .ok_or_else(|| invalid_scope(&format!("{at}[{i}].scope")))?,
+                ),
+            };
             Ok(Session {
                 id: c.id,
                 name: c.name,
-                scope: parse_scope(c.scope, &format!("{at}[{i}].scope"))?,
+                scope,
             })
         })
         .collect()
