@@ -14,10 +14,10 @@ export declare const AGENT_INTERCOM_CORE_VERSION: string;
 /** Error codes indexed by their C status value (index 0 is "OK"). */
 export declare const INTERCOM_ERROR_CODES: readonly string[];
 
-/** File name and SHA-256 of the vendorable one-file protocol-v4 module shipped in vendor/. */
+/** The vendorable one-file protocol-v4 modules shipped in vendor/ (ES module and CommonJS twin),
+ * with their SHA-256, as also listed in vendor/SHA256SUMS. */
 export declare const VENDORED_PROTOCOL_V4: {
-  readonly file: string;
-  readonly sha256: string;
+  readonly files: readonly { readonly format: "esm" | "cjs"; readonly file: string; readonly sha256: string }[];
   readonly schemaVersion: number;
   readonly semanticsHash: string;
 };
@@ -26,8 +26,9 @@ export interface VendoredCheckReport {
   readonly ok: boolean;
   readonly path: string;
   readonly sha256: string;
-  readonly expectedSha256: string;
   readonly byteIdentical: boolean;
+  /** The shipped file the copy is byte-identical to, or null. */
+  readonly matchedFile: string | null;
   /** The schema version the copy declares, or null when none was found. */
   readonly schemaVersion: number | null;
   readonly expectedSchemaVersion: number;
@@ -38,6 +39,7 @@ export interface VendoredCheckReport {
   readonly expectedSemanticsHash: string;
   readonly problems: readonly string[];
 }
-/** Checks an adapter's vendored copy of vendor/agent-intercom-protocol-v4.mjs. Never throws for a
- * mismatching file; throws an IntercomError (INVALID_ARGUMENT) when the file cannot be read. */
+/** Checks an adapter's vendored copy of vendor/agent-intercom-protocol-v4.mjs (or .cjs). Never
+ * throws for a mismatching file; throws an IntercomError (INVALID_ARGUMENT) when the file cannot
+ * be read. */
 export declare function checkVendoredProtocolV4(path: string): VendoredCheckReport;

@@ -10,7 +10,7 @@ if (command === '--version') {
   process.exit(0)
 }
 if (command !== 'check-vendored' || !path || rest.length > 0) {
-  console.error('usage: agent-intercom-core check-vendored <path-to-agent-intercom-protocol-v4.mjs>')
+  console.error('usage: agent-intercom-core check-vendored <path-to-agent-intercom-protocol-v4.mjs-or-.cjs>')
   process.exit(2)
 }
 let report
@@ -21,7 +21,7 @@ try {
   process.exit(2)
 }
 if (report.ok) {
-  console.log(`ok: ${path} is byte-identical (sha256 ${report.sha256}); schema ${report.schemaVersion}, semantics hash ${report.semanticsHash}`)
+  console.log(`ok: ${path} is byte-identical to ${report.matchedFile} (sha256 ${report.sha256}); schema ${report.schemaVersion}, semantics hash ${report.semanticsHash}`)
   process.exit(0)
 }
 console.error(`drift: ${path}`)

@@ -4,8 +4,7 @@ const { readFileSync } = require('node:fs')
 const { addon, constants: C, fail } = require('./native.js')
 
 const VENDORED_PROTOCOL_V4 = Object.freeze({
-  file: C.vendoredFileName,
-  sha256: C.vendoredSha256,
+  files: Object.freeze(C.vendoredFiles.map((f) => Object.freeze({ format: f.format, file: f.file, sha256: f.sha256 }))),
   schemaVersion: C.vectorSchemaVersion,
   semanticsHash: C.semanticsHash,
 })
@@ -23,8 +22,8 @@ function checkVendoredProtocolV4 (path) {
     ok: report.ok,
     path,
     sha256: report.sha256,
-    expectedSha256: report.expectedSha256,
     byteIdentical: report.byteIdentical,
+    matchedFile: report.matchedFile ?? null,
     schemaVersion: report.schemaVersion ?? null,
     expectedSchemaVersion: C.vectorSchemaVersion,
     semanticsHash: report.semanticsHash ?? null,

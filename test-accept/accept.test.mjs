@@ -35,15 +35,21 @@ test('every subpath works from CommonJS and ESM', () => {
     assert.strictEqual(mod.canonicalHash('agent-intercom-core/protocol-v4/acceptance-vectors', { version: 2, vectors: esmProtocol.INTERCOM_PROTOCOL_V4_VECTORS }), HASH)
     assert.throws(() => mod.canonicalJson({ a: -0 }), { code: 'UNSUPPORTED_NUMBER' })
   }
+  const cjsVendor = require('@ctliz/agent-intercom-core/vendor/protocol-v4')
+  assert.strictEqual(cjsVendor.INTERCOM_PROTOCOL_V4_SEMANTICS_HASH, HASH)
+  assert.deepStrictEqual(Object.keys(cjsVendor).sort(), Object.keys(esmVendor).sort())
   assert.strictEqual(esmRoot.default, cjsRoot)
   assert.strictEqual(esmProtocol.default, cjsProtocol)
   assert.deepStrictEqual(cjsRoot.resolveIntercomTarget({ candidates: [{ id: 'abc-1', scope: null }], selector: 'abc' }), { kind: 'same_scope_prefix', targetIds: ['abc-1'] })
 })
 
 test('the installed vendored module passes the drift check, via the function and the bin', () => {
-  const file = require.resolve('@ctliz/agent-intercom-core/vendor/protocol-v4')
-  const report = esmRoot.checkVendoredProtocolV4(file)
-  assert.strictEqual(report.ok, true, report.problems.join('; '))
-  const out = execFileSync(join(process.cwd(), 'node_modules', '.bin', 'agent-intercom-core'), ['check-vendored', file], { encoding: 'utf8' })
-  assert.match(out, /^ok: /)
+  const dir = join(process.cwd(), 'node_modules', '@ctliz', 'agent-intercom-core', 'vendor')
+  for (const file of ['agent-intercom-protocol-v4.mjs', 'agent-intercom-protocol-v4.cjs']) {
+    const report = esmRoot.checkVendoredProtocolV4(join(dir, file))
+    assert.strictEqual(report.ok, true, report.problems.join('; '))
+    assert.strictEqual(report.matchedFile, file)
+    const out = execFileSync(join(process.cwd(), 'node_modules', '.bin', 'agent-intercom-core'), ['check-vendored', join(dir, file)], { encoding: 'utf8' })
+    assert.match(out, /^ok: /)
+  }
 })

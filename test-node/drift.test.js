@@ -11,16 +11,28 @@ const { root, throwsCode } = require('./helpers.js')
 
 const shipped = join(root, 'vendor', 'agent-intercom-protocol-v4.mjs')
 
-test('the published SHA-256 is the shipped file digest', () => {
-  const bytes = readFileSync(shipped)
-  assert.strictEqual(VENDORED_PROTOCOL_V4.sha256, createHash('sha256').update(bytes).digest('hex'))
-  assert.strictEqual(readFileSync(`${shipped}.sha256`, 'utf8'), `${VENDORED_PROTOCOL_V4.sha256}  ${VENDORED_PROTOCOL_V4.file}\n`)
+test('the published SHA-256 digests are the shipped files', () => {
+  const sums = VENDORED_PROTOCOL_V4.files.map((f) => {
+    assert.strictEqual(f.sha256, createHash('sha256').update(readFileSync(join(root, 'vendor', f.file))).digest('hex'))
+    return `${f.sha256}  ${f.file}\n`
+  })
+  assert.deepStrictEqual(VENDORED_PROTOCOL_V4.files.map((f) => f.format), ['esm', 'cjs'])
+  assert.strictEqual(readFileSync(join(root, 'vendor', 'SHA256SUMS'), 'utf8'), sums.join(''))
+})
+
+test('the CommonJS twin exports exactly what the ES module exports', async () => {
+  const esm = await import(join(root, 'vendor', 'agent-intercom-protocol-v4.mjs'))
+  const cjs = require(join(root, 'vendor', 'agent-intercom-protocol-v4.cjs'))
+  assert.deepStrictEqual(Object.keys(cjs).sort(), Object.keys(esm).sort())
+  assert.deepStrictEqual(cjs.INTERCOM_PROTOCOL_V4_VECTORS, esm.INTERCOM_PROTOCOL_V4_VECTORS)
+  assert.strictEqual(checkVendoredProtocolV4(join(root, 'vendor', 'agent-intercom-protocol-v4.cjs')).matchedFile, 'agent-intercom-protocol-v4.cjs')
 })
 
 test('checkVendoredProtocolV4: identical passes, any drift fails with reasons', () => {
   const ok = checkVendoredProtocolV4(shipped)
   assert.strictEqual(ok.ok, true)
   assert.strictEqual(ok.byteIdentical, true)
+  assert.strictEqual(ok.matchedFile, 'agent-intercom-protocol-v4.mjs')
   assert.strictEqual(ok.schemaVersion, 2)
   assert.strictEqual(ok.computedSemanticsHash, ok.expectedSemanticsHash)
   const dir = mkdtempSync(join(tmpdir(), 'aic-drift-'))
@@ -38,7 +50,7 @@ test('checkVendoredProtocolV4: identical passes, any drift fails with reasons', 
     assert.match(execFileSync(process.execPath, [bin, 'check-vendored', shipped], { encoding: 'utf8' }), /^ok: /)
     const drift = spawnSync(process.execPath, [bin, 'check-vendored', copy], { encoding: 'utf8' })
     assert.strictEqual(drift.status, 1)
-    assert.match(drift.stderr, /not byte-identical/)
+    assert.match(drift.stderr, /not byte-identical to a shipped file/)
     assert.strictEqual(spawnSync(process.execPath, [bin], { encoding: 'utf8' }).status, 2)
   } finally {
     rmSync(dir, { recursive: true, force: true })

@@ -46,8 +46,14 @@ pub struct NativeConstants {
     pub encoding_version: u32,
     pub unicode_normalization: String,
     pub invalid_scope_message_suffix: String,
-    pub vendored_file_name: String,
-    pub vendored_sha256: String,
+    pub vendored_files: Vec<NativeVendoredFile>,
+}
+
+#[napi(object)]
+pub struct NativeVendoredFile {
+    pub format: String,
+    pub file: String,
+    pub sha256: String,
 }
 
 #[napi]
@@ -74,8 +80,14 @@ pub fn constants() -> NativeConstants {
         encoding_version: canonical::ENCODING_VERSION,
         unicode_normalization: canonical::UNICODE_NORMALIZATION.into(),
         invalid_scope_message_suffix: scope::INVALID_SCOPE_MESSAGE_SUFFIX.into(),
-        vendored_file_name: vendored::VENDORED_FILE_NAME.into(),
-        vendored_sha256: vendored::published_sha256(),
+        vendored_files: vendored::shipped()
+            .iter()
+            .map(|(file, content)| NativeVendoredFile {
+                format: if file.ends_with(".cjs") { "cjs" } else { "esm" }.into(),
+                file: (*file).into(),
+                sha256: vendored::sha256_hex(content.as_bytes()),
+            })
+            .collect(),
     }
 }
 
@@ -271,8 +283,8 @@ pub fn run_vector_text(text: String) -> Result<String> {
 pub struct NativeVendoredReport {
     pub ok: bool,
     pub byte_identical: bool,
+    pub matched_file: Option<String>,
     pub sha256: String,
-    pub expected_sha256: String,
     pub schema_version: Option<i64>,
     pub semantics_hash: Option<String>,
     pub computed_semantics_hash: Option<String>,
@@ -286,8 +298,8 @@ pub fn check_vendored(bytes: Buffer) -> NativeVendoredReport {
     NativeVendoredReport {
         ok: r.ok(),
         byte_identical: r.byte_identical(),
+        matched_file: r.matched_file.map(str::to_string),
         sha256: r.sha256,
-        expected_sha256: r.expected_sha256,
         schema_version: r.schema_version,
         semantics_hash: r.semantics_hash,
         computed_semantics_hash: r.computed_semantics_hash,

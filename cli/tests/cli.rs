@@ -141,7 +141,7 @@ fn vendored_check() {
     .unwrap();
     let out = run(bin().args(["vendored", "check"]).arg(&copy), b"");
     assert_eq!(out.status.code(), Some(1));
-    assert!(text(&out.stderr).contains("not byte-identical"));
+    assert!(text(&out.stderr).contains("not byte-identical to a shipped file"));
     std::fs::remove_file(&copy).unwrap();
     let out = run(bin().args(["vendored", "check", "/nonexistent/x.mjs"]), b"");
     assert_eq!(out.status.code(), Some(2));

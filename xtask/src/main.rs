@@ -8,11 +8,8 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use agent_intercom_core::canonical::{self, Value};
-use agent_intercom_core::vendored::sha256_hex;
+use agent_intercom_core::vendored::{VENDORED_CJS_FILE_NAME, VENDORED_FILE_NAME, sha256_hex};
 use agent_intercom_core::{ErrorCode, corpus, protocol};
-
-/// Where the vendorable module lives, relative to the repository root.
-const VENDOR_FILE: &str = "vendor/agent-intercom-protocol-v4.mjs";
 
 fn js_string(s: &str) -> String {
     canonical::canonical_json(&Value::String(s.into())).expect("strings always encode")
@@ -221,10 +218,10 @@ export declare const AGENT_INTERCOM_CORE_VERSION: string;
 /** Error codes indexed by their C status value (index 0 is "OK"). */
 export declare const INTERCOM_ERROR_CODES: readonly string[];
 
-/** File name and SHA-256 of the vendorable one-file protocol-v4 module shipped in vendor/. */
+/** The vendorable one-file protocol-v4 modules shipped in vendor/ (ES module and CommonJS twin),
+ * with their SHA-256, as also listed in vendor/SHA256SUMS. */
 export declare const VENDORED_PROTOCOL_V4: {{
-  readonly file: string;
-  readonly sha256: string;
+  readonly files: readonly {{ readonly format: "esm" | "cjs"; readonly file: string; readonly sha256: string }}[];
   readonly schemaVersion: number;
   readonly semanticsHash: string;
 }};
@@ -233,8 +230,9 @@ export interface VendoredCheckReport {{
   readonly ok: boolean;
   readonly path: string;
   readonly sha256: string;
-  readonly expectedSha256: string;
   readonly byteIdentical: boolean;
+  /** The shipped file the copy is byte-identical to, or null. */
+  readonly matchedFile: string | null;
   /** The schema version the copy declares, or null when none was found. */
   readonly schemaVersion: number | null;
   readonly expectedSchemaVersion: number;
@@ -245,8 +243,9 @@ export interface VendoredCheckReport {{
   readonly expectedSemanticsHash: string;
   readonly problems: readonly string[];
 }}
-/** Checks an adapter's vendored copy of vendor/agent-intercom-protocol-v4.mjs. Never throws for a
- * mismatching file; throws an IntercomError (INVALID_ARGUMENT) when the file cannot be read. */
+/** Checks an adapter's vendored copy of vendor/agent-intercom-protocol-v4.mjs (or .cjs). Never
+ * throws for a mismatching file; throws an IntercomError (INVALID_ARGUMENT) when the file cannot
+ * be read. */
 export declare function checkVendoredProtocolV4(path: string): VendoredCheckReport;
 "#,
         codes = error_code_union(),
@@ -260,8 +259,9 @@ fn vendor_module() -> String {
     let vectors_json = canonical::canonical_json(vectors).expect("corpus is canonical");
     format!(
         r#"// @ctliz/agent-intercom-core: the protocol-v4 contract as ONE self-contained file, for adapters
-// that vendor it instead of depending on the package. GENERATED from agent-intercom-core {version}
-// by `cargo run -p xtask -- gen`. Do not edit: a changed byte fails the drift check.
+// that vendor it instead of depending on the package (ES module; a CommonJS twin ships beside it).
+// GENERATED from agent-intercom-core {version} by `cargo run -p xtask -- gen`. Do not edit: a
+// changed byte fails the drift check.
 // Check a vendored copy:  npx agent-intercom-core check-vendored <path>
 //                    or:  agent-intercom vendored check <path>
 export const INTERCOM_PROTOCOL_NAME = {name};
@@ -313,31 +313,67 @@ export function sameIntercomScope(left, right) {{
     )
 }
 
+/// The CommonJS twin of [`vendor_module`]: the same declarations without `export`, then one
+/// `module.exports`.
+fn vendor_module_cjs(esm: &str) -> String {
+    let mut names = Vec::new();
+    let mut body = String::from("'use strict';\n");
+    for line in esm.lines() {
+        let line = line.replace(
+            "(ES module; a CommonJS twin ships beside it)",
+            "(CommonJS; an ES module twin ships beside it)",
+        );
+        match line.strip_prefix("export ") {
+            Some(rest) => {
+                let name = rest
+                    .trim_start_matches("const ")
+                    .trim_start_matches("function ")
+                    .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                    .next()
+                    .expect("a declaration has a name");
+                names.push(name.to_string());
+                body.push_str(rest);
+            }
+            None => body.push_str(&line),
+        }
+        body.push('\n');
+    }
+    body.push_str(&format!("module.exports = {{ {} }};\n", names.join(", ")));
+    body
+}
+
 fn vendor_dts() -> String {
     format!("{GENERATED_TS}\n{}", protocol_constants_dts("declare "))
 }
 
-/// `sha256sum -c` compatible digest line of the vendorable module.
-fn vendored_sha256_line(module: &str) -> String {
-    format!(
-        "{}  {}\n",
-        sha256_hex(module.as_bytes()),
-        agent_intercom_core::vendored::VENDORED_FILE_NAME
-    )
+fn vendor_dcts() -> String {
+    format!("{GENERATED_TS}\n{}", protocol_constants_dts("declare "))
+}
+
+/// `sha256sum -c` compatible digests of the vendorable modules.
+fn vendored_sums(files: &[(&str, &str)]) -> String {
+    files
+        .iter()
+        .map(|(name, content)| format!("{}  {name}\n", sha256_hex(content.as_bytes())))
+        .collect()
 }
 
 fn outputs() -> Vec<(&'static str, String)> {
     let module = vendor_module();
+    let cjs = vendor_module_cjs(&module);
+    let sums = vendored_sums(&[
+        (VENDORED_FILE_NAME, &module),
+        (VENDORED_CJS_FILE_NAME, &cjs),
+    ]);
     vec![
         ("protocol-v4/index.d.ts", protocol_v4_dts()),
         ("canonical/index.d.ts", canonical_dts()),
         ("index.d.ts", index_dts()),
         ("vendor/agent-intercom-protocol-v4.d.mts", vendor_dts()),
-        (
-            "vendor/agent-intercom-protocol-v4.mjs.sha256",
-            vendored_sha256_line(&module),
-        ),
-        (VENDOR_FILE, module),
+        ("vendor/agent-intercom-protocol-v4.d.cts", vendor_dcts()),
+        ("vendor/SHA256SUMS", sums),
+        ("vendor/agent-intercom-protocol-v4.cjs", cjs),
+        ("vendor/agent-intercom-protocol-v4.mjs", module),
     ]
 }
 
