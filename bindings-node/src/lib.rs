@@ -91,10 +91,25 @@ pub fn constants() -> NativeConstants {
     }
 }
 
-/// Parses a scope (`undefined`/`""` unscoped). Returns whether it is scoped.
+/// Parses a scope input of any JavaScript type (`undefined`/`""` unscoped, a non-string invalid).
+/// Returns whether it is scoped.
 #[napi]
-pub fn parse_scope(value: Option<String>, path: String) -> Result<bool> {
-    Ok(scope_arg(&value, &path)?.is_some())
+pub fn parse_scope(value: Unknown<'_>, path: String) -> Result<bool> {
+    let text = match value.get_type()? {
+        ValueType::Undefined => None,
+        ValueType::String => Some(String::from_unknown(value)?),
+        _ => {
+            return Err(js_error(
+                scope::parse_scope_input(scope::ScopeInput::NotText, &path).unwrap_err(),
+            ));
+        }
+    };
+    let input = text
+        .as_deref()
+        .map_or(scope::ScopeInput::Absent, scope::ScopeInput::Text);
+    Ok(scope::parse_scope_input(input, &path)
+        .map_err(js_error)?
+        .is_some())
 }
 
 /// Strict equality of two parsed scopes.
@@ -311,11 +326,17 @@ pub fn check_vendored(bytes: Buffer) -> NativeVendoredReport {
 mod tests {
     #[test]
     fn direct_calls() {
-        assert!(super::parse_scope(Some("Scope_AAAAAAAAAA".into()), "scopeId".into()).unwrap());
-        let err = super::parse_scope(Some("nope".into()), "scopeId".into()).unwrap_err();
+        assert!(
+            super::same_scope(
+                Some("Scope_AAAAAAAAAA".into()),
+                Some("Scope_AAAAAAAAAA".into())
+            )
+            .unwrap()
+        );
+        let err = super::same_scope(Some("nope".into()), None).unwrap_err();
         assert!(
             err.reason
-                .starts_with("[aic:INVALID_SCOPE] scopeId must match"),
+                .starts_with("[aic:INVALID_SCOPE] left must match"),
             "{}",
             err.reason
         );

@@ -7,7 +7,7 @@ use crate::canonical::{self, Value};
 use crate::error::{Error, ErrorCode};
 use crate::protocol::{SCOPE_A, SCOPE_B, VECTOR_SCHEMA_VERSION, VECTORS_HASH_DOMAIN};
 use crate::routing::{self, AudienceEvent, Session};
-use crate::scope::{Scope, ScopeId, invalid_scope, parse_scope};
+use crate::scope::{Scope, ScopeId, ScopeInput, invalid_scope, parse_scope, parse_scope_input};
 
 /// The corpus file exactly as shipped in `vectors/protocol-v4.json`.
 pub const CORPUS_JSON: &str = include_str!("../../vectors/protocol-v4.json");
@@ -311,14 +311,15 @@ fn execute(v: &Vector<'_>) -> Result<(), String> {
     let ids = |indices: &[usize]| indices.iter().map(|&i| sessions[i].id).collect::<Vec<_>>();
     match v.operation {
         "validate_scope" => {
-            let observed = match v.scope_input {
-                None => "valid_unscoped",
-                Some(Value::String(s)) => match parse_scope(Some(s), "scopeInput") {
-                    Ok(None) => "valid_unscoped",
-                    Ok(Some(_)) => "valid_scoped",
-                    Err(_) => "invalid_scope",
-                },
-                Some(_) => "invalid_scope",
+            let input = match v.scope_input {
+                None => ScopeInput::Absent,
+                Some(Value::String(s)) => ScopeInput::Text(s),
+                Some(_) => ScopeInput::NotText,
+            };
+            let observed = match parse_scope_input(input, "scopeInput") {
+                Ok(None) => "valid_unscoped",
+                Ok(Some(_)) => "valid_scoped",
+                Err(_) => "invalid_scope",
             };
             compare("outcome", observed, v.expected)
         }

@@ -47,6 +47,27 @@ pub fn parse_scope<'a>(value: Option<&'a str>, path: &str) -> Result<Scope<'a>, 
     }
 }
 
+/// A scope input as it arrives from a dynamically typed source (JSON, JavaScript, a vector).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ScopeInput<'a> {
+    /// Absent (`undefined`, a missing key): the unscoped group.
+    Absent,
+    /// A string: `""` is unscoped, anything else must be a valid scope id.
+    Text(&'a str),
+    /// Anything else (a number, `null`, an object ...): always invalid.
+    NotText,
+}
+
+/// Parses a dynamically typed scope input: absent and `""` are unscoped, a non-string is
+/// invalid, a string must match the pattern.
+pub fn parse_scope_input<'a>(input: ScopeInput<'a>, path: &str) -> Result<Scope<'a>, Error> {
+    match input {
+        ScopeInput::Absent => Ok(None),
+        ScopeInput::Text(text) => parse_scope(Some(text), path),
+        ScopeInput::NotText => Err(invalid_scope(path)),
+    }
+}
+
 /// What follows the input's name in an invalid-scope message (bindings that build the message
 /// themselves append exactly this).
 pub const INVALID_SCOPE_MESSAGE_SUFFIX: &str = " must match ^[A-Za-z0-9_-]{16,128}$";
@@ -80,6 +101,23 @@ pub fn same_scope(left: Scope<'_>, right: Scope<'_>) -> bool {
 mod tests {
     use super::*;
     use crate::protocol::SCOPE_ID_PATTERN_SOURCE;
+
+    #[test]
+    fn dynamic_inputs() {
+        assert_eq!(parse_scope_input(ScopeInput::Absent, "s"), Ok(None));
+        assert_eq!(parse_scope_input(ScopeInput::Text(""), "s"), Ok(None));
+        assert!(
+            parse_scope_input(ScopeInput::Text("Scope_AAAAAAAAAA"), "s")
+                .unwrap()
+                .is_some()
+        );
+        assert_eq!(
+            parse_scope_input(ScopeInput::NotText, "s")
+                .unwrap_err()
+                .code(),
+            ErrorCode::InvalidScope
+        );
+    }
 
     #[test]
     fn message_suffix_names_the_pattern() {
