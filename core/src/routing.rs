@@ -80,40 +80,63 @@ pub fn resolve_target(
     selector: &str,
     candidates: &[Session<'_>],
 ) -> Resolution {
+    let exact = indices(candidates, |s| s.id == selector);
+    let same_scope_sessions = candidates
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| same_scope(s.scope, actor_scope))
+        .map(|(i, s)| (i, s.id, s.name));
+    let (kind, matches) = resolve_with(selector, exact, same_scope_sessions);
+    Resolution { kind, matches }
+}
+
+/// [`resolve_target`] for callers that keep sessions indexed (a broker): `exact` holds the keys of
+/// the sessions whose full id equals the selector (found by a map lookup, any scope), and
+/// `same_scope_sessions` yields `(key, id, name)` for every session in the actor's scope. The
+/// same three steps and the same outcomes; only the scan is the caller's.
+pub fn resolve_with<'s, K, I>(
+    selector: &str,
+    exact: Vec<K>,
+    same_scope_sessions: I,
+) -> (ResolveKind, Vec<K>)
+where
+    I: Iterator<Item = (K, &'s str, Option<&'s str>)> + Clone,
+{
     if selector.is_empty() {
-        return Resolution {
-            kind: ResolveKind::SessionNotFound,
-            matches: Vec::new(),
-        };
+        return (ResolveKind::SessionNotFound, Vec::new());
     }
-    let in_scope = |s: &Session<'_>| same_scope(s.scope, actor_scope);
-    type Step<'s> = (ResolveKind, &'s dyn Fn(&Session<'_>) -> bool);
-    let steps: [Step<'_>; 3] = [
-        (ResolveKind::GlobalExactId, &|s| s.id == selector),
-        (ResolveKind::SameScopeName, &|s| {
-            in_scope(s) && s.name == Some(selector)
-        }),
-        (ResolveKind::SameScopePrefix, &|s| {
-            in_scope(s) && s.id.starts_with(selector)
-        }),
-    ];
-    for (kind, matches_step) in steps {
-        let matches = indices(candidates, matches_step);
-        match matches.len() {
-            0 => continue,
-            1 => return Resolution { kind, matches },
-            _ => {
-                return Resolution {
-                    kind: ResolveKind::AmbiguousTarget,
-                    matches,
-                };
-            }
-        }
+    let decide = |kind: ResolveKind, matches: Vec<K>| match matches.len() {
+        0 => None,
+        1 => Some((kind, matches)),
+        _ => Some((ResolveKind::AmbiguousTarget, matches)),
+    };
+    if let Some(found) = decide(ResolveKind::GlobalExactId, exact) {
+        return found;
     }
-    Resolution {
-        kind: ResolveKind::SessionNotFound,
-        matches: Vec::new(),
+    let by_name = same_scope_sessions
+        .clone()
+        .filter(|(_, _, name)| *name == Some(selector))
+        .map(|(k, _, _)| k)
+        .collect();
+    if let Some(found) = decide(ResolveKind::SameScopeName, by_name) {
+        return found;
     }
+    let by_prefix = same_scope_sessions
+        .filter(|(_, id, _)| id.starts_with(selector))
+        .map(|(k, _, _)| k)
+        .collect();
+    decide(ResolveKind::SameScopePrefix, by_prefix)
+        .unwrap_or((ResolveKind::SessionNotFound, Vec::new()))
+}
+
+/// Whether a `list` from `actor_id` in `actor_scope` shows the candidate.
+pub fn lists(actor_id: &str, actor_scope: Scope<'_>, candidate: &Session<'_>) -> bool {
+    candidate.id == actor_id || same_scope(candidate.scope, actor_scope)
+}
+
+/// Whether the candidate hears a lifecycle event about the subject.
+pub fn hears(subject_id: &str, subject_scope: Scope<'_>, candidate: &Session<'_>) -> bool {
+    candidate.id != subject_id && same_scope(candidate.scope, subject_scope)
 }
 
 /// The sessions a `list` request from `actor_id` in `actor_scope` returns: the actor itself
@@ -123,9 +146,7 @@ pub fn list_visible(
     actor_scope: Scope<'_>,
     candidates: &[Session<'_>],
 ) -> Vec<usize> {
-    indices(candidates, |s| {
-        s.id == actor_id || same_scope(s.scope, actor_scope)
-    })
+    indices(candidates, |s| lists(actor_id, actor_scope, s))
 }
 
 /// A lifecycle broadcast.
@@ -170,9 +191,7 @@ pub fn audience(
     subject_scope: Scope<'_>,
     candidates: &[Session<'_>],
 ) -> Vec<usize> {
-    indices(candidates, |s| {
-        s.id != subject_id && same_scope(s.scope, subject_scope)
-    })
+    indices(candidates, |s| hears(subject_id, subject_scope, s))
 }
 
 /// Applies an adapter's filter to a computed set: the result holds only members of `base`
