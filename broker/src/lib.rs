@@ -1,0 +1,26 @@
+//! # agent-intercom-broker
+//!
+//! The pi-intercom protocol-v4 broker, wire-compatible with the existing Pi, Claude Code, Codex
+//! and OpenCode adapters (`../shared/reference/wire-v4.md` describes the wire). Protocol rules
+//! (scopes, resolution, audiences, replacement order, late frames) come from
+//! `agent_intercom_core`; this crate adds sockets, state, time and durability.
+//!
+//! ```no_run
+//! let config = agent_intercom_broker::BrokerConfig::from_env();
+//! let broker = agent_intercom_broker::start(config).expect("started");
+//! println!("listening on {}", broker.socket_path().display());
+//! broker.wait(); // until idle exit or shutdown
+//! ```
+
+#![deny(missing_docs)]
+
+pub mod config;
+pub mod lifecycle;
+mod server;
+mod state;
+pub mod store;
+pub mod wire;
+
+pub use config::{BrokerConfig, LogLevel};
+pub use server::{BrokerHandle, StartError, start};
+pub use state::StopReason;

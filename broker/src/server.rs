@@ -1,0 +1,403 @@
+//! Listening, connections, and the broker's life: start (ownership, stale socket, permissions),
+//! run, and a clean exit that removes only the broker's own files.
+
+use std::io;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::UnixStream;
+use tokio::sync::{Notify, mpsc};
+
+use crate::config::{BrokerConfig, LogLevel};
+use crate::lifecycle::{self, Ownership, OwnershipError};
+use crate::state::{ConnId, Event, Out, State, StopReason};
+use crate::store::{Store, StoreError};
+use crate::wire::{self, error_code};
+
+/// Why a broker could not start.
+#[derive(Debug)]
+pub enum StartError {
+    /// Another live process owns the broker of this intercom directory.
+    AlreadyRunning(i32),
+    /// The store could not be opened.
+    Store(StoreError),
+    /// Creating the directory, the socket or a file failed.
+    Io(io::Error),
+}
+
+impl std::fmt::Display for StartError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            StartError::AlreadyRunning(pid) => {
+                write!(f, "an intercom broker is already running (pid {pid})")
+            }
+            StartError::Store(e) => write!(f, "{e}"),
+            StartError::Io(e) => write!(f, "cannot start the broker: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for StartError {}
+
+/// A running broker. Dropping the handle shuts the broker down and waits for it.
+pub struct BrokerHandle {
+    events: mpsc::UnboundedSender<Event>,
+    thread: Option<std::thread::JoinHandle<StopReason>>,
+    socket_path: PathBuf,
+}
+
+impl BrokerHandle {
+    /// The socket clients connect to.
+    pub fn socket_path(&self) -> &Path {
+        &self.socket_path
+    }
+
+    /// Asks the broker to stop (returns at once).
+    pub fn shutdown(&self) {
+        let _ = self.events.send(Event::Shutdown);
+    }
+
+    /// Waits until the broker has stopped (idle exit, a signal, or [`BrokerHandle::shutdown`])
+    /// and its files are removed.
+    pub fn wait(mut self) -> StopReason {
+        self.thread
+            .take()
+            .map(|t| t.join().unwrap_or(StopReason::Shutdown))
+            .unwrap_or(StopReason::Shutdown)
+    }
+
+    /// True once the broker has stopped.
+    pub fn is_finished(&self) -> bool {
+        self.thread.as_ref().is_none_or(|t| t.is_finished())
+    }
+
+    /// Stops the broker and waits for it.
+    pub fn close(self) -> StopReason {
+        self.shutdown();
+        self.wait()
+    }
+}
+
+impl Drop for BrokerHandle {
+    fn drop(&mut self) {
+        if let Some(thread) = self.thread.take() {
+            let _ = self.events.send(Event::Shutdown);
+            let _ = thread.join();
+        }
+    }
+}
+
+/// Starts a broker for `config` on its own thread. Fails with
+/// [`StartError::AlreadyRunning`] when a live broker owns the directory.
+pub fn start(config: BrokerConfig) -> Result<BrokerHandle, StartError> {
+    lifecycle::ensure_private_dir(&config.intercom_dir).map_err(StartError::Io)?;
+    if let Some(parent) = config.socket_path.parent()
+        && parent != config.intercom_dir
+    {
+        std::fs::create_dir_all(parent).map_err(StartError::Io)?;
+    }
+    let pid = std::process::id() as i32;
+    let ownership =
+        lifecycle::acquire_ownership(&config.owner_path(), pid).map_err(|e| match e {
+            OwnershipError::Owned(owner) => StartError::AlreadyRunning(owner),
+            OwnershipError::Io(e) => StartError::Io(e),
+        })?;
+    let prepared = (|| {
+        let store = Store::open(&config.store_path()).map_err(StartError::Store)?;
+        // We own the directory: any socket file here is stale.
+        match std::fs::remove_file(&config.socket_path) {
+            Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(StartError::Io(e)),
+            _ => {}
+        }
+        let listener =
+            std::os::unix::net::UnixListener::bind(&config.socket_path).map_err(StartError::Io)?;
+        std::fs::set_permissions(&config.socket_path, std::fs::Permissions::from_mode(0o600))
+            .map_err(StartError::Io)?;
+        listener.set_nonblocking(true).map_err(StartError::Io)?;
+        lifecycle::write_private(&config.pid_path(), &pid.to_string()).map_err(StartError::Io)?;
+        Ok((store, listener))
+    })();
+    let (store, listener) = match prepared {
+        Ok(ok) => ok,
+        Err(e) => {
+            ownership.release();
+            return Err(e);
+        }
+    };
+    let (events_tx, events_rx) = mpsc::unbounded_channel();
+    let socket_path = config.socket_path.clone();
+    let loop_events = events_tx.clone();
+    let thread = std::thread::Builder::new()
+        .name("agent-intercom-broker".into())
+        .spawn(move || {
+            let runtime = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(2)
+                .thread_name("agent-intercom-io")
+                .enable_all()
+                .build()
+                .expect("a tokio runtime");
+            let reason =
+                runtime.block_on(run(config.clone(), store, listener, loop_events, events_rx));
+            runtime.shutdown_timeout(Duration::from_millis(200));
+            cleanup(&config, &ownership, pid);
+            if config.log_level >= LogLevel::Info {
+                eprintln!("agent-intercom broker [Info] stopped ({reason:?})");
+            }
+            reason
+        })
+        .map_err(StartError::Io)?;
+    Ok(BrokerHandle {
+        events: events_tx,
+        thread: Some(thread),
+        socket_path,
+    })
+}
+
+fn cleanup(config: &BrokerConfig, ownership: &Ownership, pid: i32) {
+    if ownership.holds() {
+        let _ = std::fs::remove_file(&config.socket_path);
+        if std::fs::read_to_string(config.pid_path()).is_ok_and(|p| p.trim() == pid.to_string()) {
+            let _ = std::fs::remove_file(config.pid_path());
+        }
+    }
+    ownership.release();
+}
+
+async fn run(
+    config: BrokerConfig,
+    store: Store,
+    listener: std::os::unix::net::UnixListener,
+    events_tx: mpsc::UnboundedSender<Event>,
+    mut events_rx: mpsc::UnboundedReceiver<Event>,
+) -> StopReason {
+    let listener = match tokio::net::UnixListener::from_std(listener) {
+        Ok(l) => l,
+        Err(e) => {
+            eprintln!("agent-intercom broker: cannot listen: {e}");
+            return StopReason::Shutdown;
+        }
+    };
+    if config.log_level >= LogLevel::Info {
+        eprintln!(
+            "agent-intercom broker [Info] listening on {} (pid {})",
+            config.socket_path.display(),
+            std::process::id()
+        );
+    }
+    let mut state = State::new(config.clone(), Some(store));
+    let accept_config = Arc::new(config.clone());
+    let accept_events = events_tx.clone();
+    let acceptor = tokio::spawn(async move {
+        let mut next: ConnId = 1;
+        loop {
+            match listener.accept().await {
+                Ok((stream, _)) => {
+                    let conn = next;
+                    next += 1;
+                    tokio::spawn(connection(
+                        stream,
+                        conn,
+                        accept_events.clone(),
+                        accept_config.clone(),
+                    ));
+                }
+                Err(e) => {
+                    eprintln!("agent-intercom broker: accept failed: {e}");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+            }
+        }
+    });
+    let mut terminate = config
+        .handle_signals
+        .then(|| tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok())
+        .flatten();
+    let mut interrupt = config
+        .handle_signals
+        .then(|| tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt()).ok())
+        .flatten();
+    loop {
+        let deadline = state.next_deadline();
+        tokio::select! {
+            event = events_rx.recv() => match event {
+                Some(event) => state.handle(event),
+                None => break,
+            },
+            _ = async { tokio::time::sleep_until(deadline.expect("guarded").into()).await }, if deadline.is_some() => {
+                state.fire_due_timers();
+            }
+            _ = async { terminate.as_mut().expect("guarded").recv().await }, if terminate.is_some() => state.handle(Event::Shutdown),
+            _ = async { interrupt.as_mut().expect("guarded").recv().await }, if interrupt.is_some() => state.handle(Event::Shutdown),
+        }
+        if state.stopped().is_some() {
+            break;
+        }
+    }
+    acceptor.abort();
+    // Let writers flush their last frames (error frames, closes) briefly.
+    let grace = tokio::time::sleep(Duration::from_millis(100));
+    tokio::pin!(grace);
+    loop {
+        tokio::select! {
+            _ = &mut grace => break,
+            event = events_rx.recv() => if event.is_none() { break },
+        }
+    }
+    state.stopped().unwrap_or(StopReason::Shutdown)
+}
+
+fn error_frame(code: &str, message: &str) -> Out {
+    Out::Frame(Arc::new(wire::encode(
+        &json!({ "type": "error", "code": code, "error": message }),
+    )))
+}
+
+async fn connection(
+    stream: UnixStream,
+    conn: ConnId,
+    events: mpsc::UnboundedSender<Event>,
+    config: Arc<BrokerConfig>,
+) {
+    let (mut reader, writer) = stream.into_split();
+    let (tx, rx) = mpsc::unbounded_channel();
+    let stop = Arc::new(Notify::new());
+    if events
+        .send(Event::Accepted {
+            conn,
+            tx: tx.clone(),
+        })
+        .is_err()
+    {
+        return;
+    }
+    tokio::spawn(write_loop(writer, rx, stop.clone()));
+    let mut tokens = config.rate_capacity;
+    let mut refilled = tokio::time::Instant::now();
+    let frame_timeout = Duration::from_secs(10);
+    loop {
+        let mut header = [0u8; 4];
+        let first = tokio::select! {
+            r = reader.read(&mut header[..1]) => r,
+            _ = stop.notified() => break,
+        };
+        match first {
+            Ok(0) | Err(_) => break,
+            Ok(_) => {}
+        }
+        // The rest of a started frame must arrive in time: a half-sent frame cannot hold a
+        // connection open for ever.
+        let rest = tokio::select! {
+            r = tokio::time::timeout(frame_timeout, async {
+                reader.read_exact(&mut header[1..]).await?;
+                let len = u32::from_be_bytes(header) as usize;
+                if len > config.max_frame_bytes {
+                    return Ok(Err(len));
+                }
+                let mut payload = vec![0u8; len];
+                reader.read_exact(&mut payload).await?;
+                Ok::<_, io::Error>(Ok(payload))
+            }) => r,
+            _ = stop.notified() => break,
+        };
+        let payload = match rest {
+            Err(_) => {
+                let _ = tx.send(error_frame(
+                    error_code::INVALID_REQUEST,
+                    "Incomplete frame: the rest did not arrive in time",
+                ));
+                let _ = tx.send(Out::Close);
+                break;
+            }
+            Ok(Err(_)) => break,
+            Ok(Ok(Err(len))) => {
+                let message = format!(
+                    "Intercom frame length {len} exceeds maximum {} bytes",
+                    config.max_frame_bytes
+                );
+                let _ = tx.send(error_frame(error_code::INVALID_REQUEST, &message));
+                let _ = tx.send(Out::Close);
+                break;
+            }
+            Ok(Ok(Ok(payload))) => payload,
+        };
+        let value: Value = match serde_json::from_slice(&payload) {
+            Ok(v) => v,
+            Err(e) => {
+                let what = if std::str::from_utf8(&payload).is_err() {
+                    "not valid UTF-8".to_string()
+                } else {
+                    format!("not valid JSON ({e})")
+                };
+                let _ = tx.send(error_frame(
+                    error_code::INVALID_REQUEST,
+                    &format!("Failed to parse intercom message: {what}"),
+                ));
+                let _ = tx.send(Out::Close);
+                break;
+            }
+        };
+        // Acknowledgements are never rate limited: a fast receiver must not be cut off.
+        if value.get("type").and_then(Value::as_str) != Some("message_received") {
+            let now = tokio::time::Instant::now();
+            tokens = (tokens
+                + now.duration_since(refilled).as_secs_f64() * config.rate_refill_per_second)
+                .min(config.rate_capacity);
+            refilled = now;
+            let cost = payload.len().div_ceil(config.rate_bytes_per_token).max(1) as f64;
+            if tokens < cost {
+                let _ = tx.send(error_frame(
+                    error_code::RATE_LIMITED,
+                    "Intercom broker rate limit exceeded",
+                ));
+                let _ = tx.send(Out::Close);
+                break;
+            }
+            tokens -= cost;
+        }
+        if events.send(Event::Frame { conn, value }).is_err() {
+            break;
+        }
+    }
+    let _ = events.send(Event::Closed { conn });
+}
+
+async fn write_loop(
+    mut writer: tokio::net::unix::OwnedWriteHalf,
+    mut rx: mpsc::UnboundedReceiver<Out>,
+    stop: Arc<Notify>,
+) {
+    let mut buf: Vec<u8> = Vec::with_capacity(64 * 1024);
+    'outer: while let Some(first) = rx.recv().await {
+        let mut close = false;
+        let mut next = Some(first);
+        while let Some(out) = next {
+            match out {
+                Out::Frame(bytes) => buf.extend_from_slice(&bytes),
+                Out::Close => {
+                    close = true;
+                    break;
+                }
+            }
+            next = if buf.len() < 1 << 20 {
+                rx.try_recv().ok()
+            } else {
+                None
+            };
+        }
+        if !buf.is_empty() {
+            if writer.write_all(&buf).await.is_err() {
+                break 'outer;
+            }
+            buf.clear();
+        }
+        if close {
+            break;
+        }
+    }
+    let _ = writer.shutdown().await;
+    stop.notify_one();
+}
