@@ -266,6 +266,13 @@ impl Store {
         Ok(())
     }
 
+    /// Overwrites the recorded schema version (for tests of the newer-schema refusal).
+    #[doc(hidden)]
+    pub fn debug_set_schema_version(&self, version: i64) -> Result<(), StoreError> {
+        self.conn.execute("UPDATE meta SET value = ?1 WHERE key = 'schema_version'", [version])?;
+        Ok(())
+    }
+
     /// Deletes expired delivery results.
     pub fn prune_deliveries(&self, now_ms: i64) -> Result<(), StoreError> {
         self.conn
