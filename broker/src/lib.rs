@@ -15,6 +15,7 @@
 #![deny(missing_docs)]
 
 pub mod config;
+mod ensure;
 pub mod lifecycle;
 mod server;
 mod state;
@@ -22,5 +23,6 @@ pub mod store;
 pub mod wire;
 
 pub use config::{BrokerConfig, LogLevel};
+pub use ensure::{Ensured, Health, ensure, health};
 pub use server::{BrokerHandle, StartError, start};
 pub use state::StopReason;

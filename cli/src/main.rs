@@ -20,6 +20,14 @@ usage:
   agent-intercom hash DOMAIN              canonical hash of the JSON document on stdin
   agent-intercom canonical                canonical JSON of the JSON document on stdin
   agent-intercom vendored check PATH      check a vendored agent-intercom-protocol-v4.mjs for drift
+  agent-intercom broker [OPTIONS]         run the broker (or use the one already running)
+      --agent-dir DIR    agent directory (default $PI_CODING_AGENT_DIR, else ~/.pi/agent)
+      --socket PATH      socket (default <agent-dir>/intercom/broker.sock)
+      --idle-exit SECS   exit SECS after the last session leaves (default 5; 0 = never)
+      --log-level LEVEL  off|error|warn|info|debug (default warn); bodies and scopes are never logged
+      --set KEY=VALUE    any limit, e.g. max_sessions=10000, rate_capacity=100000 (see docs/broker.md)
+  agent-intercom broker status [--agent-dir DIR] [--socket PATH]
+                                          health-check the broker: exit 0 compatible, 1 otherwise
   agent-intercom version                  print versions
 
 exit status: 0 ok, 1 a check failed, 2 bad usage or invalid input";
@@ -139,6 +147,69 @@ fn vectors(file: Option<&str>) -> ExitCode {
     }
 }
 
+fn broker_config(options: &[String]) -> Result<(agent_intercom_broker::BrokerConfig, bool), String> {
+    let mut agent_dir = None;
+    let mut socket = None;
+    let mut sets: Vec<(String, String)> = Vec::new();
+    let mut status = false;
+    let mut iter = options.iter();
+    while let Some(option) = iter.next() {
+        let mut value = |name: &str| iter.next().cloned().ok_or_else(|| format!("{name} needs a value"));
+        match option.as_str() {
+            "status" if agent_dir.is_none() && socket.is_none() && sets.is_empty() => status = true,
+            "--agent-dir" => agent_dir = Some(std::path::PathBuf::from(value("--agent-dir")?)),
+            "--socket" => socket = Some(std::path::PathBuf::from(value("--socket")?)),
+            "--idle-exit" => sets.push(("idle_exit_secs".into(), value("--idle-exit")?)),
+            "--log-level" => sets.push(("log_level".into(), value("--log-level")?)),
+            "--set" => {
+                let pair = value("--set")?;
+                let (k, v) = pair.split_once('=').ok_or_else(|| format!("--set takes KEY=VALUE, not {pair:?}"))?;
+                sets.push((k.to_string(), v.to_string()));
+            }
+            other => return Err(format!("unknown broker option {other:?}")),
+        }
+    }
+    let agent_dir = agent_dir.unwrap_or_else(agent_intercom_broker::config::agent_dir_from_env);
+    let mut config = agent_intercom_broker::BrokerConfig::for_agent_dir(&agent_dir);
+    if let Some(socket) = socket {
+        config.socket_path = socket;
+    }
+    for (k, v) in sets {
+        config.set(&k, &v)?;
+    }
+    config.handle_signals = true;
+    Ok((config, status))
+}
+
+fn broker(options: &[String]) -> ExitCode {
+    let (config, status) = match broker_config(options) {
+        Ok(c) => c,
+        Err(e) => return usage_error(&e),
+    };
+    let socket = config.socket_path.clone();
+    if status {
+        let health = agent_intercom_broker::health(&socket, std::time::Duration::from_secs(1));
+        println!("{}: {health:?}", socket.display());
+        return if health == agent_intercom_broker::Health::Compatible { ExitCode::SUCCESS } else { ExitCode::FAILURE };
+    }
+    match agent_intercom_broker::ensure(config, std::time::Duration::from_secs(5)) {
+        Ok(agent_intercom_broker::Ensured::Started(handle)) => {
+            let reason = handle.wait();
+            eprintln!("agent-intercom: broker stopped ({reason:?})");
+            ExitCode::SUCCESS
+        }
+        Ok(agent_intercom_broker::Ensured::Running(pid)) => {
+            let pid = pid.map_or_else(|| "unknown pid".to_string(), |p| format!("pid {p}"));
+            println!("a broker is already running ({pid}) at {}; using it", socket.display());
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("agent-intercom: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
 fn run(args: &[String]) -> ExitCode {
     let words: Vec<&str> = args.iter().map(String::as_str).collect();
     match words.as_slice() {
@@ -159,6 +230,7 @@ fn run(args: &[String]) -> ExitCode {
         }
         ["scope", "check"] => scope_check(std::env::var_os(SCOPE_ENV).as_deref(), SCOPE_ENV),
         ["scope", "check", _] => scope_check(std::env::args_os().nth(3).as_deref(), "scope id"),
+        ["broker", options @ ..] => broker(&options.iter().map(|s| s.to_string()).collect::<Vec<_>>()),
         ["vectors"] => vectors(None),
         ["vectors", "--file", path] => vectors(Some(path)),
         ["hash", domain] => match read_stdin() {

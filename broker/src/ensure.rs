@@ -1,0 +1,89 @@
+//! Finding or starting the broker of an intercom directory, race-free: whoever takes
+//! `broker.owner` runs it; everyone else waits until it answers `health` and uses it.
+
+use std::io::{Read, Write};
+use std::os::unix::net::UnixStream;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::config::BrokerConfig;
+use crate::server::{BrokerHandle, StartError, start};
+use crate::wire;
+
+/// What a `health` probe found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Health {
+    /// A protocol-v4 broker with the remote-access contract current clients require.
+    Compatible,
+    /// Something answered `health_ok`, but not as current clients require.
+    Incompatible,
+    /// Nothing (usable) listens.
+    Unreachable,
+}
+
+/// Probes the socket with a `health` frame, as the adapters do.
+pub fn health(socket: &Path, timeout: Duration) -> Health {
+    let Ok(mut stream) = UnixStream::connect(socket) else { return Health::Unreachable };
+    let _ = stream.set_read_timeout(Some(timeout));
+    let _ = stream.set_write_timeout(Some(timeout));
+    let request_id = uuid::Uuid::new_v4().to_string();
+    if stream.write_all(&wire::encode(&json!({ "type": "health", "requestId": request_id }))).is_err() {
+        return Health::Unreachable;
+    }
+    let mut header = [0u8; 4];
+    if stream.read_exact(&mut header).is_err() {
+        return Health::Unreachable;
+    }
+    let len = u32::from_be_bytes(header) as usize;
+    if len > 1 << 20 {
+        return Health::Unreachable;
+    }
+    let mut body = vec![0u8; len];
+    if stream.read_exact(&mut body).is_err() {
+        return Health::Unreachable;
+    }
+    let Ok(v) = serde_json::from_slice::<Value>(&body) else { return Health::Unreachable };
+    if v["type"] != "health_ok" || v["requestId"] != request_id.as_str() {
+        return Health::Unreachable;
+    }
+    let compatible = v["protocol"] == agent_intercom_core::protocol::PROTOCOL_NAME
+        && v["version"] == agent_intercom_core::protocol::PROTOCOL_VERSION
+        && v["endpoint"] == "local"
+        && v["remoteAccess"] == wire::remote_access_contract();
+    if compatible { Health::Compatible } else { Health::Incompatible }
+}
+
+/// The outcome of [`ensure`].
+pub enum Ensured {
+    /// This call started the broker; it runs until the handle stops it (or idle exit).
+    Started(BrokerHandle),
+    /// A compatible broker was already running (its pid when known).
+    Running(Option<i32>),
+}
+
+/// Uses the running broker of `config`'s directory, or starts one. Concurrent callers (threads
+/// or processes) end with exactly one broker: the one that takes `broker.owner` starts it, the
+/// others wait (up to `wait`) until it answers `health`.
+pub fn ensure(config: BrokerConfig, wait: Duration) -> Result<Ensured, StartError> {
+    let socket = config.socket_path.clone();
+    let pid_path = config.pid_path();
+    let deadline = Instant::now() + wait;
+    loop {
+        if health(&socket, Duration::from_millis(500)) == Health::Compatible {
+            let pid = std::fs::read_to_string(&pid_path).ok().and_then(|p| p.trim().parse().ok());
+            return Ok(Ensured::Running(pid));
+        }
+        match start(config.clone()) {
+            Ok(handle) => return Ok(Ensured::Started(handle)),
+            Err(StartError::AlreadyRunning(pid)) => {
+                if Instant::now() >= deadline {
+                    return Err(StartError::AlreadyRunning(pid));
+                }
+                std::thread::sleep(Duration::from_millis(25));
+            }
+            Err(e) => return Err(e),
+        }
+    }
+}
