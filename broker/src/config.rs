@@ -114,11 +114,19 @@ impl BrokerConfig {
     /// Sets one field by name (`max_sessions=10000`, `idle_exit_secs=0`, `ask_timeout_ms=600000`,
     /// `log_level=info` ...): how the CLI's `--set` and the Node options reach every limit.
     pub fn set(&mut self, key: &str, value: &str) -> Result<(), String> {
-        let int = || value.parse::<u64>().map_err(|_| format!("{key} takes a whole number, not {value:?}"));
+        let int = || {
+            value
+                .parse::<u64>()
+                .map_err(|_| format!("{key} takes a whole number, not {value:?}"))
+        };
         let ms = || int().map(Duration::from_millis);
         match key {
-            "idle_exit_secs" => self.idle_exit = Some(int()?).filter(|s| *s > 0).map(Duration::from_secs),
-            "idle_exit_ms" => self.idle_exit = Some(int()?).filter(|s| *s > 0).map(Duration::from_millis),
+            "idle_exit_secs" => {
+                self.idle_exit = Some(int()?).filter(|s| *s > 0).map(Duration::from_secs)
+            }
+            "idle_exit_ms" => {
+                self.idle_exit = Some(int()?).filter(|s| *s > 0).map(Duration::from_millis)
+            }
             "max_sessions" => self.max_sessions = int()? as usize,
             "max_unregistered" => self.max_unregistered = int()? as usize,
             "registration_timeout_ms" => self.registration_timeout = ms()?,
@@ -129,7 +137,9 @@ impl BrokerConfig {
             "delivery_ack_timeout_ms" => self.delivery_ack_timeout = ms()?,
             "recent_delivery_ttl_ms" => self.recent_delivery_ttl = ms()?,
             "max_pending_deliveries" => self.max_pending_deliveries = int()? as usize,
-            "max_pending_deliveries_per_session" => self.max_pending_deliveries_per_session = int()? as usize,
+            "max_pending_deliveries_per_session" => {
+                self.max_pending_deliveries_per_session = int()? as usize
+            }
             "max_pending_asks_per_session" => self.max_pending_asks_per_session = int()? as usize,
             "ask_timeout_ms" => self.ask_timeout = ms()?,
             "presence_heartbeat_ms" => self.presence_heartbeat = ms()?,
@@ -138,7 +148,11 @@ impl BrokerConfig {
             "max_attachment_bytes" => self.max_attachment_bytes = int()? as usize,
             "max_message_id_len" => self.max_message_id_len = int()? as usize,
             "max_target_len" => self.max_target_len = int()? as usize,
-            "log_level" => self.log_level = LogLevel::parse(value).ok_or_else(|| format!("log_level is off, error, warn, info or debug, not {value:?}"))?,
+            "log_level" => {
+                self.log_level = LogLevel::parse(value).ok_or_else(|| {
+                    format!("log_level is off, error, warn, info or debug, not {value:?}")
+                })?
+            }
             _ => return Err(format!("unknown setting {key:?}")),
         }
         Ok(())

@@ -25,11 +25,18 @@ pub enum Health {
 
 /// Probes the socket with a `health` frame, as the adapters do.
 pub fn health(socket: &Path, timeout: Duration) -> Health {
-    let Ok(mut stream) = UnixStream::connect(socket) else { return Health::Unreachable };
+    let Ok(mut stream) = UnixStream::connect(socket) else {
+        return Health::Unreachable;
+    };
     let _ = stream.set_read_timeout(Some(timeout));
     let _ = stream.set_write_timeout(Some(timeout));
     let request_id = uuid::Uuid::new_v4().to_string();
-    if stream.write_all(&wire::encode(&json!({ "type": "health", "requestId": request_id }))).is_err() {
+    if stream
+        .write_all(&wire::encode(
+            &json!({ "type": "health", "requestId": request_id }),
+        ))
+        .is_err()
+    {
         return Health::Unreachable;
     }
     let mut header = [0u8; 4];
@@ -44,7 +51,9 @@ pub fn health(socket: &Path, timeout: Duration) -> Health {
     if stream.read_exact(&mut body).is_err() {
         return Health::Unreachable;
     }
-    let Ok(v) = serde_json::from_slice::<Value>(&body) else { return Health::Unreachable };
+    let Ok(v) = serde_json::from_slice::<Value>(&body) else {
+        return Health::Unreachable;
+    };
     if v["type"] != "health_ok" || v["requestId"] != request_id.as_str() {
         return Health::Unreachable;
     }
@@ -52,7 +61,11 @@ pub fn health(socket: &Path, timeout: Duration) -> Health {
         && v["version"] == agent_intercom_core::protocol::PROTOCOL_VERSION
         && v["endpoint"] == "local"
         && v["remoteAccess"] == wire::remote_access_contract();
-    if compatible { Health::Compatible } else { Health::Incompatible }
+    if compatible {
+        Health::Compatible
+    } else {
+        Health::Incompatible
+    }
 }
 
 /// The outcome of [`ensure`].
@@ -72,7 +85,9 @@ pub fn ensure(config: BrokerConfig, wait: Duration) -> Result<Ensured, StartErro
     let deadline = Instant::now() + wait;
     loop {
         if health(&socket, Duration::from_millis(500)) == Health::Compatible {
-            let pid = std::fs::read_to_string(&pid_path).ok().and_then(|p| p.trim().parse().ok());
+            let pid = std::fs::read_to_string(&pid_path)
+                .ok()
+                .and_then(|p| p.trim().parse().ok());
             return Ok(Ensured::Running(pid));
         }
         match start(config.clone()) {

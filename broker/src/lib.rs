@@ -14,6 +14,7 @@
 
 #![deny(missing_docs)]
 
+pub mod client;
 pub mod config;
 mod ensure;
 pub mod lifecycle;

@@ -269,7 +269,10 @@ impl Store {
     /// Overwrites the recorded schema version (for tests of the newer-schema refusal).
     #[doc(hidden)]
     pub fn debug_set_schema_version(&self, version: i64) -> Result<(), StoreError> {
-        self.conn.execute("UPDATE meta SET value = ?1 WHERE key = 'schema_version'", [version])?;
+        self.conn.execute(
+            "UPDATE meta SET value = ?1 WHERE key = 'schema_version'",
+            [version],
+        )?;
         Ok(())
     }
 

@@ -22,10 +22,18 @@ fn one_owner_per_directory_and_private_files() {
         other => panic!("a second broker started: {:?}", other.map(|_| ())),
     }
     assert_eq!(mode(&config.intercom_dir), 0o700);
-    for file in [config.socket_path.clone(), config.pid_path(), config.owner_path(), config.store_path()] {
+    for file in [
+        config.socket_path.clone(),
+        config.pid_path(),
+        config.owner_path(),
+        config.store_path(),
+    ] {
         assert_eq!(mode(&file), 0o600, "{}", file.display());
     }
-    assert_eq!(std::fs::read_to_string(config.pid_path()).unwrap(), std::process::id().to_string());
+    assert_eq!(
+        std::fs::read_to_string(config.pid_path()).unwrap(),
+        std::process::id().to_string()
+    );
     // The running broker still serves after the refused start.
     broker.connect().register("still", None);
 }
@@ -39,7 +47,10 @@ fn idle_exit_removes_only_its_own_files() {
     let mut client = Client::connect(&c.socket_path);
     client.register("brief", None);
     std::thread::sleep(Duration::from_millis(400));
-    assert!(!handle.is_finished(), "a connected session keeps the broker");
+    assert!(
+        !handle.is_finished(),
+        "a connected session keeps the broker"
+    );
     drop(client);
     let deadline = Instant::now() + Duration::from_secs(5);
     while !handle.is_finished() && Instant::now() < deadline {
@@ -47,7 +58,10 @@ fn idle_exit_removes_only_its_own_files() {
     }
     assert_eq!(handle.wait(), StopReason::Idle);
     assert!(!c.socket_path.exists() && !c.pid_path().exists() && !c.owner_path().exists());
-    assert!(c.store_path().exists(), "durable state is kept for the next broker");
+    assert!(
+        c.store_path().exists(),
+        "durable state is kept for the next broker"
+    );
 }
 
 #[test]
@@ -107,8 +121,15 @@ fn a_newer_store_is_refused_and_a_corrupt_one_is_kept_aside() {
         Err(StartError::Store(e)) => assert!(e.to_string().contains("newer"), "{e}"),
         other => panic!("expected a refusal, got {:?}", other.map(|_| ())),
     }
-    assert!(!c.owner_path().exists(), "a refused start leaves no ownership behind");
-    std::fs::write(c.store_path(), b"this is not a database, it is a text file of some length......").unwrap();
+    assert!(
+        !c.owner_path().exists(),
+        "a refused start leaves no ownership behind"
+    );
+    std::fs::write(
+        c.store_path(),
+        b"this is not a database, it is a text file of some length......",
+    )
+    .unwrap();
     let handle = agent_intercom_broker::start(c.clone()).expect("starts over a corrupt store");
     let aside: Vec<_> = std::fs::read_dir(&c.intercom_dir)
         .unwrap()

@@ -147,14 +147,20 @@ fn vectors(file: Option<&str>) -> ExitCode {
     }
 }
 
-fn broker_config(options: &[String]) -> Result<(agent_intercom_broker::BrokerConfig, bool), String> {
+fn broker_config(
+    options: &[String],
+) -> Result<(agent_intercom_broker::BrokerConfig, bool), String> {
     let mut agent_dir = None;
     let mut socket = None;
     let mut sets: Vec<(String, String)> = Vec::new();
     let mut status = false;
     let mut iter = options.iter();
     while let Some(option) = iter.next() {
-        let mut value = |name: &str| iter.next().cloned().ok_or_else(|| format!("{name} needs a value"));
+        let mut value = |name: &str| {
+            iter.next()
+                .cloned()
+                .ok_or_else(|| format!("{name} needs a value"))
+        };
         match option.as_str() {
             "status" if agent_dir.is_none() && socket.is_none() && sets.is_empty() => status = true,
             "--agent-dir" => agent_dir = Some(std::path::PathBuf::from(value("--agent-dir")?)),
@@ -163,7 +169,9 @@ fn broker_config(options: &[String]) -> Result<(agent_intercom_broker::BrokerCon
             "--log-level" => sets.push(("log_level".into(), value("--log-level")?)),
             "--set" => {
                 let pair = value("--set")?;
-                let (k, v) = pair.split_once('=').ok_or_else(|| format!("--set takes KEY=VALUE, not {pair:?}"))?;
+                let (k, v) = pair
+                    .split_once('=')
+                    .ok_or_else(|| format!("--set takes KEY=VALUE, not {pair:?}"))?;
                 sets.push((k.to_string(), v.to_string()));
             }
             other => return Err(format!("unknown broker option {other:?}")),
@@ -190,7 +198,11 @@ fn broker(options: &[String]) -> ExitCode {
     if status {
         let health = agent_intercom_broker::health(&socket, std::time::Duration::from_secs(1));
         println!("{}: {health:?}", socket.display());
-        return if health == agent_intercom_broker::Health::Compatible { ExitCode::SUCCESS } else { ExitCode::FAILURE };
+        return if health == agent_intercom_broker::Health::Compatible {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::FAILURE
+        };
     }
     match agent_intercom_broker::ensure(config, std::time::Duration::from_secs(5)) {
         Ok(agent_intercom_broker::Ensured::Started(handle)) => {
@@ -200,7 +212,10 @@ fn broker(options: &[String]) -> ExitCode {
         }
         Ok(agent_intercom_broker::Ensured::Running(pid)) => {
             let pid = pid.map_or_else(|| "unknown pid".to_string(), |p| format!("pid {p}"));
-            println!("a broker is already running ({pid}) at {}; using it", socket.display());
+            println!(
+                "a broker is already running ({pid}) at {}; using it",
+                socket.display()
+            );
             ExitCode::SUCCESS
         }
         Err(e) => {
@@ -230,7 +245,9 @@ fn run(args: &[String]) -> ExitCode {
         }
         ["scope", "check"] => scope_check(std::env::var_os(SCOPE_ENV).as_deref(), SCOPE_ENV),
         ["scope", "check", _] => scope_check(std::env::args_os().nth(3).as_deref(), "scope id"),
-        ["broker", options @ ..] => broker(&options.iter().map(|s| s.to_string()).collect::<Vec<_>>()),
+        ["broker", options @ ..] => {
+            broker(&options.iter().map(|s| s.to_string()).collect::<Vec<_>>())
+        }
         ["vectors"] => vectors(None),
         ["vectors", "--file", path] => vectors(Some(path)),
         ["hash", domain] => match read_stdin() {

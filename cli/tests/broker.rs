@@ -1,0 +1,218 @@
+//! The broker as a process: signals, kill -9 and restart, concurrent starts, a connection flood.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use agent_intercom_broker::client::RawClient;
+use serde_json::{Value, json};
+
+struct Dir(PathBuf);
+
+impl Dir {
+    fn new(name: &str) -> Dir {
+        let dir = std::env::temp_dir().join(format!("aicp-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        Dir(dir)
+    }
+    fn intercom(&self) -> PathBuf {
+        self.0.join("intercom")
+    }
+    fn socket(&self) -> PathBuf {
+        self.intercom().join("broker.sock")
+    }
+}
+
+impl Drop for Dir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn broker(dir: &Dir, extra: &[&str]) -> Child {
+    Command::new(env!("CARGO_BIN_EXE_agent-intercom"))
+        .args(["broker", "--agent-dir"])
+        .arg(&dir.0)
+        .args(extra)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
+fn wait_healthy(socket: &Path) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while agent_intercom_broker::health(socket, Duration::from_millis(200))
+        != agent_intercom_broker::Health::Compatible
+    {
+        assert!(Instant::now() < deadline, "the broker never became healthy");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn wait_exit(child: &mut Child, within: Duration) -> std::process::ExitStatus {
+    let deadline = Instant::now() + within;
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status;
+        }
+        assert!(Instant::now() < deadline, "process did not exit");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn expect(client: &mut RawClient, kind: &str) -> Value {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match client.recv(left).unwrap() {
+            Some(v) if v["type"] == kind => return v,
+            Some(_) => continue,
+            None => panic!("no {kind}"),
+        }
+    }
+}
+
+fn register(socket: &Path, id: &str, runtime: &str) -> RawClient {
+    let mut c = RawClient::connect(socket).unwrap();
+    c.send(&json!({ "type": "register", "protocol": "pi-intercom", "version": 4, "sessionId": id, "scopeId": "Scope_AAAAAAAAAA",
+        "session": { "cwd": "/w", "model": "m", "pid": 1, "startedAt": 1, "lastActivity": 1, "runtimeInstanceId": runtime } }))
+        .unwrap();
+    assert_eq!(expect(&mut c, "registered")["sessionId"], id);
+    c
+}
+
+#[test]
+fn sigterm_shuts_down_cleanly_removing_only_its_files() {
+    let dir = Dir::new("term");
+    let mut child = broker(&dir, &["--idle-exit", "0"]);
+    wait_healthy(&dir.socket());
+    let _client = register(&dir.socket(), "s1", "r1");
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    assert!(wait_exit(&mut child, Duration::from_secs(5)).success());
+    let left: Vec<String> = std::fs::read_dir(dir.intercom())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(
+        left.iter().all(|f| f.starts_with("broker-state.sqlite")),
+        "left behind: {left:?}"
+    );
+}
+
+#[test]
+fn killed_mid_ask_then_restarted_the_edge_survives_and_the_reply_threads() {
+    let dir = Dir::new("kill9");
+    let mut child = broker(&dir, &["--idle-exit", "0"]);
+    wait_healthy(&dir.socket());
+    let mut asker = register(&dir.socket(), "asker", "ra");
+    let mut asked = register(&dir.socket(), "asked", "rb");
+    asker
+        .send(&json!({ "type": "send", "to": "asked", "message": { "id": "q1", "timestamp": 1, "expectsReply": true, "content": { "text": "?" } } }))
+        .unwrap();
+    let m = expect(&mut asked, "message");
+    asked
+        .send(&json!({ "type": "message_received", "deliveryId": m["deliveryId"] }))
+        .unwrap();
+    expect(&mut asker, "delivered");
+    unsafe { libc::kill(child.id() as i32, libc::SIGKILL) };
+    wait_exit(&mut child, Duration::from_secs(5));
+    assert!(dir.socket().exists(), "a killed broker leaves its socket");
+    let mut child = broker(&dir, &["--idle-exit", "0"]);
+    wait_healthy(&dir.socket());
+    let mut asker = register(&dir.socket(), "asker", "ra2");
+    let mut asked = register(&dir.socket(), "asked", "rb2");
+    asked
+        .send(&json!({ "type": "send", "to": "asker", "message": { "id": "r1", "timestamp": 2, "replyTo": "q1", "content": { "text": "!" } } }))
+        .unwrap();
+    let reply = expect(&mut asker, "message");
+    assert_eq!(reply["message"]["replyTo"], "q1");
+    asker
+        .send(&json!({ "type": "message_received", "deliveryId": reply["deliveryId"] }))
+        .unwrap();
+    expect(&mut asked, "delivered");
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    wait_exit(&mut child, Duration::from_secs(5));
+}
+
+#[test]
+fn eight_concurrent_starts_leave_exactly_one_broker() {
+    let dir = Dir::new("race");
+    let mut children: Vec<Child> = (0..8)
+        .map(|_| broker(&dir, &["--idle-exit", "0"]))
+        .collect();
+    wait_healthy(&dir.socket());
+    std::thread::sleep(Duration::from_millis(300));
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let running = children
+            .iter_mut()
+            .map(|c| c.try_wait().unwrap().is_none())
+            .filter(|r| *r)
+            .count();
+        if running == 1 {
+            break;
+        }
+        assert!(Instant::now() < deadline, "{running} brokers still running");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let mut used = 0;
+    for child in children.iter_mut() {
+        if let Some(status) = child.try_wait().unwrap() {
+            assert!(status.success());
+            let mut out = String::new();
+            std::io::Read::read_to_string(child.stdout.as_mut().unwrap(), &mut out).unwrap();
+            assert!(out.contains("already running"), "{out}");
+            used += 1;
+        }
+    }
+    assert_eq!(used, 7);
+    let owner = children
+        .iter_mut()
+        .find_map(|c| c.try_wait().unwrap().is_none().then_some(c))
+        .unwrap();
+    let pid: u32 = std::fs::read_to_string(dir.intercom().join("broker.pid"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert_eq!(pid, owner.id());
+    unsafe { libc::kill(owner.id() as i32, libc::SIGTERM) };
+    wait_exit(owner, Duration::from_secs(5));
+}
+
+#[test]
+fn a_flood_of_connections_is_refused_cleanly_while_a_session_keeps_working() {
+    let dir = Dir::new("flood");
+    let mut child = broker(
+        &dir,
+        &["--idle-exit", "0", "--set", "registration_timeout_ms=2000"],
+    );
+    wait_healthy(&dir.socket());
+    let mut a = register(&dir.socket(), "a", "ra");
+    let mut b = register(&dir.socket(), "b", "rb");
+    let mut flood: Vec<RawClient> = (0..1000)
+        .map(|_| RawClient::connect(&dir.socket()).unwrap())
+        .collect();
+    a.send(&json!({ "type": "send", "to": "b", "message": { "id": "during", "timestamp": 1, "content": { "text": "x" } } })).unwrap();
+    let m = expect(&mut b, "message");
+    b.send(&json!({ "type": "message_received", "deliveryId": m["deliveryId"] }))
+        .unwrap();
+    expect(&mut a, "delivered");
+    let mut told = 0;
+    for c in flood.iter_mut() {
+        if let Some(v) = c.recv(Duration::from_secs(5)).unwrap() {
+            assert_eq!(v["type"], "error");
+            assert_eq!(v["code"], "INVALID_REQUEST");
+            told += 1;
+            assert!(
+                c.recv(Duration::from_secs(2)).unwrap().is_none(),
+                "closed after the error"
+            );
+        }
+    }
+    assert_eq!(told, 1000, "every refused connection is told why ({told})");
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    assert!(wait_exit(&mut child, Duration::from_secs(5)).success());
+}
