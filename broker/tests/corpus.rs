@@ -90,7 +90,7 @@ fn ids(list: &Option<Vec<&str>>) -> BTreeSet<String> {
         .unwrap_or_default()
 }
 
-fn scope_of<'a>(v: Option<Option<&'a str>>) -> Option<&'a str> {
+fn scope_of(v: Option<Option<&str>>) -> Option<&str> {
     v.flatten()
 }
 
