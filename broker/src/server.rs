@@ -134,9 +134,9 @@ pub fn start(config: BrokerConfig) -> Result<BrokerHandle, StartError> {
     let thread = std::thread::Builder::new()
         .name("agent-intercom-broker".into())
         .spawn(move || {
-            let runtime = tokio::runtime::Builder::new_multi_thread()
-                .worker_threads(2)
-                .thread_name("agent-intercom-io")
+            // One thread: the state task and every connection share it, so handing a frame from a
+            // reader to the state task to a writer never crosses threads (no futex wake-ups).
+            let runtime = tokio::runtime::Builder::new_current_thread()
                 .enable_all()
                 .build()
                 .expect("a tokio runtime");
@@ -224,7 +224,16 @@ async fn run(
         let deadline = state.next_deadline();
         tokio::select! {
             event = events_rx.recv() => match event {
-                Some(event) => state.handle(event),
+                Some(event) => {
+                    state.handle(event);
+                    // Take what else is already queued into the same batch (one commit).
+                    for _ in 0..512 {
+                        match events_rx.try_recv() {
+                            Ok(event) => state.handle(event),
+                            Err(_) => break,
+                        }
+                    }
+                }
                 None => break,
             },
             _ = async { tokio::time::sleep_until(deadline.expect("guarded").into()).await }, if deadline.is_some() => {
@@ -233,6 +242,7 @@ async fn run(
             _ = async { terminate.as_mut().expect("guarded").recv().await }, if terminate.is_some() => state.handle(Event::Shutdown),
             _ = async { interrupt.as_mut().expect("guarded").recv().await }, if interrupt.is_some() => state.handle(Event::Shutdown),
         }
+        state.flush();
         if state.stopped().is_some() {
             break;
         }
@@ -262,7 +272,8 @@ async fn connection(
     events: mpsc::UnboundedSender<Event>,
     config: Arc<BrokerConfig>,
 ) {
-    let (mut reader, writer) = stream.into_split();
+    let (reader, writer) = stream.into_split();
+    let mut reader = tokio::io::BufReader::with_capacity(64 * 1024, reader);
     let (tx, rx) = mpsc::unbounded_channel();
     let stop = Arc::new(Notify::new());
     if events

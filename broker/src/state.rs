@@ -185,6 +185,8 @@ pub struct State {
     edge_by_pair: HashMap<(String, String), String>,
     edges_from: HashMap<String, usize>,
     timers: BinaryHeap<Reverse<(Instant, Timer)>>,
+    /// Frames produced by the current batch, released by [`State::flush`].
+    outbox: std::cell::RefCell<Vec<(ConnId, Out)>>,
     next_seq: u64,
     idle_seq: u64,
     stop: Option<StopReason>,
@@ -229,6 +231,7 @@ impl State {
             edge_by_pair: HashMap::new(),
             edges_from: HashMap::new(),
             timers: BinaryHeap::new(),
+            outbox: std::cell::RefCell::new(Vec::new()),
             next_seq: 1,
             idle_seq: 0,
             stop: None,
@@ -311,6 +314,13 @@ impl State {
 
     fn persist(&self, write: impl FnOnce(&Store) -> Result<(), crate::store::StoreError>) {
         if let Some(store) = &self.store
+            && let Err(e) = store.begin()
+        {
+            self.log(LogLevel::Error, || {
+                format!("store transaction failed to start: {e}")
+            });
+        }
+        if let Some(store) = &self.store
             && let Err(e) = write(store)
         {
             self.log(LogLevel::Error, || {
@@ -339,8 +349,24 @@ impl State {
     }
 
     fn send(&self, conn: ConnId, bytes: Arc<Vec<u8>>) {
-        if let Some(c) = self.conns.get(&conn) {
-            let _ = c.tx.send(Out::Frame(bytes));
+        self.outbox.borrow_mut().push((conn, Out::Frame(bytes)));
+    }
+
+    /// Ends a batch of events: commits what the batch stored, then releases the frames it
+    /// produced. A frame that reports a durable fact (a delivery result, an ask) therefore
+    /// never leaves before the fact is on disk (group commit).
+    pub fn flush(&mut self) {
+        if let Some(store) = &self.store
+            && let Err(e) = store.commit()
+        {
+            self.log(LogLevel::Error, || {
+                format!("store commit failed (state kept in memory): {e}")
+            });
+        }
+        for (conn, out) in self.outbox.get_mut().drain(..) {
+            if let Some(c) = self.conns.get(&conn) {
+                let _ = c.tx.send(out);
+            }
         }
     }
 
@@ -349,9 +375,7 @@ impl State {
     }
 
     fn close(&self, conn: ConnId) {
-        if let Some(c) = self.conns.get(&conn) {
-            let _ = c.tx.send(Out::Close);
-        }
+        self.outbox.borrow_mut().push((conn, Out::Close));
     }
 
     fn refuse(&self, conn: ConnId, code: &str, message: &str) {
@@ -1440,6 +1464,7 @@ mod tests {
             conn: 2,
             value: register("mover", "rt", Some("Scope_BBBBBBBBBB")),
         });
+        state.flush();
         for rx in rxs.iter_mut() {
             outputs(rx);
         }
@@ -1455,6 +1480,7 @@ mod tests {
                 value: frame,
             });
         }
+        state.flush();
         assert_eq!(outputs(&mut rxs[0]), vec!["CLOSE"; 4]);
         assert!(
             outputs(&mut rxs[1]).is_empty(),

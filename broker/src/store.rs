@@ -129,6 +129,9 @@ impl Store {
         restrict(path);
         let conn = Connection::open(path)?;
         conn.busy_timeout(std::time::Duration::from_secs(5))?;
+        // The broker owns the directory (broker.owner): no other process opens the store while it
+        // runs, so the store is locked once instead of on every transaction.
+        conn.pragma_update(None, "locking_mode", "EXCLUSIVE")?;
         conn.pragma_update(None, "journal_mode", "WAL")?;
         conn.pragma_update(None, "synchronous", "NORMAL")?;
         conn.execute_batch(
@@ -176,6 +179,22 @@ impl Store {
     /// The file.
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// Opens a transaction unless one is open: writes until [`Store::commit`] are one commit.
+    pub fn begin(&self) -> Result<(), StoreError> {
+        if self.conn.is_autocommit() {
+            self.conn.execute_batch("BEGIN")?;
+        }
+        Ok(())
+    }
+
+    /// Commits the open transaction, if any.
+    pub fn commit(&self) -> Result<(), StoreError> {
+        if !self.conn.is_autocommit() {
+            self.conn.execute_batch("COMMIT")?;
+        }
+        Ok(())
     }
 
     /// Live edges (expired ones are deleted).
