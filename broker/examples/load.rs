@@ -323,10 +323,10 @@ fn main() {
         let (rate, total) = throughput(&socket, sessions, per, window, |i| (i + 1) % sessions, "ring").await;
         println!("| delivered msgs/s, {sessions} sessions, ring, receiver acks (window {window}) | {rate:.0} ({total} msgs) |");
 
-        let (rate, total) = throughput(&socket, sessions, per, window, |i| if i == 0 { 0 } else { 0 }, "fanin").await;
+        let (rate, total) = throughput(&socket, sessions, per, window, |_| 0, "fanin").await;
         println!("| delivered msgs/s, fan-in {} -> 1 | {rate:.0} ({total} msgs) |", sessions - 1);
 
-        let samples = ask_round_trips(&socket, asks).await;
+        let samples = ask_round_trips(&socket, asks.max(1)).await;
         println!(
             "| ask -> reply round trip, {asks} asks: p50 / p99 / max | {:.0} / {:.0} / {:.0} µs |",
             percentile(&samples, 0.5).as_secs_f64() * 1e6,
