@@ -89,9 +89,15 @@ struct Entry {
     started_json: serde_json::Number,
     last_activity: Value,
     last_presence: Instant,
+    /// SessionInfo as JSON text, kept current: it goes into every message, list and event.
+    info_text: String,
 }
 
 impl Entry {
+    fn refresh(&mut self, id: &str) {
+        self.info_text = self.info(id).to_string();
+    }
+
     fn info(&self, id: &str) -> Value {
         let mut info = serde_json::Map::new();
         info.insert("id".into(), Value::String(id.into()));
@@ -133,9 +139,19 @@ struct Pending {
 struct Recent {
     fingerprint: String,
     to: String,
-    response: Value,
+    /// The answer, encoded once: `delivered` or `delivery_failed`.
+    response: Arc<Vec<u8>>,
+    /// For a `delivered` answer, its delivery id (a replay sends `delivery_accepted` first).
+    delivered_id: Option<String>,
     retryable: bool,
     expires_at: i64,
+}
+
+impl Recent {
+    fn new(fingerprint: String, to: String, response: &Value, retryable: bool, expires_at: i64) -> Recent {
+        let delivered_id = (response["type"] == "delivered").then(|| response["deliveryId"].as_str().unwrap_or("").to_string());
+        Recent { fingerprint, to, response: frame(response), delivered_id, retryable, expires_at }
+    }
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -196,16 +212,39 @@ fn frame(value: &Value) -> Arc<Vec<u8>> {
     Arc::new(wire::encode(value))
 }
 
+/// A frame from JSON text built by hand on hot paths (the parts are already valid JSON).
+fn text_frame(text: &str) -> Arc<Vec<u8>> {
+    let mut bytes = Vec::with_capacity(text.len() + 4);
+    bytes.extend_from_slice(&(text.len() as u32).to_be_bytes());
+    bytes.extend_from_slice(text.as_bytes());
+    Arc::new(bytes)
+}
+
+/// A JSON string literal.
+fn js(s: &str) -> String {
+    Value::String(s.to_string()).to_string()
+}
+
+/// Feeds serialized JSON straight into the digest.
+struct DigestWriter(Sha256);
+
+impl std::io::Write for DigestWriter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.update(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Digest of what makes two sends "the same message": {to, replyTo, expectsReply, content}.
+/// serde_json's maps are ordered by key, so equal payloads serialize (and hash) equally.
 fn fingerprint(to: &str, message: &Value) -> String {
-    // serde_json's map is ordered by key, so the text is deterministic for equal payloads.
-    let payload = json!({
-        "to": to,
-        "replyTo": message.get("replyTo"),
-        "expectsReply": message.get("expectsReply"),
-        "content": message.get("content"),
-    });
-    let digest = Sha256::digest(serde_json::to_vec(&payload).unwrap_or_default());
-    digest.iter().map(|b| format!("{b:02x}")).collect()
+    let mut digest = DigestWriter(Sha256::new());
+    let parts = (to, message.get("replyTo"), message.get("expectsReply"), message.get("content"));
+    serde_json::to_writer(&mut digest, &parts).expect("hashing cannot fail");
+    digest.0.finalize().iter().map(|b| format!("{b:02x}")).collect()
 }
 
 fn number_f64(n: &serde_json::Number) -> f64 {
@@ -290,16 +329,10 @@ impl State {
             }
         }
         for row in deliveries {
-            if let Ok(response) = serde_json::from_str(&row.response) {
+            if let Ok(response) = serde_json::from_str::<Value>(&row.response) {
                 self.recent.insert(
                     (row.from, row.message_id),
-                    Recent {
-                        fingerprint: row.fingerprint,
-                        to: row.to,
-                        response,
-                        retryable: row.retryable,
-                        expires_at: row.expires_at,
-                    },
+                    Recent::new(row.fingerprint, row.to, &response, row.retryable, row.expires_at),
                 );
             }
         }
@@ -571,7 +604,7 @@ impl State {
     /// A session leaves: left to its audience, pending deliveries failed, asks deferred (or
     /// cancelled with `cancel_reason`).
     fn session_gone(&mut self, id: &str, conn: ConnId, cancel_reason: Option<&str>) {
-        self.broadcast_about(id, &json!({ "type": "session_left", "sessionId": id }));
+        self.broadcast_about(id, frame(&json!({ "type": "session_left", "sessionId": id })));
         self.remove_session(id);
         self.fail_pending_of(id, conn);
         match cancel_reason {
@@ -582,11 +615,10 @@ impl State {
     }
 
     /// Sends `message` to everyone who hears lifecycle events about `subject_id`.
-    fn broadcast_about(&self, subject_id: &str, message: &Value) {
+    fn broadcast_about(&self, subject_id: &str, bytes: Arc<Vec<u8>>) {
         let Some(subject) = self.sessions.get(subject_id) else {
             return;
         };
-        let bytes = frame(message);
         let subject_scope = subject.scope_id();
         for id in self
             .by_scope
@@ -779,7 +811,11 @@ impl State {
             started_json: record.started_at.clone(),
             last_activity: Value::Number(record.last_activity.clone()),
             last_presence: Instant::now(),
+            info_text: String::new(),
         });
+        if let Some(e) = entry.as_mut() {
+            e.refresh(&id);
+        }
         if let Some(c) = self.conns.get_mut(&conn) {
             c.binding = Some((id.clone(), generation));
             c.unregistered_since = None;
@@ -797,21 +833,15 @@ impl State {
                 for event in plan.events {
                     match event.kind {
                         LifecycleKind::Left => {
-                            self.broadcast_about(
-                                &id,
-                                &json!({ "type": "session_left", "sessionId": id }),
-                            );
+                            self.broadcast_about(&id, frame(&json!({ "type": "session_left", "sessionId": id })));
                             self.fail_pending_of(&id, old_conn);
                             self.defer_edges_of(&id);
                             self.install(&id, entry.take().expect("one left event"));
                             self.registered(conn, &id);
                         }
                         LifecycleKind::Joined => {
-                            let info = self.sessions[&id].info(&id);
-                            self.broadcast_about(
-                                &id,
-                                &json!({ "type": "session_joined", "session": info }),
-                            );
+                            let joined = format!(r#"{{"type":"session_joined","session":{}}}"#, self.sessions[&id].info_text);
+                            self.broadcast_about(&id, text_frame(&joined));
                         }
                     }
                 }
@@ -823,8 +853,8 @@ impl State {
             None => {
                 self.install(&id, entry.take().expect("installed once"));
                 self.registered(conn, &id);
-                let info = self.sessions[&id].info(&id);
-                self.broadcast_about(&id, &json!({ "type": "session_joined", "session": info }));
+                let joined = format!(r#"{{"type":"session_joined","session":{}}}"#, self.sessions[&id].info_text);
+                self.broadcast_about(&id, text_frame(&joined));
                 self.log(LogLevel::Info, || format!("session {id} registered"));
             }
         }
@@ -869,7 +899,7 @@ impl State {
             return;
         };
         let actor_scope = me.scope_id();
-        let sessions: Vec<Value> = self
+        let sessions: Vec<&str> = self
             .by_scope
             .get(&me.scope)
             .into_iter()
@@ -886,12 +916,10 @@ impl State {
                     },
                 )
             })
-            .map(|id| self.sessions[id].info(id))
-            .collect();
-        self.send_value(
-            conn,
-            json!({ "type": "sessions", "requestId": request_id, "sessions": sessions }),
-        );
+            .map(|id| self.sessions[id].info_text.as_str())
+            .collect::<Vec<_>>();
+        let text = format!(r#"{{"type":"sessions","requestId":{},"sessions":[{}]}}"#, js(request_id), sessions.join(","));
+        self.send(conn, text_frame(&text));
     }
 
     fn presence(
@@ -928,8 +956,11 @@ impl State {
         let now = Instant::now();
         if changed || now.duration_since(e.last_presence) >= heartbeat {
             e.last_presence = now;
-            let info = e.info(id);
-            self.broadcast_about(id, &json!({ "type": "presence_update", "session": info }));
+        }
+        e.refresh(id);
+        if e.last_presence == now {
+            let update = format!(r#"{{"type":"presence_update","session":{}}}"#, e.info_text);
+            self.broadcast_about(id, text_frame(&update));
         }
     }
 
@@ -953,15 +984,10 @@ impl State {
                 self.persist(|s| s.delete_delivery(&key.0, &key.1));
             } else {
                 // The same message again: answer what was answered.
-                if recent.response.get("type").and_then(Value::as_str) == Some("delivered") {
-                    let delivery_id = recent
-                        .response
-                        .get("deliveryId")
-                        .cloned()
-                        .unwrap_or(Value::Null);
+                if let Some(delivery_id) = &recent.delivered_id {
                     self.send_value(conn, json!({ "type": "delivery_accepted", "messageId": send.id, "deliveryId": delivery_id }));
                 }
-                return self.send_value(conn, recent.response.clone());
+                return self.send(conn, recent.response.clone());
             }
         }
         if let Some(existing) = self.pending_by_key.get(&key).cloned() {
@@ -1134,12 +1160,11 @@ impl State {
             to_generation: them.generation,
         };
         let to_conn = them.conn;
-        let from_info = me.info(actor);
-        self.send_value(
-            conn,
-            json!({ "type": "delivery_accepted", "messageId": send.id, "deliveryId": delivery_id }),
-        );
-        self.send_value(to_conn, json!({ "type": "message", "deliveryId": delivery_id, "from": from_info, "message": send.message }));
+        let (message_id, delivery) = (js(&send.id), js(&delivery_id));
+        let accepted = format!(r#"{{"type":"delivery_accepted","messageId":{message_id},"deliveryId":{delivery}}}"#);
+        let message = format!(r#"{{"type":"message","deliveryId":{delivery},"from":{},"message":{}}}"#, me.info_text, send.message);
+        self.send(conn, text_frame(&accepted));
+        self.send(to_conn, text_frame(&message));
         *self.pending_from.entry(actor.to_string()).or_default() += 1;
         self.pending_by_key.insert(key, delivery_id.clone());
         self.pending.insert(delivery_id.clone(), pending);
@@ -1173,16 +1198,7 @@ impl State {
             expires_at,
         };
         self.persist(|s| s.put_delivery(&row));
-        self.recent.insert(
-            p.key.clone(),
-            Recent {
-                fingerprint: p.fingerprint.clone(),
-                to: p.to.clone(),
-                response: response.clone(),
-                retryable,
-                expires_at,
-            },
-        );
+        self.recent.insert(p.key.clone(), Recent::new(p.fingerprint.clone(), p.to.clone(), response, retryable, expires_at));
     }
 
     fn acknowledge(&mut self, conn: ConnId, actor: &str, delivery_id: &str) {
