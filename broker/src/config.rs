@@ -52,6 +52,9 @@ pub struct BrokerConfig {
     pub max_message_id_len: usize,
     /// Longest `send.to`.
     pub max_target_len: usize,
+    /// Bytes queued for a connection that does not read, at most; past it the connection is
+    /// closed as a slow consumer.
+    pub max_outbound_bytes: usize,
     /// What goes to stderr.
     pub log_level: LogLevel,
     /// Shut down cleanly on SIGTERM and SIGINT (the CLI sets this; embedders usually do not).
@@ -101,6 +104,7 @@ impl BrokerConfig {
             max_attachment_bytes: 512 * 1024,
             max_message_id_len: 256,
             max_target_len: 512,
+            max_outbound_bytes: 16 * 1024 * 1024,
             log_level: LogLevel::Warn,
             handle_signals: false,
         }
@@ -148,6 +152,7 @@ impl BrokerConfig {
             "max_attachment_bytes" => self.max_attachment_bytes = int()? as usize,
             "max_message_id_len" => self.max_message_id_len = int()? as usize,
             "max_target_len" => self.max_target_len = int()? as usize,
+            "max_outbound_bytes" => self.max_outbound_bytes = int()? as usize,
             "log_level" => {
                 self.log_level = LogLevel::parse(value).ok_or_else(|| {
                     format!("log_level is off, error, warn, info or debug, not {value:?}")

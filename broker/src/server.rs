@@ -260,6 +260,14 @@ async fn run(
     state.stopped().unwrap_or(StopReason::Shutdown)
 }
 
+/// Counts a frame the reader queues itself into the writer's backlog.
+fn counted(queued: &std::sync::atomic::AtomicUsize, out: Out) -> Out {
+    if let Out::Frame(bytes) = &out {
+        queued.fetch_add(bytes.len(), std::sync::atomic::Ordering::Relaxed);
+    }
+    out
+}
+
 fn error_frame(code: &str, message: &str) -> Out {
     Out::Frame(Arc::new(wire::encode(
         &json!({ "type": "error", "code": code, "error": message }),
@@ -276,16 +284,18 @@ async fn connection(
     let mut reader = tokio::io::BufReader::with_capacity(64 * 1024, reader);
     let (tx, rx) = mpsc::unbounded_channel();
     let stop = Arc::new(Notify::new());
-    if events
-        .send(Event::Accepted {
-            conn,
-            tx: tx.clone(),
-        })
-        .is_err()
-    {
+    let queued = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let kill = Arc::new(Notify::new());
+    let accepted = Event::Accepted {
+        conn,
+        tx: tx.clone(),
+        queued: queued.clone(),
+        kill: kill.clone(),
+    };
+    if events.send(accepted).is_err() {
         return;
     }
-    tokio::spawn(write_loop(writer, rx, stop.clone()));
+    let writer_task = tokio::spawn(write_loop(writer, rx, stop.clone(), queued.clone()));
     let mut tokens = config.rate_capacity;
     let mut refilled = tokio::time::Instant::now();
     let frame_timeout = Duration::from_secs(10);
@@ -294,6 +304,11 @@ async fn connection(
         let first = tokio::select! {
             r = reader.read(&mut header[..1]) => r,
             _ = stop.notified() => break,
+            _ = kill.notified() => {
+                // A slow consumer: its writer may be blocked on a full socket; end both now.
+                writer_task.abort();
+                break;
+            }
         };
         match first {
             Ok(0) | Err(_) => break,
@@ -316,9 +331,12 @@ async fn connection(
         };
         let payload = match rest {
             Err(_) => {
-                let _ = tx.send(error_frame(
-                    error_code::INVALID_REQUEST,
-                    "Incomplete frame: the rest did not arrive in time",
+                let _ = tx.send(counted(
+                    &queued,
+                    error_frame(
+                        error_code::INVALID_REQUEST,
+                        "Incomplete frame: the rest did not arrive in time",
+                    ),
                 ));
                 let _ = tx.send(Out::Close);
                 break;
@@ -329,7 +347,10 @@ async fn connection(
                     "Intercom frame length {len} exceeds maximum {} bytes",
                     config.max_frame_bytes
                 );
-                let _ = tx.send(error_frame(error_code::INVALID_REQUEST, &message));
+                let _ = tx.send(counted(
+                    &queued,
+                    error_frame(error_code::INVALID_REQUEST, &message),
+                ));
                 let _ = tx.send(Out::Close);
                 break;
             }
@@ -343,9 +364,12 @@ async fn connection(
                 } else {
                     format!("not valid JSON ({e})")
                 };
-                let _ = tx.send(error_frame(
-                    error_code::INVALID_REQUEST,
-                    &format!("Failed to parse intercom message: {what}"),
+                let _ = tx.send(counted(
+                    &queued,
+                    error_frame(
+                        error_code::INVALID_REQUEST,
+                        &format!("Failed to parse intercom message: {what}"),
+                    ),
                 ));
                 let _ = tx.send(Out::Close);
                 break;
@@ -360,9 +384,12 @@ async fn connection(
             refilled = now;
             let cost = payload.len().div_ceil(config.rate_bytes_per_token).max(1) as f64;
             if tokens < cost {
-                let _ = tx.send(error_frame(
-                    error_code::RATE_LIMITED,
-                    "Intercom broker rate limit exceeded",
+                let _ = tx.send(counted(
+                    &queued,
+                    error_frame(
+                        error_code::RATE_LIMITED,
+                        "Intercom broker rate limit exceeded",
+                    ),
                 ));
                 let _ = tx.send(Out::Close);
                 break;
@@ -380,6 +407,7 @@ async fn write_loop(
     mut writer: tokio::net::unix::OwnedWriteHalf,
     mut rx: mpsc::UnboundedReceiver<Out>,
     stop: Arc<Notify>,
+    queued: Arc<std::sync::atomic::AtomicUsize>,
 ) {
     let mut buf: Vec<u8> = Vec::with_capacity(64 * 1024);
     'outer: while let Some(first) = rx.recv().await {
@@ -403,6 +431,7 @@ async fn write_loop(
             if writer.write_all(&buf).await.is_err() {
                 break 'outer;
             }
+            queued.fetch_sub(buf.len(), std::sync::atomic::Ordering::Relaxed);
             buf.clear();
         }
         if close {

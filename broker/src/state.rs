@@ -5,6 +5,7 @@
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap, HashMap, VecDeque};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use agent_intercom_core::routing::{self, FrameDisposition, LifecycleKind, ResolveKind, Session};
@@ -39,6 +40,10 @@ pub enum Event {
         conn: ConnId,
         /// Its writer.
         tx: mpsc::UnboundedSender<Out>,
+        /// Bytes handed to the writer and not yet written to the socket.
+        queued: Arc<AtomicUsize>,
+        /// Ends the connection at once, even while its writer is blocked.
+        kill: Arc<tokio::sync::Notify>,
     },
     /// A well-formed JSON frame arrived.
     Frame {
@@ -67,6 +72,10 @@ pub enum StopReason {
 
 struct Conn {
     tx: mpsc::UnboundedSender<Out>,
+    queued: Arc<AtomicUsize>,
+    kill: Arc<tokio::sync::Notify>,
+    /// Closed for not reading: nothing more is queued for it.
+    closing: bool,
     /// The session this connection registered, and the binding generation it got.
     binding: Option<(String, u64)>,
     /// Bumped whenever the registration timeout is (re)armed.
@@ -148,9 +157,23 @@ struct Recent {
 }
 
 impl Recent {
-    fn new(fingerprint: String, to: String, response: &Value, retryable: bool, expires_at: i64) -> Recent {
-        let delivered_id = (response["type"] == "delivered").then(|| response["deliveryId"].as_str().unwrap_or("").to_string());
-        Recent { fingerprint, to, response: frame(response), delivered_id, retryable, expires_at }
+    fn new(
+        fingerprint: String,
+        to: String,
+        response: &Value,
+        retryable: bool,
+        expires_at: i64,
+    ) -> Recent {
+        let delivered_id = (response["type"] == "delivered")
+            .then(|| response["deliveryId"].as_str().unwrap_or("").to_string());
+        Recent {
+            fingerprint,
+            to,
+            response: frame(response),
+            delivered_id,
+            retryable,
+            expires_at,
+        }
     }
 }
 
@@ -242,9 +265,19 @@ impl std::io::Write for DigestWriter {
 /// serde_json's maps are ordered by key, so equal payloads serialize (and hash) equally.
 fn fingerprint(to: &str, message: &Value) -> String {
     let mut digest = DigestWriter(Sha256::new());
-    let parts = (to, message.get("replyTo"), message.get("expectsReply"), message.get("content"));
+    let parts = (
+        to,
+        message.get("replyTo"),
+        message.get("expectsReply"),
+        message.get("content"),
+    );
     serde_json::to_writer(&mut digest, &parts).expect("hashing cannot fail");
-    digest.0.finalize().iter().map(|b| format!("{b:02x}")).collect()
+    digest
+        .0
+        .finalize()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }
 
 fn number_f64(n: &serde_json::Number) -> f64 {
@@ -332,7 +365,13 @@ impl State {
             if let Ok(response) = serde_json::from_str::<Value>(&row.response) {
                 self.recent.insert(
                     (row.from, row.message_id),
-                    Recent::new(row.fingerprint, row.to, &response, row.retryable, row.expires_at),
+                    Recent::new(
+                        row.fingerprint,
+                        row.to,
+                        &response,
+                        row.retryable,
+                        row.expires_at,
+                    ),
                 );
             }
         }
@@ -396,10 +435,31 @@ impl State {
                 format!("store commit failed (state kept in memory): {e}")
             });
         }
+        let limit = self.config.max_outbound_bytes;
+        let mut slow = Vec::new();
         for (conn, out) in self.outbox.get_mut().drain(..) {
-            if let Some(c) = self.conns.get(&conn) {
-                let _ = c.tx.send(out);
+            let Some(c) = self.conns.get_mut(&conn) else {
+                continue;
+            };
+            if c.closing {
+                continue;
             }
+            if let Out::Frame(bytes) = &out {
+                // A connection that stops reading may not make the broker hold unbounded
+                // memory for it: past the limit it is closed as a slow consumer.
+                if c.queued.fetch_add(bytes.len(), Ordering::Relaxed) + bytes.len() > limit {
+                    c.closing = true;
+                    c.kill.notify_one();
+                    slow.push(conn);
+                    continue;
+                }
+            }
+            let _ = c.tx.send(out);
+        }
+        for conn in slow {
+            self.log(LogLevel::Warn, || {
+                format!("connection {conn} closed: it stopped reading ({limit} bytes queued)")
+            });
         }
     }
 
@@ -432,7 +492,12 @@ impl State {
     /// Handles one event.
     pub fn handle(&mut self, event: Event) {
         match event {
-            Event::Accepted { conn, tx } => self.accepted(conn, tx),
+            Event::Accepted {
+                conn,
+                tx,
+                queued,
+                kill,
+            } => self.accepted(conn, tx, queued, kill),
             Event::Frame { conn, value } => self.frame(conn, value),
             Event::Closed { conn } => self.closed(conn),
             Event::Shutdown => self.shutdown(StopReason::Shutdown),
@@ -520,11 +585,20 @@ impl State {
         self.stop = Some(reason);
     }
 
-    fn accepted(&mut self, conn: ConnId, tx: mpsc::UnboundedSender<Out>) {
+    fn accepted(
+        &mut self,
+        conn: ConnId,
+        tx: mpsc::UnboundedSender<Out>,
+        queued: Arc<AtomicUsize>,
+        kill: Arc<tokio::sync::Notify>,
+    ) {
         self.conns.insert(
             conn,
             Conn {
                 tx,
+                queued,
+                kill,
+                closing: false,
                 binding: None,
                 unregistered_since: None,
             },
@@ -604,7 +678,10 @@ impl State {
     /// A session leaves: left to its audience, pending deliveries failed, asks deferred (or
     /// cancelled with `cancel_reason`).
     fn session_gone(&mut self, id: &str, conn: ConnId, cancel_reason: Option<&str>) {
-        self.broadcast_about(id, frame(&json!({ "type": "session_left", "sessionId": id })));
+        self.broadcast_about(
+            id,
+            frame(&json!({ "type": "session_left", "sessionId": id })),
+        );
         self.remove_session(id);
         self.fail_pending_of(id, conn);
         match cancel_reason {
@@ -833,14 +910,20 @@ impl State {
                 for event in plan.events {
                     match event.kind {
                         LifecycleKind::Left => {
-                            self.broadcast_about(&id, frame(&json!({ "type": "session_left", "sessionId": id })));
+                            self.broadcast_about(
+                                &id,
+                                frame(&json!({ "type": "session_left", "sessionId": id })),
+                            );
                             self.fail_pending_of(&id, old_conn);
                             self.defer_edges_of(&id);
                             self.install(&id, entry.take().expect("one left event"));
                             self.registered(conn, &id);
                         }
                         LifecycleKind::Joined => {
-                            let joined = format!(r#"{{"type":"session_joined","session":{}}}"#, self.sessions[&id].info_text);
+                            let joined = format!(
+                                r#"{{"type":"session_joined","session":{}}}"#,
+                                self.sessions[&id].info_text
+                            );
                             self.broadcast_about(&id, text_frame(&joined));
                         }
                     }
@@ -853,7 +936,10 @@ impl State {
             None => {
                 self.install(&id, entry.take().expect("installed once"));
                 self.registered(conn, &id);
-                let joined = format!(r#"{{"type":"session_joined","session":{}}}"#, self.sessions[&id].info_text);
+                let joined = format!(
+                    r#"{{"type":"session_joined","session":{}}}"#,
+                    self.sessions[&id].info_text
+                );
                 self.broadcast_about(&id, text_frame(&joined));
                 self.log(LogLevel::Info, || format!("session {id} registered"));
             }
@@ -918,7 +1004,11 @@ impl State {
             })
             .map(|id| self.sessions[id].info_text.as_str())
             .collect::<Vec<_>>();
-        let text = format!(r#"{{"type":"sessions","requestId":{},"sessions":[{}]}}"#, js(request_id), sessions.join(","));
+        let text = format!(
+            r#"{{"type":"sessions","requestId":{},"sessions":[{}]}}"#,
+            js(request_id),
+            sessions.join(",")
+        );
         self.send(conn, text_frame(&text));
     }
 
@@ -1161,8 +1251,13 @@ impl State {
         };
         let to_conn = them.conn;
         let (message_id, delivery) = (js(&send.id), js(&delivery_id));
-        let accepted = format!(r#"{{"type":"delivery_accepted","messageId":{message_id},"deliveryId":{delivery}}}"#);
-        let message = format!(r#"{{"type":"message","deliveryId":{delivery},"from":{},"message":{}}}"#, me.info_text, send.message);
+        let accepted = format!(
+            r#"{{"type":"delivery_accepted","messageId":{message_id},"deliveryId":{delivery}}}"#
+        );
+        let message = format!(
+            r#"{{"type":"message","deliveryId":{delivery},"from":{},"message":{}}}"#,
+            me.info_text, send.message
+        );
         self.send(conn, text_frame(&accepted));
         self.send(to_conn, text_frame(&message));
         *self.pending_from.entry(actor.to_string()).or_default() += 1;
@@ -1198,7 +1293,16 @@ impl State {
             expires_at,
         };
         self.persist(|s| s.put_delivery(&row));
-        self.recent.insert(p.key.clone(), Recent::new(p.fingerprint.clone(), p.to.clone(), response, retryable, expires_at));
+        self.recent.insert(
+            p.key.clone(),
+            Recent::new(
+                p.fingerprint.clone(),
+                p.to.clone(),
+                response,
+                retryable,
+                expires_at,
+            ),
+        );
     }
 
     fn acknowledge(&mut self, conn: ConnId, actor: &str, delivery_id: &str) {
@@ -1465,7 +1569,12 @@ mod tests {
         let mut rxs = Vec::new();
         for conn in 1..=3 {
             let (tx, rx) = mpsc::unbounded_channel();
-            state.handle(Event::Accepted { conn, tx });
+            state.handle(Event::Accepted {
+                conn,
+                tx,
+                queued: Default::default(),
+                kill: Default::default(),
+            });
             rxs.push(rx);
         }
         state.handle(Event::Frame {

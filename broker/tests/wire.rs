@@ -630,3 +630,23 @@ fn presence_updates_go_to_the_scope() {
         "unchanged presence within a second is not rebroadcast"
     );
 }
+
+#[test]
+fn a_session_that_stops_reading_is_closed_instead_of_buffered_for_ever() {
+    let broker = Broker::start_with("slow", |c| {
+        c.max_outbound_bytes = 256 * 1024;
+        c.max_pending_deliveries_per_session = 1000;
+    });
+    let mut sender = broker.connect();
+    sender.register("sender", None);
+    let mut sleeper = broker.connect();
+    let sleeper_id = sleeper.register("sleeper", None);
+    let big = "x".repeat(200 * 1024);
+    for i in 0..40 {
+        sender.send_message(&sleeper_id, &format!("m{i}"), &big);
+    }
+    // The sleeper never reads: the broker drops it rather than holding 8 MB for it.
+    let left = sender.expect("session_left");
+    assert_eq!(left["sessionId"], sleeper_id.as_str());
+    assert_eq!(sender.expect("delivery_failed")["code"], "RECIPIENT_DISCONNECTED");
+}
