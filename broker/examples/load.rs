@@ -84,10 +84,17 @@ impl Conn {
     }
 
     async fn register(socket: &Path, id: &str) -> Conn {
+        Conn::register_in(socket, id, None).await
+    }
+
+    async fn register_in(socket: &Path, id: &str, scope: Option<String>) -> Conn {
         let mut c = Conn::connect(socket).await;
-        c.send(&json!({ "type": "register", "protocol": "pi-intercom", "version": 4, "sessionId": id,
-            "session": { "cwd": "/load", "model": "load", "pid": 1, "startedAt": 1, "lastActivity": 1, "name": id } }))
-            .await;
+        let mut frame = json!({ "type": "register", "protocol": "pi-intercom", "version": 4, "sessionId": id,
+            "session": { "cwd": "/load", "model": "load", "pid": 1, "startedAt": 1, "lastActivity": 1, "name": id } });
+        if let Some(scope) = scope {
+            frame["scopeId"] = json!(scope);
+        }
+        c.send(&frame).await;
         loop {
             if c.recv().await["type"] == "registered" {
                 return c;
@@ -341,12 +348,29 @@ fn main() {
         }
 
         if hold > 0 {
+            // Held sessions live in scopes of 100 (teams): every join is announced to its scope,
+            // and each held connection keeps reading what it is sent, as adapters do.
             let t = Instant::now();
             let mut held = Vec::new();
             for i in 0..hold {
-                held.push(Conn::register(&socket, &format!("hold-{i}")).await);
+                let scope = format!("Scope_hold_{:06}", i / 100);
+                let Conn { mut reader, writer } = Conn::register_in(&socket, &format!("hold-{i}"), Some(scope)).await;
+                let drain = tokio::spawn(async move {
+                    let mut sink = vec![0u8; 64 * 1024];
+                    while let Ok(n) = reader.read(&mut sink).await {
+                        if n == 0 {
+                            break;
+                        }
+                    }
+                });
+                held.push((writer, drain));
             }
-            println!("| hold {hold} registered sessions: register time / broker RSS | {:.2} s / {} KiB |", t.elapsed().as_secs_f64(), rss_kib(pid, "VmRSS:"));
+            let took = t.elapsed();
+            tokio::time::sleep(Duration::from_millis(500)).await;
+            println!("| hold {hold} registered sessions (scopes of 100): register time / broker RSS | {:.2} s / {} KiB |", took.as_secs_f64(), rss_kib(pid, "VmRSS:"));
+            for (_, drain) in &held {
+                drain.abort();
+            }
             drop(held);
         }
     });

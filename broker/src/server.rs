@@ -281,7 +281,7 @@ async fn connection(
     config: Arc<BrokerConfig>,
 ) {
     let (reader, writer) = stream.into_split();
-    let mut reader = tokio::io::BufReader::with_capacity(64 * 1024, reader);
+    let mut reader = tokio::io::BufReader::with_capacity(2 * 1024, reader);
     let (tx, rx) = mpsc::unbounded_channel();
     let stop = Arc::new(Notify::new());
     let queued = Arc::new(std::sync::atomic::AtomicUsize::new(0));
@@ -409,7 +409,7 @@ async fn write_loop(
     stop: Arc<Notify>,
     queued: Arc<std::sync::atomic::AtomicUsize>,
 ) {
-    let mut buf: Vec<u8> = Vec::with_capacity(64 * 1024);
+    let mut buf: Vec<u8> = Vec::new();
     'outer: while let Some(first) = rx.recv().await {
         let mut close = false;
         let mut next = Some(first);
@@ -433,6 +433,10 @@ async fn write_loop(
             }
             queued.fetch_sub(buf.len(), std::sync::atomic::Ordering::Relaxed);
             buf.clear();
+            if buf.capacity() > 16 * 1024 {
+                // Give back what a burst took: thousands of idle connections must stay small.
+                buf = Vec::new();
+            }
         }
         if close {
             break;
