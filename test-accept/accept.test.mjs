@@ -53,3 +53,28 @@ test('the installed vendored module passes the drift check, via the function and
     assert.match(out, /^ok: /)
   }
 })
+
+test('the installed package runs a broker and talks to it', async () => {
+  const { mkdtempSync, rmSync } = await import('node:fs')
+  const { tmpdir } = await import('node:os')
+  const { startBroker, connect } = await import('@ctliz/agent-intercom-core/broker')
+  const dir = mkdtempSync(join(tmpdir(), 'aic-accept-broker-'))
+  const broker = startBroker({ agentDir: dir, idleExitMs: 0, logLevel: 'off' })
+  try {
+    const session = { cwd: '/w', model: 'm', pid: process.pid, startedAt: 1, lastActivity: 1 }
+    const a = await connect({ agentDir: dir })
+    const b = await connect({ agentDir: dir })
+    await a.register({ session, sessionId: 'a' })
+    await b.register({ session: { ...session, runtimeInstanceId: 'b' }, sessionId: 'b' })
+    const got = new Promise((resolve) => b.once('message', resolve))
+    await a.send('b', 'from the tarball')
+    assert.strictEqual((await got).message.content.text, 'from the tarball')
+    a.close()
+    b.close()
+  } finally {
+    broker.close()
+    rmSync(dir, { recursive: true, force: true })
+  }
+  const cjs = require('@ctliz/agent-intercom-core/broker')
+  assert.strictEqual(typeof cjs.startBroker, 'function')
+})

@@ -47,6 +47,7 @@ pub struct NativeConstants {
     pub unicode_normalization: String,
     pub invalid_scope_message_suffix: String,
     pub vendored_files: Vec<NativeVendoredFile>,
+    pub max_frame_bytes: u32,
 }
 
 #[napi(object)]
@@ -88,6 +89,10 @@ pub fn constants() -> NativeConstants {
                 sha256: vendored::sha256_hex(content.as_bytes()),
             })
             .collect(),
+        max_frame_bytes: agent_intercom_broker::BrokerConfig::for_agent_dir(std::path::Path::new(
+            "/",
+        ))
+        .max_frame_bytes as u32,
     }
 }
 
@@ -348,5 +353,92 @@ mod tests {
             (r.kind.as_str(), r.target_ids),
             ("same_scope_name", vec!["a1".to_string()])
         );
+    }
+}
+
+/// A broker running inside this Node process (on its own thread).
+#[napi]
+pub struct NativeBroker {
+    handle: Option<agent_intercom_broker::BrokerHandle>,
+    socket_path: String,
+    intercom_dir: String,
+}
+
+fn broker_error(code: &str, message: String) -> napi::Error {
+    napi::Error::new(Status::GenericFailure, format!("[aic:{code}] {message}"))
+}
+
+#[napi]
+impl NativeBroker {
+    /// Stops the broker and waits until its files are removed. Returns why it stopped
+    /// ("Shutdown", "Idle", or "AlreadyStopped").
+    #[napi]
+    pub fn close(&mut self) -> String {
+        match self.handle.take() {
+            Some(handle) => format!("{:?}", handle.close()),
+            None => "AlreadyStopped".into(),
+        }
+    }
+
+    /// The socket clients connect to.
+    #[napi(getter)]
+    pub fn socket_path(&self) -> String {
+        self.socket_path.clone()
+    }
+
+    /// The intercom directory.
+    #[napi(getter)]
+    pub fn intercom_dir(&self) -> String {
+        self.intercom_dir.clone()
+    }
+
+    /// True until the broker stops (close, idle exit).
+    #[napi(getter)]
+    pub fn running(&self) -> bool {
+        self.handle.as_ref().is_some_and(|h| !h.is_finished())
+    }
+}
+
+/// Starts a broker in this process. `settings` are `key=value` pairs (BrokerConfig::set).
+#[napi]
+pub fn start_broker(
+    agent_dir: Option<String>,
+    socket_path: Option<String>,
+    settings: Vec<String>,
+) -> Result<NativeBroker> {
+    let agent_dir = agent_dir
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(agent_intercom_broker::config::agent_dir_from_env);
+    let mut config = agent_intercom_broker::BrokerConfig::for_agent_dir(&agent_dir);
+    if let Some(socket) = socket_path {
+        config.socket_path = socket.into();
+    }
+    for pair in &settings {
+        let (k, v) = pair.split_once('=').ok_or_else(|| {
+            broker_error(
+                "INVALID_ARGUMENT",
+                format!("setting {pair:?} is not key=value"),
+            )
+        })?;
+        config
+            .set(k, v)
+            .map_err(|e| broker_error("INVALID_ARGUMENT", e))?;
+    }
+    let socket_path = config.socket_path.display().to_string();
+    let intercom_dir = config.intercom_dir.display().to_string();
+    match agent_intercom_broker::start(config) {
+        Ok(handle) => Ok(NativeBroker {
+            handle: Some(handle),
+            socket_path,
+            intercom_dir,
+        }),
+        Err(agent_intercom_broker::StartError::AlreadyRunning(pid)) => Err(broker_error(
+            "BROKER_ALREADY_RUNNING",
+            format!("an intercom broker is already running (pid {pid})"),
+        )),
+        Err(e @ agent_intercom_broker::StartError::Store(_)) => {
+            Err(broker_error("BROKER_STORE", e.to_string()))
+        }
+        Err(e) => Err(broker_error("BROKER_IO", e.to_string())),
     }
 }

@@ -648,5 +648,8 @@ fn a_session_that_stops_reading_is_closed_instead_of_buffered_for_ever() {
     // The sleeper never reads: the broker drops it rather than holding 8 MB for it.
     let left = sender.expect("session_left");
     assert_eq!(left["sessionId"], sleeper_id.as_str());
-    assert_eq!(sender.expect("delivery_failed")["code"], "RECIPIENT_DISCONNECTED");
+    assert_eq!(
+        sender.expect("delivery_failed")["code"],
+        "RECIPIENT_DISCONNECTED"
+    );
 }

@@ -208,10 +208,13 @@ export * from "./protocol-v4/index.js";
 export * from "./canonical/index.js";
 
 /** Every stable error code; the C ABI's status AIC_STATUS_<CODE> has the same name. */
-export type IntercomErrorCode = {codes} | "NATIVE_ADDON_UNAVAILABLE";
+export type IntercomErrorCode = {codes} | "NATIVE_ADDON_UNAVAILABLE"
+  | "BROKER_ALREADY_RUNNING" | "BROKER_STORE" | "BROKER_IO" | "NOT_CONNECTED" | "INVALID_FRAME"
+  | (string & {{}});
 /** The error every function of this package throws for bad input. */
 export declare class IntercomError extends Error {{
   readonly name: "IntercomError";
+  /** A stable code: the contract's codes above, or a broker error/failure code on the wire. */
   readonly code: IntercomErrorCode;
 }}
 export declare const AGENT_INTERCOM_CORE_VERSION: string;
@@ -249,6 +252,128 @@ export interface VendoredCheckReport {{
 export declare function checkVendoredProtocolV4(path: string): VendoredCheckReport;
 "#,
         codes = error_code_union(),
+    )
+}
+
+fn broker_dts() -> String {
+    format!(
+        r#"{GENERATED_TS}
+import {{ IntercomError }} from "../index.js";
+
+export interface BrokerOptions {{
+  /** Agent directory (default: $PI_CODING_AGENT_DIR, else ~/.pi/agent). */
+  agentDir?: string;
+  /** Socket path (default: <agentDir>/intercom/broker.sock). */
+  socketPath?: string;
+  /** Exit this long after the last session leaves; 0 never exits on idle (default 5000). */
+  idleExitMs?: number;
+  logLevel?: "off" | "error" | "warn" | "info" | "debug";
+  /** Any limit by name, e.g. {{ max_sessions: 10000, rate_capacity: 100000 }} (docs/broker.md). */
+  settings?: Record<string, number | string>;
+}}
+
+/** A broker running in this process, on its own thread. */
+export declare class Broker {{
+  readonly socketPath: string;
+  readonly intercomDir: string;
+  /** True until close() or idle exit. */
+  readonly running: boolean;
+  /** Stops the broker and waits until its files are removed; returns why it stopped. */
+  close(): "Shutdown" | "Idle" | "AlreadyStopped";
+}}
+
+/** Starts the broker of an agent directory in this process. Throws IntercomError with code
+ * BROKER_ALREADY_RUNNING, BROKER_STORE, BROKER_IO or INVALID_ARGUMENT. */
+export declare function startBroker(options?: BrokerOptions): Broker;
+/** Uses the running broker or starts one here; concurrent callers end with exactly one broker. */
+export declare function ensureBroker(options?: BrokerOptions & {{ waitMs?: number }}): Promise<{{
+  started: boolean;
+  socketPath: string;
+  broker?: Broker;
+}}>;
+export declare function brokerHealth(socketPath: string, timeoutMs?: number): Promise<"compatible" | "incompatible" | "unreachable">;
+export declare function brokerSocketPath(options?: BrokerOptions): string;
+export declare function agentDirFromEnv(env?: Record<string, string | undefined>): string;
+export declare const MAX_FRAME_BYTES: {max_frame};
+
+/** SessionInfo as the broker sends it. It never carries a scope. */
+export interface SessionInfo {{
+  id: string;
+  name?: string;
+  cwd: string;
+  model: string;
+  pid: number;
+  startedAt: number;
+  lastActivity: number;
+  status?: string;
+  trustedLocal?: boolean;
+  origin?: "local" | "remote";
+}}
+export interface SessionRegistration {{
+  cwd: string;
+  model: string;
+  pid: number;
+  startedAt: number;
+  lastActivity: number;
+  name?: string;
+  status?: string;
+  runtimeInstanceId?: string;
+}}
+export interface Attachment {{
+  type: "file" | "snippet" | "context";
+  name: string;
+  content: string;
+  language?: string;
+}}
+export interface Message {{
+  id: string;
+  timestamp: number;
+  replyTo?: string;
+  expectsReply?: boolean;
+  content: {{ text: string; attachments?: Attachment[]; control?: {{ type: string; version: number; data?: unknown }} }};
+}}
+export type OutgoingMessage = string | {{ text: string }} | (Partial<Pick<Message, "id" | "timestamp" | "replyTo" | "expectsReply">> & Pick<Message, "content">);
+export interface IncomingMessage {{
+  deliveryId: string;
+  from: SessionInfo;
+  message: Message;
+  /** Acknowledges (automatic unless connect({{ autoAck: false }})). */
+  ack(): void;
+}}
+/** A delivery failure: code is the broker's failure code; accepted tells whether it had been accepted. */
+export interface DeliveryError extends IntercomError {{
+  readonly accepted: boolean;
+  readonly messageId: string;
+}}
+
+export declare class IntercomClient {{
+  /** Set once registered. */
+  readonly sessionId: string | undefined;
+  readonly closed: boolean;
+  register(options: {{ session: SessionRegistration; sessionId?: string; scopeId?: string }}): Promise<{{ sessionId: string }}>;
+  list(): Promise<SessionInfo[]>;
+  /** Resolves when the receiver acknowledged; rejects with a DeliveryError. */
+  send(to: string, message: OutgoingMessage): Promise<{{ messageId: string; deliveryId: string }}>;
+  ask(to: string, message: OutgoingMessage): Promise<{{ messageId: string; deliveryId: string }}>;
+  reply(to: string, replyTo: string, message: OutgoingMessage): Promise<{{ messageId: string; deliveryId: string }}>;
+  defer(messageId: string): Promise<{{ applied: boolean; action: "defer"; messageId: string }}>;
+  cancel(messageId: string): Promise<{{ applied: boolean; action: "cancel"; messageId: string }}>;
+  presence(update: {{ name?: string; status?: string; model?: string }}): void;
+  unregister(options?: {{ preserveAsks?: boolean }}): void;
+  close(): void;
+  on(event: "message", listener: (message: IncomingMessage) => void): this;
+  on(event: "session_joined" | "presence_update", listener: (frame: {{ type: string; session: SessionInfo }}) => void): this;
+  on(event: "session_left", listener: (frame: {{ type: "session_left"; sessionId: string }}) => void): this;
+  on(event: "ask_deferred", listener: (frame: {{ type: "ask_deferred"; messageId: string; fromSessionId: string }}) => void): this;
+  on(event: "ask_cancelled", listener: (frame: {{ type: "ask_cancelled"; messageId: string; fromSessionId: string; reason: "cancelled" | "expired" | "delivery_failed" | "session_disconnected" | "authorization_revoked" }}) => void): this;
+  on(event: "broker_error", listener: (error: IntercomError) => void): this;
+  on(event: "close", listener: () => void): this;
+}}
+/** Connects to a broker (a socket path, or options naming the agent directory or socket). */
+export declare function connect(options?: string | (BrokerOptions & {{ autoAck?: boolean }})): Promise<IntercomClient>;
+"#,
+        max_frame =
+            agent_intercom_broker::BrokerConfig::for_agent_dir(Path::new("/")).max_frame_bytes,
     )
 }
 
@@ -369,6 +494,7 @@ fn outputs() -> Vec<(&'static str, String)> {
         ("protocol-v4/index.d.ts", protocol_v4_dts()),
         ("canonical/index.d.ts", canonical_dts()),
         ("index.d.ts", index_dts()),
+        ("lib/broker.d.ts", broker_dts()),
         ("vendor/agent-intercom-protocol-v4.d.mts", vendor_dts()),
         ("vendor/agent-intercom-protocol-v4.d.cts", vendor_dcts()),
         ("vendor/SHA256SUMS", sums),

@@ -1,0 +1,390 @@
+'use strict'
+// @ctliz/agent-intercom-core/broker: run the Rust broker inside this process (startBroker), find
+// or start it race-free (ensureBroker), and talk to it (connect -> IntercomClient).
+const net = require('node:net')
+const { EventEmitter } = require('node:events')
+const { randomUUID } = require('node:crypto')
+const { join, resolve, isAbsolute } = require('node:path')
+const { homedir } = require('node:os')
+const { addon, constants: C, rethrow, fail, IntercomError } = require('./native.js')
+
+const MAX_FRAME_BYTES = C.maxFrameBytes
+const LOG_LEVELS = ['off', 'error', 'warn', 'info', 'debug']
+
+/** The agent directory: $PI_CODING_AGENT_DIR (relative paths resolved) or ~/.pi/agent. */
+function agentDirFromEnv (env = process.env) {
+  const configured = typeof env.PI_CODING_AGENT_DIR === 'string' ? env.PI_CODING_AGENT_DIR.trim() : ''
+  if (!configured) return join(homedir(), '.pi/agent')
+  return isAbsolute(configured) ? configured : resolve(configured)
+}
+
+function brokerSocketPath (options = {}) {
+  if (options.socketPath !== undefined) return options.socketPath
+  return join(options.agentDir ?? agentDirFromEnv(), 'intercom', 'broker.sock')
+}
+
+function optionsArg (options) {
+  if (options === undefined) return {}
+  if (options === null || typeof options !== 'object') fail('INVALID_ARGUMENT', 'options must be an object')
+  for (const key of ['agentDir', 'socketPath']) {
+    if (options[key] !== undefined && (typeof options[key] !== 'string' || options[key] === '')) fail('INVALID_ARGUMENT', `${key} must be a non-empty string`)
+  }
+  return options
+}
+
+function settingPairs (options) {
+  const pairs = []
+  if (options.idleExitMs !== undefined) {
+    if (!Number.isSafeInteger(options.idleExitMs) || options.idleExitMs < 0) fail('INVALID_ARGUMENT', 'idleExitMs must be a non-negative integer (0 = never)')
+    pairs.push(`idle_exit_ms=${options.idleExitMs}`)
+  }
+  if (options.logLevel !== undefined) {
+    if (!LOG_LEVELS.includes(options.logLevel)) fail('INVALID_ARGUMENT', `logLevel must be one of: ${LOG_LEVELS.join(', ')}`)
+    pairs.push(`log_level=${options.logLevel}`)
+  }
+  if (options.settings !== undefined) {
+    if (options.settings === null || typeof options.settings !== 'object') fail('INVALID_ARGUMENT', 'settings must be an object of limits')
+    for (const [key, value] of Object.entries(options.settings)) {
+      if (!(typeof value === 'string' || Number.isSafeInteger(value))) fail('INVALID_ARGUMENT', `settings.${key} must be an integer or a string`)
+      pairs.push(`${key}=${value}`)
+    }
+  }
+  return pairs
+}
+
+/** A broker running in this process. */
+class Broker {
+  constructor (native) {
+    this._native = native
+  }
+
+  /** The socket clients connect to. */
+  get socketPath () { return this._native.socketPath }
+  /** The intercom directory (broker.pid, broker.owner, the store). */
+  get intercomDir () { return this._native.intercomDir }
+  /** True until the broker stops (close() or idle exit). */
+  get running () { return this._native.running }
+
+  /** Stops the broker and waits until it removed its files. Returns why it stopped. */
+  close () { return this._native.close() }
+}
+
+/**
+ * Starts the broker of an agent directory in this process. Throws an IntercomError with code
+ * BROKER_ALREADY_RUNNING when a live process owns it, BROKER_STORE when its store cannot be
+ * used, BROKER_IO for file-system failures, INVALID_ARGUMENT for bad options.
+ */
+function startBroker (options) {
+  const opts = optionsArg(options)
+  const pairs = settingPairs(opts)
+  try {
+    return new Broker(addon.startBroker(opts.agentDir, opts.socketPath, pairs))
+  } catch (error) {
+    return rethrow(error)
+  }
+}
+
+/** Probes a socket with a health frame: 'compatible', 'incompatible' or 'unreachable'. */
+function brokerHealth (socketPath, timeoutMs = 1000) {
+  return new Promise((resolveHealth) => {
+    const requestId = randomUUID()
+    const socket = net.connect(socketPath)
+    const reader = new FrameReader()
+    const finish = (health) => {
+      clearTimeout(timer)
+      socket.destroy()
+      resolveHealth(health)
+    }
+    const timer = setTimeout(() => finish('unreachable'), timeoutMs)
+    socket.on('error', () => finish('unreachable'))
+    socket.on('connect', () => socket.write(encodeFrame({ type: 'health', requestId })))
+    socket.on('data', (chunk) => {
+      let frames
+      try { frames = reader.push(chunk) } catch { return finish('unreachable') }
+      for (const f of frames) {
+        if (f.type !== 'health_ok' || f.requestId !== requestId) return finish('unreachable')
+        const ra = f.remoteAccess
+        const ok = f.protocol === C.protocolName && f.version === C.protocolVersion && f.endpoint === 'local' &&
+          ra && ra.feature === 'remote-access-v1' && ra.policySemanticsVersion === 2 &&
+          ra.policySemanticsHash === 'f3b00e503631bc91123aedfbcf1df72cc9913e1893c09728b2c598f3dcdfdfe0'
+        return finish(ok ? 'compatible' : 'incompatible')
+      }
+    })
+  })
+}
+
+const sleep = (ms) => new Promise((resolveSleep) => setTimeout(resolveSleep, ms))
+
+/**
+ * Uses the running broker, or starts one in this process. Concurrent callers (threads or
+ * processes) end with exactly one broker. Resolves to { started, socketPath, broker? }.
+ */
+async function ensureBroker (options) {
+  const opts = optionsArg(options)
+  const socketPath = brokerSocketPath(opts)
+  const deadline = Date.now() + (opts.waitMs ?? 5000)
+  for (;;) {
+    if (await brokerHealth(socketPath, 500) === 'compatible') return { started: false, socketPath }
+    try {
+      return { started: true, socketPath, broker: startBroker(opts) }
+    } catch (error) {
+      if (error.code !== 'BROKER_ALREADY_RUNNING' || Date.now() > deadline) throw error
+      await sleep(25)
+    }
+  }
+}
+
+function encodeFrame (value) {
+  const body = Buffer.from(JSON.stringify(value), 'utf8')
+  const frame = Buffer.allocUnsafe(4 + body.length)
+  frame.writeUInt32BE(body.length, 0)
+  body.copy(frame, 4)
+  return frame
+}
+
+/** Splits a byte stream into JSON frames (4-byte big-endian length + UTF-8 JSON). */
+class FrameReader {
+  constructor () {
+    this._chunks = []
+    this._length = 0
+  }
+
+  push (chunk) {
+    this._chunks.push(chunk)
+    this._length += chunk.length
+    const frames = []
+    for (;;) {
+      if (this._length < 4) return frames
+      const buffer = this._chunks.length === 1 ? this._chunks[0] : Buffer.concat(this._chunks, this._length)
+      this._chunks = [buffer]
+      const size = buffer.readUInt32BE(0)
+      if (size > MAX_FRAME_BYTES) throw new IntercomError('INVALID_FRAME', `frame of ${size} bytes exceeds ${MAX_FRAME_BYTES}`)
+      if (this._length < 4 + size) return frames
+      frames.push(JSON.parse(buffer.toString('utf8', 4, 4 + size)))
+      const rest = buffer.subarray(4 + size)
+      this._chunks = rest.length ? [rest] : []
+      this._length = rest.length
+    }
+  }
+}
+
+function deliveryError (frame) {
+  const error = new IntercomError(frame.code, frame.reason)
+  error.accepted = frame.accepted
+  error.messageId = frame.messageId
+  return error
+}
+
+/**
+ * A connection to the broker. Events: 'message' ({ deliveryId, from, message, ack }),
+ * 'session_joined', 'session_left', 'presence_update', 'ask_deferred', 'ask_cancelled',
+ * 'broker_error' (an error frame), 'close'. With autoAck (the default) every message is
+ * acknowledged right after the 'message' listeners return.
+ */
+class IntercomClient extends EventEmitter {
+  constructor (socket, options) {
+    super()
+    this._socket = socket
+    this._reader = new FrameReader()
+    this._requests = new Map()
+    this._deliveries = new Map()
+    this._registration = null
+    this._autoAck = options.autoAck !== false
+    this.sessionId = undefined
+    this.closed = false
+    socket.on('data', (chunk) => this._data(chunk))
+    socket.on('close', () => this._closed())
+    socket.on('error', () => {})
+  }
+
+  _write (frame) {
+    if (this.closed) fail('NOT_CONNECTED', 'the connection to the broker is closed')
+    this._socket.write(encodeFrame(frame))
+  }
+
+  _data (chunk) {
+    let frames
+    try { frames = this._reader.push(chunk) } catch (error) {
+      this.emit('broker_error', error)
+      return this._socket.destroy()
+    }
+    for (const frame of frames) this._frame(frame)
+  }
+
+  _frame (frame) {
+    switch (frame.type) {
+      case 'registered':
+        this.sessionId = frame.sessionId
+        if (this._registration) this._registration.resolve({ sessionId: frame.sessionId })
+        this._registration = null
+        return
+      case 'error': {
+        const error = new IntercomError(frame.code, frame.error)
+        if (this._registration) {
+          this._registration.reject(error)
+          this._registration = null
+        } else {
+          this.emit('broker_error', error)
+        }
+        return
+      }
+      case 'sessions':
+      case 'ask_control_result': {
+        const pending = this._requests.get(frame.requestId)
+        if (pending) {
+          this._requests.delete(frame.requestId)
+          pending.resolve(frame.type === 'sessions' ? frame.sessions : { applied: frame.applied, action: frame.action, messageId: frame.messageId })
+        }
+        return
+      }
+      case 'delivery_accepted': {
+        const pending = this._deliveries.get(frame.messageId)
+        if (pending) pending.deliveryId = frame.deliveryId
+        return
+      }
+      case 'delivered':
+      case 'delivery_failed': {
+        const pending = this._deliveries.get(frame.messageId)
+        if (!pending) return
+        this._deliveries.delete(frame.messageId)
+        if (frame.type === 'delivered') pending.resolve({ messageId: frame.messageId, deliveryId: frame.deliveryId })
+        else pending.reject(deliveryError(frame))
+        return
+      }
+      case 'message': {
+        let acked = false
+        const ack = () => {
+          if (acked || this.closed) return
+          acked = true
+          this._write({ type: 'message_received', deliveryId: frame.deliveryId })
+        }
+        this.emit('message', { deliveryId: frame.deliveryId, from: frame.from, message: frame.message, ack })
+        if (this._autoAck) ack()
+        return
+      }
+      default:
+        this.emit(frame.type, frame)
+    }
+  }
+
+  _closed () {
+    if (this.closed) return
+    this.closed = true
+    const error = new IntercomError('NOT_CONNECTED', 'the connection to the broker closed')
+    if (this._registration) this._registration.reject(error)
+    for (const p of this._requests.values()) p.reject(error)
+    for (const p of this._deliveries.values()) p.reject(error)
+    this._requests.clear()
+    this._deliveries.clear()
+    this.emit('close')
+  }
+
+  _request (frame) {
+    const requestId = randomUUID()
+    return new Promise((resolveRequest, reject) => {
+      this._requests.set(requestId, { resolve: resolveRequest, reject })
+      try { this._write({ ...frame, requestId }) } catch (error) {
+        this._requests.delete(requestId)
+        reject(error)
+      }
+    })
+  }
+
+  /**
+   * Registers: session = { cwd, model, pid, startedAt, lastActivity, name?, status?,
+   * runtimeInstanceId? }. Resolves to { sessionId }; rejects with the broker's error code.
+   */
+  register ({ session, sessionId, scopeId } = {}) {
+    return new Promise((resolveRegistration, reject) => {
+      if (this._registration) return reject(new IntercomError('INVALID_ARGUMENT', 'a registration is already in progress'))
+      this._registration = { resolve: resolveRegistration, reject }
+      const frame = { type: 'register', protocol: C.protocolName, version: C.protocolVersion, session }
+      if (sessionId !== undefined) frame.sessionId = sessionId
+      if (scopeId !== undefined) frame.scopeId = scopeId
+      try { this._write(frame) } catch (error) {
+        this._registration = null
+        reject(error)
+      }
+    })
+  }
+
+  /** The sessions this session can see (itself and its scope). */
+  list () { return this._request({ type: 'list' }) }
+
+  /**
+   * Sends a message ({ text } or a full { id?, content, replyTo?, expectsReply? }). Resolves when
+   * the receiver acknowledged it; rejects with the delivery failure code (err.accepted tells
+   * whether the broker had accepted it).
+   */
+  send (to, message) {
+    const m = typeof message === 'string' ? { content: { text: message } } : { ...message }
+    if (m.text !== undefined && m.content === undefined) {
+      m.content = { text: m.text }
+      delete m.text
+    }
+    m.id = m.id ?? randomUUID()
+    m.timestamp = m.timestamp ?? Date.now()
+    return new Promise((resolveDelivery, reject) => {
+      this._deliveries.set(m.id, { resolve: resolveDelivery, reject })
+      try { this._write({ type: 'send', to, message: m }) } catch (error) {
+        this._deliveries.delete(m.id)
+        reject(error)
+      }
+    })
+  }
+
+  /** Sends a message that expects a reply; the reply arrives as a 'message' with replyTo. */
+  ask (to, message) {
+    const m = typeof message === 'string' ? { content: { text: message } } : { ...message }
+    return this.send(to, { ...m, expectsReply: true })
+  }
+
+  /** Replies to an ask (replyTo = the ask's message id). */
+  reply (to, replyTo, message) {
+    const m = typeof message === 'string' ? { content: { text: message } } : { ...message }
+    return this.send(to, { ...m, replyTo })
+  }
+
+  /** Defers one of this session's asks (it stays replyable). Resolves to { applied }. */
+  defer (messageId) { return this._request({ type: 'defer_ask', messageId }) }
+
+  /** Cancels one of this session's asks. Resolves to { applied }. */
+  cancel (messageId) { return this._request({ type: 'cancel_ask', messageId }) }
+
+  /** Updates name, status or model. */
+  presence (update = {}) { this._write({ type: 'presence', ...update }) }
+
+  /** Leaves; the connection may register again. */
+  unregister ({ preserveAsks } = {}) {
+    this._write(preserveAsks === undefined ? { type: 'unregister' } : { type: 'unregister', preserveAsks })
+  }
+
+  /** Closes the connection. */
+  close () {
+    this._socket.end()
+    this._socket.destroySoon?.()
+  }
+}
+
+/** Connects to the broker (options.socketPath, or the agent directory's socket). */
+function connect (options) {
+  const opts = typeof options === 'string' ? { socketPath: options } : optionsArg(options)
+  const socketPath = brokerSocketPath(opts)
+  return new Promise((resolveClient, reject) => {
+    const socket = net.connect(socketPath)
+    socket.once('connect', () => resolveClient(new IntercomClient(socket, opts)))
+    socket.once('error', (error) => reject(new IntercomError('NOT_CONNECTED', `cannot connect to ${socketPath}: ${error.code || error.message}`)))
+  })
+}
+
+module.exports = {
+  startBroker,
+  ensureBroker,
+  brokerHealth,
+  brokerSocketPath,
+  agentDirFromEnv,
+  connect,
+  Broker,
+  IntercomClient,
+  MAX_FRAME_BYTES,
+}
