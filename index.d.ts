@@ -4,7 +4,7 @@ export * from "./protocol-v4/index.js";
 export * from "./canonical/index.js";
 
 /** Every stable error code; the C ABI's status AIC_STATUS_<CODE> has the same name. */
-export type IntercomErrorCode = "NULL_POINTER" | "INVALID_UTF8" | "INVALID_ARGUMENT" | "INVALID_SCOPE" | "INVALID_JSON" | "UNSUPPORTED_NUMBER" | "UNPAIRED_SURROGATE" | "UNSUPPORTED_VALUE" | "DUPLICATE_KEY" | "NESTING_TOO_DEEP" | "INVALID_DOMAIN" | "INTERNAL" | "NATIVE_ADDON_UNAVAILABLE"
+export type IntercomErrorCode = "NULL_POINTER" | "INVALID_UTF8" | "INVALID_ARGUMENT" | "INVALID_SCOPE" | "INVALID_JSON" | "UNSUPPORTED_NUMBER" | "UNPAIRED_SURROGATE" | "UNSUPPORTED_VALUE" | "DUPLICATE_KEY" | "NESTING_TOO_DEEP" | "INVALID_DOMAIN" | "INTERNAL" | "BROKER_ALREADY_RUNNING" | "BROKER_STORE" | "BROKER_IO" | "NATIVE_ADDON_UNAVAILABLE"
   | "BROKER_ALREADY_RUNNING" | "BROKER_STORE" | "BROKER_IO" | "NOT_CONNECTED" | "INVALID_FRAME"
   | (string & {});
 /** The error every function of this package throws for bad input. */

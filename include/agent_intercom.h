@@ -67,6 +67,12 @@ enum aic_status
   AIC_STATUS_INVALID_DOMAIN = 11,
   // A Rust panic was caught at a binding boundary. Always a bug: please report it.
   AIC_STATUS_INTERNAL = 12,
+  // A live process already runs the broker of this intercom directory.
+  AIC_STATUS_BROKER_ALREADY_RUNNING = 13,
+  // The broker's store could not be used (for example, written by a newer broker).
+  AIC_STATUS_BROKER_STORE = 14,
+  // The broker could not create its directory, socket or files.
+  AIC_STATUS_BROKER_IO = 15,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -198,6 +204,10 @@ typedef enum aic_audience_event aic_audience_event;
 typedef uint32_t aic_audience_event;
 #endif // __STDC_VERSION__ >= 202311L
 #endif // __cplusplus
+
+// A broker running inside this process (on its own thread). Create with aic_broker_start,
+// release with aic_broker_free (which stops it first if it still runs).
+typedef struct aic_broker aic_broker;
 
 // Details of a failed call: a stable code and a message. Release with aic_error_free().
 typedef struct aic_error aic_error;
@@ -434,6 +444,46 @@ aic_status aic_canonical_hash(const char *domain,
                               size_t json_len,
                               char *out_hex,
                               aic_error **err);
+
+// Starts the broker of an agent directory in this process. `agent_dir` NULL/empty means
+// `$PI_CODING_AGENT_DIR` or `~/.pi/agent`. `settings` holds `key=value` lines (newline
+// separated; e.g. "idle_exit_ms=0\nmax_sessions=1000"), NULL/empty for the defaults.
+// Fails with AIC_STATUS_BROKER_ALREADY_RUNNING when a live process owns the directory,
+// AIC_STATUS_BROKER_STORE, AIC_STATUS_BROKER_IO, or AIC_STATUS_INVALID_ARGUMENT for a bad
+// setting. On success `*out_broker` owns the broker.
+//
+// # Safety
+// Text inputs follow the (pointer, length) contract; `out_broker` valid for writes.
+aic_status aic_broker_start(const char *agent_dir,
+                            size_t agent_dir_len,
+                            const char *settings,
+                            size_t settings_len,
+                            aic_broker **out_broker,
+                            aic_error **err);
+
+// The broker's socket path, valid until aic_broker_free; "" for NULL.
+//
+// # Safety
+// `broker` must be NULL or a live broker from aic_broker_start.
+const char *aic_broker_socket_path(const aic_broker *broker);
+
+// True while the broker runs (false after aic_broker_stop or an idle exit, and for NULL).
+//
+// # Safety
+// `broker` must be NULL or a live broker from aic_broker_start.
+bool aic_broker_running(const aic_broker *broker);
+
+// Stops the broker and waits until it removed its files. Stopping twice is harmless.
+//
+// # Safety
+// `broker` must be a live broker from aic_broker_start (not freed).
+aic_status aic_broker_stop(aic_broker *broker, aic_error **err);
+
+// Stops the broker if it runs, and releases it. NULL is a no-op.
+//
+// # Safety
+// `broker` must be NULL or a broker from aic_broker_start, freed at most once.
+void aic_broker_free(aic_broker *broker);
 
 #ifdef __cplusplus
 }  // extern "C"

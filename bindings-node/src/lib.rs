@@ -422,7 +422,7 @@ pub fn start_broker(
         })?;
         config
             .set(k, v)
-            .map_err(|e| broker_error("INVALID_ARGUMENT", e))?;
+            .map_err(|e| broker_error(ErrorCode::InvalidArgument.as_str(), e))?;
     }
     let socket_path = config.socket_path.display().to_string();
     let intercom_dir = config.intercom_dir.display().to_string();
@@ -437,8 +437,8 @@ pub fn start_broker(
             format!("an intercom broker is already running (pid {pid})"),
         )),
         Err(e @ agent_intercom_broker::StartError::Store(_)) => {
-            Err(broker_error("BROKER_STORE", e.to_string()))
+            Err(broker_error(ErrorCode::BrokerStore.as_str(), e.to_string()))
         }
-        Err(e) => Err(broker_error("BROKER_IO", e.to_string())),
+        Err(e) => Err(broker_error(ErrorCode::BrokerIo.as_str(), e.to_string())),
     }
 }

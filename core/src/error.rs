@@ -37,9 +37,15 @@ pub enum ErrorCode {
     InvalidDomain = 11,
     /// A Rust panic was caught at a binding boundary. Always a bug: please report it.
     Internal = 12,
+    /// A live process already runs the broker of this intercom directory.
+    BrokerAlreadyRunning = 13,
+    /// The broker's store could not be used (for example, written by a newer broker).
+    BrokerStore = 14,
+    /// The broker could not create its directory, socket or files.
+    BrokerIo = 15,
 }
 
-const ALL_CODES: [ErrorCode; 13] = [
+const ALL_CODES: [ErrorCode; 16] = [
     ErrorCode::Ok,
     ErrorCode::NullPointer,
     ErrorCode::InvalidUtf8,
@@ -53,6 +59,9 @@ const ALL_CODES: [ErrorCode; 13] = [
     ErrorCode::NestingTooDeep,
     ErrorCode::InvalidDomain,
     ErrorCode::Internal,
+    ErrorCode::BrokerAlreadyRunning,
+    ErrorCode::BrokerStore,
+    ErrorCode::BrokerIo,
 ];
 
 impl ErrorCode {
@@ -77,6 +86,9 @@ impl ErrorCode {
             ErrorCode::NestingTooDeep => "NESTING_TOO_DEEP",
             ErrorCode::InvalidDomain => "INVALID_DOMAIN",
             ErrorCode::Internal => "INTERNAL",
+            ErrorCode::BrokerAlreadyRunning => "BROKER_ALREADY_RUNNING",
+            ErrorCode::BrokerStore => "BROKER_STORE",
+            ErrorCode::BrokerIo => "BROKER_IO",
         }
     }
 

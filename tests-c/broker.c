@@ -1,0 +1,113 @@
+/* Starts and stops a broker in-process through the C ABI, and talks to it over its socket.
+ * Prints "N passed, N failed". */
+#define _POSIX_C_SOURCE 200809L
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "agent_intercom.h"
+
+static int passed, failed;
+#define CHECK(cond) do { if (cond) passed++; else { failed++; fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond); } } while (0)
+
+static int connect_to(const char *path) {
+    int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+    struct sockaddr_un addr;
+    memset(&addr, 0, sizeof addr);
+    addr.sun_family = AF_UNIX;
+    strncpy(addr.sun_path, path, sizeof addr.sun_path - 1);
+    if (connect(fd, (struct sockaddr *)&addr, sizeof addr) != 0) { close(fd); return -1; }
+    return fd;
+}
+
+static int send_frame(int fd, const char *json) {
+    uint32_t n = (uint32_t)strlen(json);
+    unsigned char header[4] = {(unsigned char)(n >> 24), (unsigned char)(n >> 16), (unsigned char)(n >> 8), (unsigned char)n};
+    return write(fd, header, 4) == 4 && write(fd, json, n) == (ssize_t)n;
+}
+
+static int read_all(int fd, void *buf, size_t n) {
+    size_t got = 0;
+    while (got < n) {
+        ssize_t r = read(fd, (char *)buf + got, n - got);
+        if (r <= 0) return 0;
+        got += (size_t)r;
+    }
+    return 1;
+}
+
+/* Reads one frame into a malloc'd NUL-terminated string (NULL on close). */
+static char *recv_frame(int fd) {
+    unsigned char header[4];
+    if (!read_all(fd, header, 4)) return NULL;
+    uint32_t n = ((uint32_t)header[0] << 24) | ((uint32_t)header[1] << 16) | ((uint32_t)header[2] << 8) | header[3];
+    char *body = malloc((size_t)n + 1);
+    if (!read_all(fd, body, n)) { free(body); return NULL; }
+    body[n] = 0;
+    return body;
+}
+
+int main(void) {
+    char dir_template[] = "/tmp/aic-c-broker-XXXXXX";
+    char *dir = mkdtemp(dir_template);
+    CHECK(dir != NULL);
+    const char *settings = "idle_exit_ms=0\nlog_level=off\n";
+    aic_broker *broker = NULL;
+    aic_error *err = NULL;
+    CHECK(aic_broker_start(dir, strlen(dir), settings, strlen(settings), &broker, &err) == AIC_STATUS_OK && broker != NULL);
+    CHECK(aic_broker_running(broker));
+    const char *socket_path = aic_broker_socket_path(broker);
+    CHECK(strstr(socket_path, "/intercom/broker.sock") != NULL);
+    struct stat st;
+    CHECK(stat(socket_path, &st) == 0 && (st.st_mode & 0777) == 0600);
+
+    /* A second broker for the same directory is refused with a stable code. */
+    aic_broker *second = NULL;
+    CHECK(aic_broker_start(dir, strlen(dir), NULL, 0, &second, &err) == AIC_STATUS_BROKER_ALREADY_RUNNING && second == NULL);
+    CHECK(err != NULL && strstr(aic_error_message(err), "already running") != NULL);
+    aic_error_free(err);
+    err = NULL;
+    CHECK(aic_broker_start(dir, strlen(dir), "bogus", 5, &second, NULL) == AIC_STATUS_INVALID_ARGUMENT);
+    CHECK(aic_broker_start(dir, strlen(dir), "max_sessions=lots", 17, &second, NULL) == AIC_STATUS_INVALID_ARGUMENT);
+    CHECK(aic_broker_start(dir, strlen(dir), NULL, 0, NULL, NULL) == AIC_STATUS_NULL_POINTER);
+
+    /* Talk to it. */
+    int fd = connect_to(socket_path);
+    CHECK(fd >= 0);
+    CHECK(send_frame(fd, "{\"type\":\"health\",\"requestId\":\"c1\"}"));
+    char *reply = recv_frame(fd);
+    CHECK(reply && strstr(reply, "\"health_ok\"") && strstr(reply, "\"remote-access-v1\""));
+    free(reply);
+    CHECK(send_frame(fd, "{\"type\":\"register\",\"protocol\":\"pi-intercom\",\"version\":4,\"sessionId\":\"c-session\","
+                         "\"session\":{\"cwd\":\"/c\",\"model\":\"c\",\"pid\":1,\"startedAt\":1,\"lastActivity\":1}}"));
+    reply = recv_frame(fd);
+    CHECK(reply && strstr(reply, "\"registered\"") && strstr(reply, "\"c-session\""));
+    free(reply);
+    close(fd);
+
+    char path_copy[4096];
+    snprintf(path_copy, sizeof path_copy, "%s", socket_path);
+    CHECK(aic_broker_stop(broker, NULL) == AIC_STATUS_OK);
+    CHECK(!aic_broker_running(broker));
+    CHECK(aic_broker_stop(broker, NULL) == AIC_STATUS_OK);
+    CHECK(access(path_copy, F_OK) != 0); /* socket removed */
+    aic_broker_free(broker);
+    aic_broker_free(NULL);
+    CHECK(aic_broker_stop(NULL, NULL) == AIC_STATUS_NULL_POINTER);
+
+    /* Freeing a running broker stops it. */
+    CHECK(aic_broker_start(dir, strlen(dir), settings, strlen(settings), &broker, NULL) == AIC_STATUS_OK);
+    aic_broker_free(broker);
+    CHECK(access(path_copy, F_OK) != 0);
+
+    char cmd[4200];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    CHECK(system(cmd) == 0);
+    printf("%d passed, %d failed\n", passed, failed);
+    return failed ? 1 : 0;
+}
