@@ -688,41 +688,6 @@ pub unsafe extern "C" fn aic_canonical_hash(
     })
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use std::ffi::CStr;
-
-    #[test]
-    fn guard_turns_panics_into_internal() {
-        let mut err: *mut aic_error = ptr::null_mut();
-        let status = guard(&mut err, || panic!("boom"));
-        assert_eq!(status, ErrorCode::Internal);
-        unsafe {
-            assert_eq!(aic_error_code(err), ErrorCode::Internal);
-            assert!(
-                CStr::from_ptr(aic_error_message(err))
-                    .to_str()
-                    .unwrap()
-                    .contains("panic")
-            );
-            aic_error_free(err);
-        }
-    }
-
-    #[test]
-    fn status_names() {
-        let name = |s: u32| {
-            unsafe { CStr::from_ptr(aic_status_name(s)) }
-                .to_str()
-                .unwrap()
-        };
-        assert_eq!(name(0), "OK");
-        assert_eq!(name(ErrorCode::InvalidScope as u32), "INVALID_SCOPE");
-        assert_eq!(name(9999), "UNKNOWN");
-    }
-}
-
 /// A broker running inside this process (on its own thread). Create with aic_broker_start,
 /// release with aic_broker_free (which stops it first if it still runs).
 pub struct aic_broker {
@@ -852,5 +817,40 @@ pub unsafe extern "C" fn aic_broker_free(broker: *mut aic_broker) {
             // SAFETY: created by Box::into_raw in aic_broker_start.
             drop(unsafe { Box::from_raw(broker) });
         }));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::ffi::CStr;
+
+    #[test]
+    fn guard_turns_panics_into_internal() {
+        let mut err: *mut aic_error = ptr::null_mut();
+        let status = guard(&mut err, || panic!("boom"));
+        assert_eq!(status, ErrorCode::Internal);
+        unsafe {
+            assert_eq!(aic_error_code(err), ErrorCode::Internal);
+            assert!(
+                CStr::from_ptr(aic_error_message(err))
+                    .to_str()
+                    .unwrap()
+                    .contains("panic")
+            );
+            aic_error_free(err);
+        }
+    }
+
+    #[test]
+    fn status_names() {
+        let name = |s: u32| {
+            unsafe { CStr::from_ptr(aic_status_name(s)) }
+                .to_str()
+                .unwrap()
+        };
+        assert_eq!(name(0), "OK");
+        assert_eq!(name(ErrorCode::InvalidScope as u32), "INVALID_SCOPE");
+        assert_eq!(name(9999), "UNKNOWN");
     }
 }
