@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::UnixStream;
 use tokio::sync::{Notify, mpsc};
@@ -16,7 +16,7 @@ use crate::config::{BrokerConfig, LogLevel};
 use crate::lifecycle::{self, Ownership, OwnershipError};
 use crate::state::{ConnId, Event, Out, State, StopReason};
 use crate::store::{Store, StoreError};
-use crate::wire::{self, error_code};
+use crate::wire::error_code;
 
 /// Why a broker could not start.
 #[derive(Debug)]
@@ -260,20 +260,6 @@ async fn run(
     state.stopped().unwrap_or(StopReason::Shutdown)
 }
 
-/// Counts a frame the reader queues itself into the writer's backlog.
-fn counted(queued: &std::sync::atomic::AtomicUsize, out: Out) -> Out {
-    if let Out::Frame(bytes) = &out {
-        queued.fetch_add(bytes.len(), std::sync::atomic::Ordering::Relaxed);
-    }
-    out
-}
-
-fn error_frame(code: &str, message: &str) -> Out {
-    Out::Frame(Arc::new(wire::encode(
-        &json!({ "type": "error", "code": code, "error": message }),
-    )))
-}
-
 async fn connection(
     stream: UnixStream,
     conn: ConnId,
@@ -331,14 +317,11 @@ async fn connection(
         };
         let payload = match rest {
             Err(_) => {
-                let _ = tx.send(counted(
-                    &queued,
-                    error_frame(
-                        error_code::INVALID_REQUEST,
-                        "Incomplete frame: the rest did not arrive in time",
-                    ),
-                ));
-                let _ = tx.send(Out::Close);
+                let _ = events.send(Event::Reject {
+                    conn,
+                    code: error_code::INVALID_REQUEST,
+                    message: "Incomplete frame: the rest did not arrive in time".into(),
+                });
                 break;
             }
             Ok(Err(_)) => break,
@@ -347,11 +330,11 @@ async fn connection(
                     "Intercom frame length {len} exceeds maximum {} bytes",
                     config.max_frame_bytes
                 );
-                let _ = tx.send(counted(
-                    &queued,
-                    error_frame(error_code::INVALID_REQUEST, &message),
-                ));
-                let _ = tx.send(Out::Close);
+                let _ = events.send(Event::Reject {
+                    conn,
+                    code: error_code::INVALID_REQUEST,
+                    message,
+                });
                 break;
             }
             Ok(Ok(Ok(payload))) => payload,
@@ -364,14 +347,11 @@ async fn connection(
                 } else {
                     format!("not valid JSON ({e})")
                 };
-                let _ = tx.send(counted(
-                    &queued,
-                    error_frame(
-                        error_code::INVALID_REQUEST,
-                        &format!("Failed to parse intercom message: {what}"),
-                    ),
-                ));
-                let _ = tx.send(Out::Close);
+                let _ = events.send(Event::Reject {
+                    conn,
+                    code: error_code::INVALID_REQUEST,
+                    message: format!("Failed to parse intercom message: {what}"),
+                });
                 break;
             }
         };
@@ -384,14 +364,11 @@ async fn connection(
             refilled = now;
             let cost = payload.len().div_ceil(config.rate_bytes_per_token).max(1) as f64;
             if tokens < cost {
-                let _ = tx.send(counted(
-                    &queued,
-                    error_frame(
-                        error_code::RATE_LIMITED,
-                        "Intercom broker rate limit exceeded",
-                    ),
-                ));
-                let _ = tx.send(Out::Close);
+                let _ = events.send(Event::Reject {
+                    conn,
+                    code: error_code::RATE_LIMITED,
+                    message: "Intercom broker rate limit exceeded".into(),
+                });
                 break;
             }
             tokens -= cost;

@@ -52,6 +52,16 @@ pub enum Event {
         /// The parsed JSON.
         value: Value,
     },
+    /// The connection broke the protocol below the frame level (bad length, invalid UTF-8 or
+    /// JSON, rate limit): answer with an error frame, in order, and close it.
+    Reject {
+        /// Which.
+        conn: ConnId,
+        /// The error frame's code.
+        code: &'static str,
+        /// Why.
+        message: String,
+    },
     /// The connection is gone (always the last event of a connection).
     Closed {
         /// Which.
@@ -226,6 +236,8 @@ pub struct State {
     timers: BinaryHeap<Reverse<(Instant, Timer)>>,
     /// Frames produced by the current batch, released by [`State::flush`].
     outbox: std::cell::RefCell<Vec<(ConnId, Out)>>,
+    /// Connections closed during the current batch, kept until its frames are released.
+    departed: Vec<(ConnId, Conn)>,
     next_seq: u64,
     idle_seq: u64,
     stop: Option<StopReason>,
@@ -304,6 +316,7 @@ impl State {
             edges_from: HashMap::new(),
             timers: BinaryHeap::new(),
             outbox: std::cell::RefCell::new(Vec::new()),
+            departed: Vec::new(),
             next_seq: 1,
             idle_seq: 0,
             stop: None,
@@ -438,7 +451,12 @@ impl State {
         let limit = self.config.max_outbound_bytes;
         let mut slow = Vec::new();
         for (conn, out) in self.outbox.get_mut().drain(..) {
-            let Some(c) = self.conns.get_mut(&conn) else {
+            let Some(c) = self.conns.get_mut(&conn).or_else(|| {
+                self.departed
+                    .iter_mut()
+                    .find(|(id, _)| *id == conn)
+                    .map(|(_, c)| c)
+            }) else {
                 continue;
             };
             if c.closing {
@@ -456,6 +474,7 @@ impl State {
             }
             let _ = c.tx.send(out);
         }
+        self.departed.clear();
         for conn in slow {
             self.log(LogLevel::Warn, || {
                 format!("connection {conn} closed: it stopped reading ({limit} bytes queued)")
@@ -499,6 +518,11 @@ impl State {
                 kill,
             } => self.accepted(conn, tx, queued, kill),
             Event::Frame { conn, value } => self.frame(conn, value),
+            Event::Reject {
+                conn,
+                code,
+                message,
+            } => self.refuse(conn, code, &message),
             Event::Closed { conn } => self.closed(conn),
             Event::Shutdown => self.shutdown(StopReason::Shutdown),
         }
@@ -664,7 +688,10 @@ impl State {
         let Some(c) = self.conns.remove(&conn) else {
             return;
         };
-        if let Some((id, generation)) = c.binding
+        let binding = c.binding.clone();
+        // Frames already produced for it in this batch (an error frame, say) still go out.
+        self.departed.push((conn, c));
+        if let Some((id, generation)) = binding
             && self
                 .sessions
                 .get(&id)
