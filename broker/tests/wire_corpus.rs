@@ -102,10 +102,10 @@ fn run_case(case: &Value) -> Result<(), String> {
                 .recv_opt(Duration::from_secs(5))
                 .ok_or_else(|| format!("{at}: no frame, expected {expected}"))?;
             matches(&expected, &actual, &mut vars, &at)?;
-            if let Some(text) = step.get("notContains").and_then(Value::as_str) {
-                if actual.to_string().contains(text) {
-                    return Err(format!("{at}: {actual} contains {text:?}"));
-                }
+            if let Some(text) = step.get("notContains").and_then(Value::as_str)
+                && actual.to_string().contains(text)
+            {
+                return Err(format!("{at}: {actual} contains {text:?}"));
             }
         } else if step.get("expectClose").is_some() {
             if !client.closed() {
