@@ -282,6 +282,9 @@ async fn connection(
         return;
     }
     let writer_task = tokio::spawn(write_loop(writer, rx, stop.clone(), queued.clone()));
+    // Set when this side ends the connection: the client may still be sending, and closing a
+    // socket with unread input makes the peer lose the error frame (a reset), so read it away.
+    let mut linger = false;
     let mut tokens = config.rate_capacity;
     let mut refilled = tokio::time::Instant::now();
     let frame_timeout = Duration::from_secs(10);
@@ -289,7 +292,10 @@ async fn connection(
         let mut header = [0u8; 4];
         let first = tokio::select! {
             r = reader.read(&mut header[..1]) => r,
-            _ = stop.notified() => break,
+            _ = stop.notified() => {
+                linger = true;
+                break;
+            }
             _ = kill.notified() => {
                 // A slow consumer: its writer may be blocked on a full socket; end both now.
                 writer_task.abort();
@@ -313,10 +319,14 @@ async fn connection(
                 reader.read_exact(&mut payload).await?;
                 Ok::<_, io::Error>(Ok(payload))
             }) => r,
-            _ = stop.notified() => break,
+            _ = stop.notified() => {
+                linger = true;
+                break;
+            }
         };
         let payload = match rest {
             Err(_) => {
+                linger = true;
                 let _ = events.send(Event::Reject {
                     conn,
                     code: error_code::INVALID_REQUEST,
@@ -330,6 +340,7 @@ async fn connection(
                     "Intercom frame length {len} exceeds maximum {} bytes",
                     config.max_frame_bytes
                 );
+                linger = true;
                 let _ = events.send(Event::Reject {
                     conn,
                     code: error_code::INVALID_REQUEST,
@@ -347,6 +358,7 @@ async fn connection(
                 } else {
                     format!("not valid JSON ({e})")
                 };
+                linger = true;
                 let _ = events.send(Event::Reject {
                     conn,
                     code: error_code::INVALID_REQUEST,
@@ -364,6 +376,7 @@ async fn connection(
             refilled = now;
             let cost = payload.len().div_ceil(config.rate_bytes_per_token).max(1) as f64;
             if tokens < cost {
+                linger = true;
                 let _ = events.send(Event::Reject {
                     conn,
                     code: error_code::RATE_LIMITED,
@@ -378,6 +391,17 @@ async fn connection(
         }
     }
     let _ = events.send(Event::Closed { conn });
+    if linger {
+        let mut scratch = [0u8; 4096];
+        let deadline = tokio::time::sleep(Duration::from_secs(1));
+        tokio::pin!(deadline);
+        loop {
+            tokio::select! {
+                r = reader.read(&mut scratch) => if matches!(r, Ok(0) | Err(_)) { break },
+                _ = &mut deadline => break,
+            }
+        }
+    }
 }
 
 async fn write_loop(

@@ -1644,3 +1644,52 @@ mod tests {
         );
     }
 }
+
+#[cfg(test)]
+mod order_tests {
+    use super::*;
+
+    #[test]
+    fn a_rejected_connection_gets_its_frames_in_order_even_when_it_closes_in_the_same_batch() {
+        let mut config = BrokerConfig::for_agent_dir(std::path::Path::new("/nonexistent"));
+        config.idle_exit = None;
+        config.log_level = LogLevel::Off;
+        let mut state = State::new(config, None);
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        state.handle(Event::Accepted {
+            conn: 1,
+            tx,
+            queued: Default::default(),
+            kill: Default::default(),
+        });
+        state.handle(Event::Frame {
+            conn: 1,
+            value: json!({ "type": "register", "protocol": "pi-intercom", "version": 4, "sessionId": "a",
+                "session": { "cwd": "/w", "model": "m", "pid": 1, "startedAt": 1, "lastActivity": 1 } }),
+        });
+        state.flush();
+        while rx.try_recv().is_ok() {}
+        state.handle(Event::Frame {
+            conn: 1,
+            value: json!({ "type": "list", "requestId": "r0" }),
+        });
+        state.handle(Event::Reject {
+            conn: 1,
+            code: "RATE_LIMITED",
+            message: "slow down".into(),
+        });
+        state.handle(Event::Closed { conn: 1 });
+        state.flush();
+        let mut kinds = Vec::new();
+        while let Ok(out) = rx.try_recv() {
+            kinds.push(match out {
+                Out::Frame(bytes) => serde_json::from_slice::<Value>(&bytes[4..]).unwrap()["type"]
+                    .as_str()
+                    .unwrap()
+                    .to_string(),
+                Out::Close => "CLOSE".into(),
+            });
+        }
+        assert_eq!(kinds, vec!["sessions", "error", "CLOSE"]);
+    }
+}
