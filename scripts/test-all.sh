@@ -23,6 +23,9 @@ node --test test-node/
 echo "== tarball"
 bash scripts/pack-accept.sh
 
+echo "== acceptance gate (the corpus through the Node, CLI and C embeddings of the broker)"
+bash scripts/acceptance-gate.sh
+
 echo "== typed usage"
 bash scripts/test-types.sh
 echo "all tests passed"
