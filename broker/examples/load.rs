@@ -328,7 +328,7 @@ fn main() {
 
         let per = messages / sessions as u64;
         let (rate, total) = throughput(&socket, sessions, per, window, |i| (i + 1) % sessions, "ring").await;
-        println!("| delivered msgs/s, {sessions} sessions, ring, receiver acks (window {window}) | {rate:.0} ({total} msgs) |");
+        println!("| delivered msgs/s, {sessions} sessions, ring, receiver acks (window {window}) | {rate:.0} ({total} msgs; broker RSS after {} KiB) |", rss_kib(pid, "VmRSS:"));
 
         let (rate, total) = throughput(&socket, sessions, per, window, |_| 0, "fanin").await;
         println!("| delivered msgs/s, fan-in {} -> 1 | {rate:.0} ({total} msgs) |", sessions - 1);

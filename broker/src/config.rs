@@ -32,6 +32,9 @@ pub struct BrokerConfig {
     pub delivery_ack_timeout: Duration,
     /// How long a delivery result is kept for duplicate suppression.
     pub recent_delivery_ttl: Duration,
+    /// Delivery results kept in memory at most; older ones are looked up in the store, so
+    /// memory stays bounded at any message rate.
+    pub max_recent_in_memory: usize,
     /// Deliveries awaiting acknowledgement, in total.
     pub max_pending_deliveries: usize,
     /// Deliveries awaiting acknowledgement, per sender.
@@ -94,6 +97,7 @@ impl BrokerConfig {
             max_frame_bytes: 1024 * 1024,
             delivery_ack_timeout: Duration::from_secs(8),
             recent_delivery_ttl: Duration::from_secs(10 * 60),
+            max_recent_in_memory: 50_000,
             max_pending_deliveries: 1024,
             max_pending_deliveries_per_session: 64,
             max_pending_asks_per_session: 64,
@@ -140,6 +144,7 @@ impl BrokerConfig {
             "max_frame_bytes" => self.max_frame_bytes = int()? as usize,
             "delivery_ack_timeout_ms" => self.delivery_ack_timeout = ms()?,
             "recent_delivery_ttl_ms" => self.recent_delivery_ttl = ms()?,
+            "max_recent_in_memory" => self.max_recent_in_memory = int()? as usize,
             "max_pending_deliveries" => self.max_pending_deliveries = int()? as usize,
             "max_pending_deliveries_per_session" => {
                 self.max_pending_deliveries_per_session = int()? as usize

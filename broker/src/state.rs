@@ -2,8 +2,7 @@
 //! every ordering guarantee (replacement, acknowledgement, ask threading) a matter of sequence.
 //! Protocol rules come from `agent_intercom_core`; this module adds connections, state and time.
 
-use std::cmp::Reverse;
-use std::collections::{BTreeMap, BinaryHeap, HashMap, VecDeque};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -142,6 +141,8 @@ impl Entry {
 }
 
 struct Pending {
+    /// Its delivery-timeout timer.
+    timer: (Instant, u64),
     key: (String, String),
     fingerprint: String,
     message_id: String,
@@ -229,11 +230,19 @@ pub struct State {
     pending: HashMap<String, Pending>,
     pending_by_key: HashMap<(String, String), String>,
     pending_from: HashMap<String, usize>,
+    /// Delivery results kept in memory (a bounded cache: all of them are in the store).
     recent: HashMap<(String, String), Recent>,
+    /// Insertion order of `recent`, for evicting the oldest past the bound.
+    recent_order: VecDeque<(String, String)>,
+    /// Set once a result left memory: from then on a miss is looked up in the store.
+    recent_evicted: bool,
     edges: HashMap<(String, String), Edge>,
     edge_by_pair: HashMap<(String, String), String>,
     edges_from: HashMap<String, usize>,
-    timers: BinaryHeap<Reverse<(Instant, Timer)>>,
+    /// Pending timers by (deadline, sequence). Delivery timeouts are removed as soon as their
+    /// delivery settles, so memory follows what is pending, not the message rate.
+    timers: BTreeMap<(Instant, u64), Timer>,
+    timer_seq: u64,
     /// Frames produced by the current batch, released by [`State::flush`].
     outbox: std::cell::RefCell<Vec<(ConnId, Out)>>,
     /// Connections closed during the current batch, kept until its frames are released.
@@ -311,10 +320,13 @@ impl State {
             pending_by_key: HashMap::new(),
             pending_from: HashMap::new(),
             recent: HashMap::new(),
+            recent_order: VecDeque::new(),
+            recent_evicted: false,
             edges: HashMap::new(),
             edge_by_pair: HashMap::new(),
             edges_from: HashMap::new(),
-            timers: BinaryHeap::new(),
+            timers: BTreeMap::new(),
+            timer_seq: 0,
             outbox: std::cell::RefCell::new(Vec::new()),
             departed: Vec::new(),
             next_seq: 1,
@@ -421,16 +433,19 @@ impl State {
 
     /// The next timer deadline.
     pub fn next_deadline(&self) -> Option<Instant> {
-        self.timers.peek().map(|Reverse((at, _))| *at)
+        self.timers.first_key_value().map(|((at, _), _)| *at)
     }
 
-    fn schedule(&mut self, after: Duration, timer: Timer) {
-        self.timers.push(Reverse((Instant::now() + after, timer)));
+    fn schedule(&mut self, after: Duration, timer: Timer) -> (Instant, u64) {
+        self.timer_seq += 1;
+        let key = (Instant::now() + after, self.timer_seq);
+        self.timers.insert(key, timer);
+        key
     }
 
     fn schedule_at_ms(&mut self, at_ms: i64, timer: Timer) {
         let delay = (at_ms - now_ms()).max(0) as u64;
-        self.schedule(Duration::from_millis(delay), timer);
+        let _ = self.schedule(Duration::from_millis(delay), timer);
     }
 
     fn send(&self, conn: ConnId, bytes: Arc<Vec<u8>>) {
@@ -531,11 +546,11 @@ impl State {
     /// Fires every timer that is due.
     pub fn fire_due_timers(&mut self) {
         let now = Instant::now();
-        while let Some(Reverse((at, _))) = self.timers.peek() {
-            if *at > now {
+        while let Some(entry) = self.timers.first_entry() {
+            if entry.key().0 > now {
                 break;
             }
-            let Reverse((_, timer)) = self.timers.pop().expect("peeked");
+            let timer = entry.remove();
             self.fire(timer);
         }
     }
@@ -585,6 +600,12 @@ impl State {
                 let now = now_ms();
                 self.recent.retain(|_, r| r.expires_at > now);
                 self.persist(|s| s.prune_deliveries(now));
+                // Hand memory freed after a burst back to the system (glibc keeps it otherwise).
+                #[cfg(all(target_os = "linux", target_env = "gnu"))]
+                // SAFETY: malloc_trim only releases free heap pages.
+                unsafe {
+                    libc::malloc_trim(0);
+                }
                 self.schedule(
                     self.config.recent_delivery_ttl.min(Duration::from_secs(60)),
                     Timer::Prune,
@@ -1085,6 +1106,25 @@ impl State {
         let key = (actor.to_string(), send.id.clone());
         let fp = fingerprint(&send.to, &send.message);
         let now = now_ms();
+        if self.recent_evicted
+            && !self.recent.contains_key(&key)
+            && let Some(row) = self
+                .store
+                .as_ref()
+                .and_then(|s| s.get_delivery(&key.0, &key.1).ok().flatten())
+            && row.expires_at > now
+            && let Ok(response) = serde_json::from_str::<Value>(&row.response)
+        {
+            // Older than the in-memory window: the store still knows the answer.
+            let recent = Recent::new(
+                row.fingerprint,
+                row.to,
+                &response,
+                row.retryable,
+                row.expires_at,
+            );
+            self.remember_recent(key.clone(), recent);
+        }
         if let Some(recent) = self.recent.get(&key) {
             if recent.expires_at <= now {
                 self.recent.remove(&key);
@@ -1264,6 +1304,7 @@ impl State {
         let them = &self.sessions[&target];
         let delivery_id = uuid::Uuid::new_v4().to_string();
         let pending = Pending {
+            timer: (Instant::now(), 0), // set once scheduled, below
             key: key.clone(),
             fingerprint: fp,
             message_id: send.id.clone(),
@@ -1289,15 +1330,17 @@ impl State {
         self.send(to_conn, text_frame(&message));
         *self.pending_from.entry(actor.to_string()).or_default() += 1;
         self.pending_by_key.insert(key, delivery_id.clone());
-        self.pending.insert(delivery_id.clone(), pending);
-        self.schedule(
+        let timer = self.schedule(
             self.config.delivery_ack_timeout,
-            Timer::DeliveryTimeout(delivery_id),
+            Timer::DeliveryTimeout(delivery_id.clone()),
         );
+        self.pending
+            .insert(delivery_id, Pending { timer, ..pending });
     }
 
     fn take_pending(&mut self, delivery_id: &str) -> Option<Pending> {
         let p = self.pending.remove(delivery_id)?;
+        self.timers.remove(&p.timer);
         self.pending_by_key.remove(&p.key);
         if let Some(n) = self.pending_from.get_mut(&p.from) {
             *n -= 1;
@@ -1330,6 +1373,25 @@ impl State {
                 expires_at,
             ),
         );
+    }
+
+    /// Keeps a delivery result in memory, evicting the oldest past `max_recent_in_memory` (the
+    /// store keeps every result for the whole window; see `send_message`).
+    fn remember_recent(&mut self, key: (String, String), recent: Recent) {
+        if self.recent.insert(key.clone(), recent).is_none() {
+            self.recent_order.push_back(key);
+        }
+        while self.recent.len() > self.config.max_recent_in_memory {
+            let Some(oldest) = self.recent_order.pop_front() else {
+                break;
+            };
+            self.recent.remove(&oldest);
+            self.recent_evicted = true;
+        }
+        if self.recent_order.len() > 2 * self.config.max_recent_in_memory.max(1) {
+            let recent = &self.recent;
+            self.recent_order.retain(|k| recent.contains_key(k));
+        }
     }
 
     fn acknowledge(&mut self, conn: ConnId, actor: &str, delivery_id: &str) {

@@ -277,6 +277,31 @@ impl Store {
         Ok(())
     }
 
+    /// One delivery result, if stored.
+    pub fn get_delivery(
+        &self,
+        from: &str,
+        message_id: &str,
+    ) -> Result<Option<DeliveryRow>, StoreError> {
+        Ok(self
+            .conn
+            .prepare_cached(
+                "SELECT from_id, message_id, fingerprint, to_id, response, retryable, expires_at FROM deliveries WHERE from_id = ?1 AND message_id = ?2",
+            )?
+            .query_row(params![from, message_id], |r| {
+                Ok(DeliveryRow {
+                    from: r.get(0)?,
+                    message_id: r.get(1)?,
+                    fingerprint: r.get(2)?,
+                    to: r.get(3)?,
+                    response: r.get(4)?,
+                    retryable: r.get::<_, i64>(5)? != 0,
+                    expires_at: r.get(6)?,
+                })
+            })
+            .optional()?)
+    }
+
     /// Deletes a delivery result.
     pub fn delete_delivery(&self, from: &str, message_id: &str) -> Result<(), StoreError> {
         self.conn

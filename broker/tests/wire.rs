@@ -653,3 +653,25 @@ fn a_session_that_stops_reading_is_closed_instead_of_buffered_for_ever() {
         "RECIPIENT_DISCONNECTED"
     );
 }
+
+#[test]
+fn duplicate_suppression_outlives_the_in_memory_window() {
+    let broker = Broker::start_with("dupstore", |c| c.max_recent_in_memory = 1);
+    let mut a = broker.connect();
+    a.register("a", None);
+    let mut b = broker.connect();
+    let b_id = b.register("b", None);
+    for id in ["old", "newer"] {
+        a.send_message(&b_id, id, "payload");
+        a.expect("delivery_accepted");
+        ack(&mut b);
+        a.expect("delivered");
+    }
+    // "old" left memory when "newer" arrived; the store still answers for it.
+    a.send_message(&b_id, "old", "payload");
+    a.expect("delivery_accepted");
+    a.expect("delivered");
+    assert!(b.quiet(Duration::from_millis(200)), "not delivered twice");
+    a.send_message(&b_id, "old", "changed");
+    assert_eq!(a.expect("delivery_failed")["code"], "DUPLICATE_MESSAGE_ID");
+}
