@@ -28,6 +28,8 @@ pub struct BrokerConfig {
     pub rate_bytes_per_token: usize,
     /// Largest frame payload accepted.
     pub max_frame_bytes: usize,
+    /// Once a frame started, the rest must arrive within this time.
+    pub frame_timeout: Duration,
     /// Time a receiver has to acknowledge a message.
     pub delivery_ack_timeout: Duration,
     /// How long a delivery result is kept for duplicate suppression.
@@ -95,6 +97,7 @@ impl BrokerConfig {
             rate_refill_per_second: 120.0,
             rate_bytes_per_token: 8 * 1024,
             max_frame_bytes: 1024 * 1024,
+            frame_timeout: Duration::from_secs(10),
             delivery_ack_timeout: Duration::from_secs(8),
             recent_delivery_ttl: Duration::from_secs(10 * 60),
             max_recent_in_memory: 50_000,
@@ -142,6 +145,7 @@ impl BrokerConfig {
             "rate_refill_per_second" => self.rate_refill_per_second = int()? as f64,
             "rate_bytes_per_token" => self.rate_bytes_per_token = int()?.max(1) as usize,
             "max_frame_bytes" => self.max_frame_bytes = int()? as usize,
+            "frame_timeout_ms" => self.frame_timeout = ms()?,
             "delivery_ack_timeout_ms" => self.delivery_ack_timeout = ms()?,
             "recent_delivery_ttl_ms" => self.recent_delivery_ttl = ms()?,
             "max_recent_in_memory" => self.max_recent_in_memory = int()? as usize,

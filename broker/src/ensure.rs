@@ -83,6 +83,7 @@ pub fn ensure(config: BrokerConfig, wait: Duration) -> Result<Ensured, StartErro
     let socket = config.socket_path.clone();
     let pid_path = config.pid_path();
     let deadline = Instant::now() + wait;
+    let _ = crate::lifecycle::ensure_private_dir(&config.intercom_dir);
     loop {
         if health(&socket, Duration::from_millis(500)) == Health::Compatible {
             let pid = std::fs::read_to_string(&pid_path)
@@ -90,7 +91,22 @@ pub fn ensure(config: BrokerConfig, wait: Duration) -> Result<Ensured, StartErro
                 .and_then(|p| p.trim().parse().ok());
             return Ok(Ensured::Running(pid));
         }
-        match start(config.clone()) {
+        // Serialize starting with the adapters' convention: whoever holds broker.spawn.lock is
+        // starting one; everyone else waits for it to answer.
+        let lock = match crate::lifecycle::try_spawn_lock(
+            &config.spawn_lock_path(),
+            Duration::from_secs(10),
+        ) {
+            Ok(Some(lock)) => Some(lock),
+            Ok(None) if Instant::now() < deadline => {
+                std::thread::sleep(Duration::from_millis(25));
+                continue;
+            }
+            _ => None,
+        };
+        let started = start(config.clone());
+        drop(lock);
+        match started {
             Ok(handle) => return Ok(Ensured::Started(handle)),
             Err(StartError::AlreadyRunning(pid)) => {
                 if Instant::now() >= deadline {

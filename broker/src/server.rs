@@ -287,7 +287,7 @@ async fn connection(
     let mut linger = false;
     let mut tokens = config.rate_capacity;
     let mut refilled = tokio::time::Instant::now();
-    let frame_timeout = Duration::from_secs(10);
+    let frame_timeout = config.frame_timeout;
     loop {
         let mut header = [0u8; 4];
         let first = tokio::select! {

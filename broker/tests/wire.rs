@@ -675,3 +675,60 @@ fn duplicate_suppression_outlives_the_in_memory_window() {
     a.send_message(&b_id, "old", "changed");
     assert_eq!(a.expect("delivery_failed")["code"], "DUPLICATE_MESSAGE_ID");
 }
+
+#[test]
+fn asks_expire_close_defers_and_preserve_keeps() {
+    let broker = Broker::start_with("askexpiry", |c| c.ask_timeout = Duration::from_millis(400));
+    let mut a = broker.connect();
+    a.register_with(Some("asker"), "a", None, "rt-a");
+    let mut b = broker.connect();
+    let b_id = b.register("b", None);
+    // Expiry: the asked session is told.
+    ask(&mut a, &b_id, "q1");
+    a.expect("delivery_accepted");
+    ack(&mut b);
+    a.expect("delivered");
+    let expired = b.expect("ask_cancelled");
+    assert_eq!(
+        (expired["messageId"].as_str(), expired["reason"].as_str()),
+        (Some("q1"), Some("expired"))
+    );
+    // A closed asker's asks are deferred, not dropped.
+    ask(&mut a, &b_id, "q2");
+    a.expect("delivery_accepted");
+    ack(&mut b);
+    a.expect("delivered");
+    drop(a);
+    let deferred = b.expect("ask_deferred");
+    assert_eq!(deferred["messageId"], "q2");
+    // The asker comes back and unregisters keeping its asks: the edge stays replyable.
+    let mut a = broker.connect();
+    a.register_with(Some("asker"), "a", None, "rt-a2");
+    a.send(json!({ "type": "unregister", "preserveAsks": true }));
+    a.send(json!({ "type": "health", "requestId": "fence" }));
+    a.expect("health_ok");
+    let mut a = broker.connect();
+    a.register_with(Some("asker"), "a", None, "rt-a3");
+    reply(&mut b, "asker", "r2", "q2");
+    b.expect("delivery_accepted");
+    let r = ack(&mut a);
+    assert_eq!(r["message"]["replyTo"], "q2");
+    b.expect("delivered");
+}
+
+#[test]
+fn a_half_sent_frame_cannot_hold_a_connection() {
+    let broker = Broker::start_with("partial", |c| c.frame_timeout = Duration::from_millis(300));
+    let mut a = broker.connect();
+    a.register("a", None);
+    // Two bytes of a header, then nothing.
+    a.send_raw(&[0, 0]);
+    let v = a.expect("error");
+    assert!(
+        v["error"].as_str().unwrap().contains("Incomplete frame"),
+        "{v}"
+    );
+    assert!(a.closed());
+    let mut b = broker.connect();
+    b.register("b", None);
+}
