@@ -392,7 +392,8 @@ async fn connection(
     }
     let _ = events.send(Event::Closed { conn });
     if linger {
-        let mut scratch = [0u8; 4096];
+        // On the heap: an array here would make every connection's future 4 KiB larger.
+        let mut scratch = vec![0u8; 4096];
         let deadline = tokio::time::sleep(Duration::from_secs(1));
         tokio::pin!(deadline);
         loop {
