@@ -1158,14 +1158,7 @@ impl State {
                     "Message ID is already pending with a different payload",
                 );
             }
-            let still_valid = self
-                .sessions
-                .get(&p.from)
-                .is_some_and(|e| e.generation == p.from_generation)
-                && self
-                    .sessions
-                    .get(&p.to)
-                    .is_some_and(|e| e.generation == p.to_generation);
+            let still_valid = self.bindings_unchanged(p);
             if still_valid {
                 return self.send_value(conn, json!({ "type": "delivery_accepted", "messageId": send.id, "deliveryId": existing }));
             }
@@ -1338,6 +1331,16 @@ impl State {
             .insert(delivery_id, Pending { timer, ..pending });
     }
 
+    /// Both ends of a pending delivery still hold the bindings it was accepted for.
+    fn bindings_unchanged(&self, p: &Pending) -> bool {
+        let same = |id: &str, generation: u64| {
+            self.sessions
+                .get(id)
+                .is_some_and(|e| e.generation == generation)
+        };
+        same(&p.from, p.from_generation) && same(&p.to, p.to_generation)
+    }
+
     fn take_pending(&mut self, delivery_id: &str) -> Option<Pending> {
         let p = self.pending.remove(delivery_id)?;
         self.timers.remove(&p.timer);
@@ -1401,14 +1404,7 @@ impl State {
         if p.to != actor || p.to_conn != conn {
             return;
         }
-        let valid = self
-            .sessions
-            .get(&p.from)
-            .is_some_and(|e| e.generation == p.from_generation)
-            && self
-                .sessions
-                .get(&p.to)
-                .is_some_and(|e| e.generation == p.to_generation);
+        let valid = self.bindings_unchanged(p);
         if !valid {
             return self.fail_pending(
                 delivery_id,
