@@ -73,6 +73,12 @@ enum aic_status
   AIC_STATUS_BROKER_STORE = 14,
   // The broker could not create its directory, socket or files.
   AIC_STATUS_BROKER_IO = 15,
+  // A task state change the transition table does not allow.
+  AIC_STATUS_INVALID_TRANSITION = 16,
+  // A time to live outside 1..=720 hours.
+  AIC_STATUS_INVALID_TTL = 17,
+  // A private message without a recipient.
+  AIC_STATUS_PRIVATE_WITHOUT_RECIPIENT = 18,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L

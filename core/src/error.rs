@@ -43,9 +43,15 @@ pub enum ErrorCode {
     BrokerStore = 14,
     /// The broker could not create its directory, socket or files.
     BrokerIo = 15,
+    /// A task state change the transition table does not allow.
+    InvalidTransition = 16,
+    /// A time to live outside 1..=720 hours.
+    InvalidTtl = 17,
+    /// A private message without a recipient.
+    PrivateWithoutRecipient = 18,
 }
 
-const ALL_CODES: [ErrorCode; 16] = [
+const ALL_CODES: [ErrorCode; 19] = [
     ErrorCode::Ok,
     ErrorCode::NullPointer,
     ErrorCode::InvalidUtf8,
@@ -62,6 +68,9 @@ const ALL_CODES: [ErrorCode; 16] = [
     ErrorCode::BrokerAlreadyRunning,
     ErrorCode::BrokerStore,
     ErrorCode::BrokerIo,
+    ErrorCode::InvalidTransition,
+    ErrorCode::InvalidTtl,
+    ErrorCode::PrivateWithoutRecipient,
 ];
 
 impl ErrorCode {
@@ -89,6 +98,9 @@ impl ErrorCode {
             ErrorCode::BrokerAlreadyRunning => "BROKER_ALREADY_RUNNING",
             ErrorCode::BrokerStore => "BROKER_STORE",
             ErrorCode::BrokerIo => "BROKER_IO",
+            ErrorCode::InvalidTransition => "INVALID_TRANSITION",
+            ErrorCode::InvalidTtl => "INVALID_TTL",
+            ErrorCode::PrivateWithoutRecipient => "PRIVATE_WITHOUT_RECIPIENT",
         }
     }
 

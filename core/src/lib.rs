@@ -24,6 +24,7 @@ pub mod error;
 pub mod protocol;
 pub mod routing;
 pub mod scope;
+pub mod scratchpad;
 pub mod vendored;
 
 pub use error::{Error, ErrorCode};

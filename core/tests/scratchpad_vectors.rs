@@ -1,0 +1,88 @@
+//! Runs vectors/scratchpad-v1.json through the core's scratchpad rules.
+
+use agent_intercom_core::canonical::{self, Value};
+use agent_intercom_core::scratchpad::{self, MessageView, Privacy, ReaderView, TaskState};
+
+fn s<'a>(v: &'a Value<'a>, k: &str) -> Option<&'a str> {
+    v.get(k).and_then(Value::as_str)
+}
+
+#[test]
+fn scratchpad_v1_vectors() {
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../vectors/scratchpad-v1.json"
+    ))
+    .unwrap();
+    let doc = canonical::parse(&text).unwrap();
+    let cases = doc.get("cases").and_then(Value::as_array).unwrap();
+    assert_eq!(
+        doc.get("count").and_then(Value::as_i64),
+        Some(cases.len() as i64)
+    );
+    let mut executed = 0;
+    for case in cases {
+        let id = s(case, "id").unwrap();
+        match s(case, "kind").unwrap() {
+            "visibility" => {
+                let m = case.get("message").unwrap();
+                let r = case.get("reader").unwrap();
+                let message = MessageView {
+                    from: s(m, "from").unwrap(),
+                    to: s(m, "to"),
+                    privacy: Privacy::parse(s(m, "privacy").unwrap(), "privacy").unwrap(),
+                    sender_team: s(m, "senderTeam"),
+                    project_root: s(m, "projectRoot"),
+                    expires_at: m.get("expiresAt").and_then(Value::as_i64).unwrap(),
+                };
+                let reader = ReaderView {
+                    agent: s(r, "agent").unwrap(),
+                    team: s(r, "team"),
+                    project_root: s(r, "projectRoot"),
+                };
+                let now = case.get("now").and_then(Value::as_i64).unwrap();
+                let expected = matches!(case.get("visible"), Some(Value::Bool(true)));
+                assert_eq!(
+                    scratchpad::visible(&message, &reader, now),
+                    expected,
+                    "{id}"
+                );
+            }
+            "ttl" => {
+                let requested = case.get("ttlHours").and_then(Value::as_i64);
+                let got =
+                    scratchpad::ttl_hours(requested).map_err(|e| e.code().as_str().to_string());
+                match case.get("expected").unwrap() {
+                    Value::Int(h) => assert_eq!(got, Ok(*h as u32), "{id}"),
+                    Value::String(code) => assert_eq!(got, Err(code.to_string()), "{id}"),
+                    other => panic!("{id}: {other:?}"),
+                }
+            }
+            "transition" => {
+                let from = TaskState::parse(s(case, "from").unwrap(), "from").unwrap();
+                let to = TaskState::parse(s(case, "to").unwrap(), "to").unwrap();
+                let allowed = matches!(case.get("allowed"), Some(Value::Bool(true)));
+                let got = scratchpad::check_transition(from, to);
+                assert_eq!(got.is_ok(), allowed, "{id}");
+                if let Err(e) = got {
+                    assert_eq!(e.code().as_str(), "INVALID_TRANSITION");
+                }
+            }
+            "addressing" => {
+                let expected = s(case, "expected").unwrap();
+                let got = Privacy::parse(s(case, "privacy").unwrap(), "privacy")
+                    .and_then(|p| scratchpad::check_addressing(p, s(case, "to")))
+                    .map(|_| "ok".to_string())
+                    .unwrap_or_else(|e| e.code().as_str().to_string());
+                assert_eq!(got, expected, "{id}");
+            }
+            other => panic!("{id}: unknown kind {other}"),
+        }
+        executed += 1;
+    }
+    println!(
+        "scratchpad-v1.json: {} cases, {executed} executed, 0 skipped",
+        cases.len()
+    );
+    assert_eq!(executed, cases.len());
+}
