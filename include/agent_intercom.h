@@ -79,6 +79,14 @@ enum aic_status
   AIC_STATUS_INVALID_TTL = 17,
   // A private message without a recipient.
   AIC_STATUS_PRIVATE_WITHOUT_RECIPIENT = 18,
+  // A store written by a newer version: refused, never rewritten.
+  AIC_STATUS_STORE_NEWER_SCHEMA = 19,
+  // A store that is not a readable database: refused, never replaced.
+  AIC_STATUS_STORE_CORRUPT = 20,
+  // The store could not be read or written (full disk, read-only file, permissions).
+  AIC_STATUS_STORE_IO = 21,
+  // Content larger than the configured limit.
+  AIC_STATUS_CONTENT_TOO_LARGE = 22,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L

@@ -49,9 +49,17 @@ pub enum ErrorCode {
     InvalidTtl = 17,
     /// A private message without a recipient.
     PrivateWithoutRecipient = 18,
+    /// A store written by a newer version: refused, never rewritten.
+    StoreNewerSchema = 19,
+    /// A store that is not a readable database: refused, never replaced.
+    StoreCorrupt = 20,
+    /// The store could not be read or written (full disk, read-only file, permissions).
+    StoreIo = 21,
+    /// Content larger than the configured limit.
+    ContentTooLarge = 22,
 }
 
-const ALL_CODES: [ErrorCode; 19] = [
+const ALL_CODES: [ErrorCode; 23] = [
     ErrorCode::Ok,
     ErrorCode::NullPointer,
     ErrorCode::InvalidUtf8,
@@ -71,6 +79,10 @@ const ALL_CODES: [ErrorCode; 19] = [
     ErrorCode::InvalidTransition,
     ErrorCode::InvalidTtl,
     ErrorCode::PrivateWithoutRecipient,
+    ErrorCode::StoreNewerSchema,
+    ErrorCode::StoreCorrupt,
+    ErrorCode::StoreIo,
+    ErrorCode::ContentTooLarge,
 ];
 
 impl ErrorCode {
@@ -101,6 +113,10 @@ impl ErrorCode {
             ErrorCode::InvalidTransition => "INVALID_TRANSITION",
             ErrorCode::InvalidTtl => "INVALID_TTL",
             ErrorCode::PrivateWithoutRecipient => "PRIVATE_WITHOUT_RECIPIENT",
+            ErrorCode::StoreNewerSchema => "STORE_NEWER_SCHEMA",
+            ErrorCode::StoreCorrupt => "STORE_CORRUPT",
+            ErrorCode::StoreIo => "STORE_IO",
+            ErrorCode::ContentTooLarge => "CONTENT_TOO_LARGE",
         }
     }
 
