@@ -87,6 +87,12 @@ enum aic_status
   AIC_STATUS_STORE_IO = 21,
   // Content larger than the configured limit.
   AIC_STATUS_CONTENT_TOO_LARGE = 22,
+  // The named thing (a task, a message) does not exist or is not visible to the caller.
+  AIC_STATUS_NOT_FOUND = 23,
+  // The caller may not do this (not a task participant; only the creator may cancel).
+  AIC_STATUS_FORBIDDEN = 24,
+  // A rate limit refused the call; nothing was consumed.
+  AIC_STATUS_RATE_LIMITED = 25,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L

@@ -57,9 +57,15 @@ pub enum ErrorCode {
     StoreIo = 21,
     /// Content larger than the configured limit.
     ContentTooLarge = 22,
+    /// The named thing (a task, a message) does not exist or is not visible to the caller.
+    NotFound = 23,
+    /// The caller may not do this (not a task participant; only the creator may cancel).
+    Forbidden = 24,
+    /// A rate limit refused the call; nothing was consumed.
+    RateLimited = 25,
 }
 
-const ALL_CODES: [ErrorCode; 23] = [
+const ALL_CODES: [ErrorCode; 26] = [
     ErrorCode::Ok,
     ErrorCode::NullPointer,
     ErrorCode::InvalidUtf8,
@@ -83,6 +89,9 @@ const ALL_CODES: [ErrorCode; 23] = [
     ErrorCode::StoreCorrupt,
     ErrorCode::StoreIo,
     ErrorCode::ContentTooLarge,
+    ErrorCode::NotFound,
+    ErrorCode::Forbidden,
+    ErrorCode::RateLimited,
 ];
 
 impl ErrorCode {
@@ -117,6 +126,9 @@ impl ErrorCode {
             ErrorCode::StoreCorrupt => "STORE_CORRUPT",
             ErrorCode::StoreIo => "STORE_IO",
             ErrorCode::ContentTooLarge => "CONTENT_TOO_LARGE",
+            ErrorCode::NotFound => "NOT_FOUND",
+            ErrorCode::Forbidden => "FORBIDDEN",
+            ErrorCode::RateLimited => "RATE_LIMITED",
         }
     }
 

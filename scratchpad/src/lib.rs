@@ -21,12 +21,14 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use agent_intercom_core::scratchpad::{self, MessageView, Priority, Privacy, ReaderView};
+use agent_intercom_core::scratchpad::{
+    self, MessageView, Priority, Privacy, ReaderView, TaskState,
+};
 use agent_intercom_core::{Error, ErrorCode};
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 
 /// The store's schema version. A newer store is refused and left untouched.
-pub const SCHEMA_VERSION: i64 = 1;
+pub const SCHEMA_VERSION: i64 = 2;
 
 /// Where time comes from (tests inject a manual clock).
 pub trait Clock: Send + Sync {
@@ -262,6 +264,39 @@ impl Store {
                        agent_id TEXT NOT NULL, message_id TEXT NOT NULL REFERENCES messages(id) ON DELETE CASCADE,
                        PRIMARY KEY (agent_id, message_id));
                      PRAGMA user_version = 1;",
+                )
+                .map_err(io)?;
+            }
+            tx.commit().map_err(io)?;
+        }
+        if from < 2 {
+            let tx = self
+                .conn
+                .transaction_with_behavior(TransactionBehavior::Immediate)
+                .map_err(io)?;
+            let current: i64 = tx
+                .pragma_query_value(None, "user_version", |r| r.get(0))
+                .map_err(io)?;
+            if current < 2 {
+                tx.execute_batch(
+                    "CREATE TABLE tasks (
+                       id TEXT PRIMARY KEY, creator TEXT NOT NULL, assignee TEXT, title TEXT NOT NULL,
+                       state INTEGER NOT NULL, project_root TEXT NOT NULL, created_at INTEGER NOT NULL,
+                       updated_at INTEGER NOT NULL);
+                     CREATE TABLE task_history (
+                       task_id TEXT NOT NULL REFERENCES tasks(id) ON DELETE CASCADE, seq INTEGER NOT NULL,
+                       from_state INTEGER, to_state INTEGER NOT NULL, by_agent TEXT NOT NULL, reason TEXT,
+                       at INTEGER NOT NULL, PRIMARY KEY (task_id, seq));
+                     CREATE TABLE task_artifacts (
+                       task_id TEXT NOT NULL REFERENCES tasks(id) ON DELETE CASCADE, seq INTEGER NOT NULL,
+                       by_agent TEXT NOT NULL, name TEXT NOT NULL, content TEXT NOT NULL, at INTEGER NOT NULL,
+                       PRIMARY KEY (task_id, seq));
+                     CREATE TABLE buckets (key TEXT PRIMARY KEY, milli_tokens INTEGER NOT NULL, refilled_at INTEGER NOT NULL);
+                     CREATE TABLE costs (
+                       agent TEXT NOT NULL, tool TEXT NOT NULL, input_tokens INTEGER NOT NULL, output_tokens INTEGER NOT NULL,
+                       cached_tokens INTEGER NOT NULL, calls INTEGER NOT NULL, cost_micros INTEGER NOT NULL,
+                       PRIMARY KEY (agent, tool));
+                     PRAGMA user_version = 2;",
                 )
                 .map_err(io)?;
             }
@@ -562,6 +597,480 @@ impl Store {
             .then(|| messages.last().map(|m| m.id.clone()))
             .flatten();
         Ok(Page { messages, next })
+    }
+}
+
+/// A task.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Task {
+    /// UUIDv7.
+    pub id: String,
+    /// Who created it (the only one who may cancel it).
+    pub creator: String,
+    /// Who works on it.
+    pub assignee: Option<String>,
+    /// What it is.
+    pub title: String,
+    /// State name.
+    pub state: String,
+    /// Project root.
+    pub project_root: Option<String>,
+    /// Milliseconds since the epoch.
+    pub created_at: i64,
+    /// Milliseconds since the epoch.
+    pub updated_at: i64,
+}
+
+/// One recorded state change of a task.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Transition {
+    /// The previous state (None for creation).
+    pub from: Option<String>,
+    /// The new state.
+    pub to: String,
+    /// Who changed it.
+    pub by: String,
+    /// Why.
+    pub reason: Option<String>,
+    /// Milliseconds since the epoch.
+    pub at: i64,
+}
+
+/// A task artifact.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Artifact {
+    /// Who attached it.
+    pub by: String,
+    /// Its name.
+    pub name: String,
+    /// Its content.
+    pub content: String,
+    /// Milliseconds since the epoch.
+    pub at: i64,
+}
+
+/// Requests per minute at each level; `None` is unlimited.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RateLimits {
+    /// All agents together.
+    pub global_per_min: Option<u32>,
+    /// One agent.
+    pub agent_per_min: Option<u32>,
+    /// One tool (across agents).
+    pub tool_per_min: Option<u32>,
+}
+
+impl RateLimits {
+    /// Reads `LEAN_CTX_RATE_LIMIT_{GLOBAL,AGENT,TOOL}_PER_MIN` (or the `LCTX_RATE_LIMIT_...`
+    /// aliases; the LEAN_CTX_ name wins when both are set) from `env`. A value that is not a
+    /// whole number is an error naming the variable.
+    pub fn from_env(env: impl Fn(&str) -> Option<String>) -> Result<RateLimits, Error> {
+        let read = |level: &str| -> Result<Option<u32>, Error> {
+            for prefix in ["LEAN_CTX", "LCTX"] {
+                let name = format!("{prefix}_RATE_LIMIT_{level}_PER_MIN");
+                if let Some(value) = env(&name) {
+                    return value.trim().parse::<u32>().map(Some).map_err(|_| {
+                        Error::new(
+                            ErrorCode::InvalidArgument,
+                            format!("{name} must be a whole number of requests per minute"),
+                        )
+                    });
+                }
+            }
+            Ok(None)
+        };
+        Ok(RateLimits {
+            global_per_min: read("GLOBAL")?,
+            agent_per_min: read("AGENT")?,
+            tool_per_min: read("TOOL")?,
+        })
+    }
+}
+
+/// The answer of [`Store::take_rate`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RateDecision {
+    /// One token was taken at every limited level.
+    Allowed,
+    /// Refused; nothing was consumed at any level.
+    Refused {
+        /// When to retry (rounded up, never 0).
+        retry_after_ms: i64,
+        /// The levels that refused ("global", "agent", "tool").
+        levels: Vec<&'static str>,
+    },
+}
+
+/// Token usage of one call.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Usage {
+    /// Input tokens.
+    pub input_tokens: u64,
+    /// Output tokens.
+    pub output_tokens: u64,
+    /// Cached input tokens.
+    pub cached_tokens: u64,
+}
+
+/// Prices per million tokens, in micro-dollars (integers: no rounding drift across processes).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Pricing {
+    /// Per million input tokens.
+    pub input_per_million_micros: u64,
+    /// Per million output tokens.
+    pub output_per_million_micros: u64,
+    /// Per million cached tokens.
+    pub cached_per_million_micros: u64,
+}
+
+impl Pricing {
+    /// Cost of a usage, in micro-dollars (rounded up per call).
+    pub fn cost_micros(&self, u: &Usage) -> u64 {
+        let total = u.input_tokens as u128 * self.input_per_million_micros as u128
+            + u.output_tokens as u128 * self.output_per_million_micros as u128
+            + u.cached_tokens as u128 * self.cached_per_million_micros as u128;
+        total.div_ceil(1_000_000).min(u64::MAX as u128) as u64
+    }
+}
+
+/// Accumulated cost of one agent with one tool.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CostRow {
+    /// Agent.
+    pub agent: String,
+    /// Tool.
+    pub tool: String,
+    /// Totals.
+    pub usage: Usage,
+    /// Calls recorded.
+    pub calls: u64,
+    /// Micro-dollars.
+    pub cost_micros: u64,
+}
+
+fn state_of(value: i64) -> TaskState {
+    TaskState::ALL
+        .get(value as usize)
+        .copied()
+        .unwrap_or(TaskState::Failed)
+}
+
+impl Store {
+    /// Creates a task in `submitted`, with its first history entry.
+    pub fn create_task(
+        &mut self,
+        creator: &str,
+        assignee: Option<&str>,
+        title: &str,
+        project_root: Option<&str>,
+    ) -> Result<Task, Error> {
+        if creator.is_empty() || title.is_empty() {
+            return Err(Error::new(
+                ErrorCode::InvalidArgument,
+                "creator and title must be non-empty",
+            ));
+        }
+        let now = self.clock.now_ms();
+        let id = uuid::Uuid::now_v7().to_string();
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(io)?;
+        tx.execute(
+            "INSERT INTO tasks (id, creator, assignee, title, state, project_root, created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7)",
+            params![id, creator, assignee, title, TaskState::Submitted as i64, root_key(project_root), now],
+        )
+        .map_err(io)?;
+        tx.execute(
+            "INSERT INTO task_history (task_id, seq, from_state, to_state, by_agent, reason, at) VALUES (?1, 1, NULL, ?2, ?3, 'created', ?4)",
+            params![id, TaskState::Submitted as i64, creator, now],
+        )
+        .map_err(io)?;
+        tx.commit().map_err(io)?;
+        self.task(&id)
+    }
+
+    /// A task by id.
+    pub fn task(&mut self, id: &str) -> Result<Task, Error> {
+        self.conn
+            .query_row(
+                "SELECT id, creator, assignee, title, state, project_root, created_at, updated_at FROM tasks WHERE id = ?1",
+                [id],
+                |r| {
+                    Ok(Task {
+                        id: r.get(0)?,
+                        creator: r.get(1)?,
+                        assignee: r.get(2)?,
+                        title: r.get(3)?,
+                        state: state_of(r.get(4)?).as_str().to_string(),
+                        project_root: root_value(r.get(5)?),
+                        created_at: r.get(6)?,
+                        updated_at: r.get(7)?,
+                    })
+                },
+            )
+            .optional()
+            .map_err(io)?
+            .ok_or_else(|| Error::new(ErrorCode::NotFound, "no such task"))
+    }
+
+    /// Moves a task to `to` ("working", "completed" ...). Only its creator and assignee may; only
+    /// the creator may cancel; the transition table decides the rest (terminal states are never
+    /// left). The change and its reason are recorded in the history, atomically.
+    pub fn transition_task(
+        &mut self,
+        id: &str,
+        by: &str,
+        to: &str,
+        reason: Option<&str>,
+    ) -> Result<Task, Error> {
+        let to = TaskState::parse(to, "state")?;
+        let now = self.clock.now_ms();
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(io)?;
+        let row: Option<(String, Option<String>, i64)> = tx
+            .query_row(
+                "SELECT creator, assignee, state FROM tasks WHERE id = ?1",
+                [id],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+            )
+            .optional()
+            .map_err(io)?;
+        let Some((creator, assignee, state)) = row else {
+            return Err(Error::new(ErrorCode::NotFound, "no such task"));
+        };
+        if by != creator && Some(by) != assignee.as_deref() {
+            return Err(Error::new(
+                ErrorCode::Forbidden,
+                "only the task's creator and assignee may update it",
+            ));
+        }
+        if to == TaskState::Canceled && by != creator {
+            return Err(Error::new(
+                ErrorCode::Forbidden,
+                "only the task's creator may cancel it",
+            ));
+        }
+        let from = state_of(state);
+        scratchpad::check_transition(from, to)?;
+        let seq: i64 = tx
+            .query_row(
+                "SELECT coalesce(max(seq), 0) + 1 FROM task_history WHERE task_id = ?1",
+                [id],
+                |r| r.get(0),
+            )
+            .map_err(io)?;
+        tx.execute(
+            "UPDATE tasks SET state = ?2, updated_at = ?3 WHERE id = ?1",
+            params![id, to as i64, now],
+        )
+        .map_err(io)?;
+        tx.execute(
+            "INSERT INTO task_history (task_id, seq, from_state, to_state, by_agent, reason, at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            params![id, seq, from as i64, to as i64, by, reason, now],
+        )
+        .map_err(io)?;
+        tx.commit().map_err(io)?;
+        self.task(id)
+    }
+
+    /// The task's transitions, oldest first (creation included).
+    pub fn task_history(&mut self, id: &str) -> Result<Vec<Transition>, Error> {
+        self.task(id)?;
+        let mut stmt = self
+            .conn
+            .prepare("SELECT from_state, to_state, by_agent, reason, at FROM task_history WHERE task_id = ?1 ORDER BY seq")
+            .map_err(io)?;
+        let rows = stmt
+            .query_map([id], |r| {
+                Ok(Transition {
+                    from: r
+                        .get::<_, Option<i64>>(0)?
+                        .map(|s| state_of(s).as_str().to_string()),
+                    to: state_of(r.get(1)?).as_str().to_string(),
+                    by: r.get(2)?,
+                    reason: r.get(3)?,
+                    at: r.get(4)?,
+                })
+            })
+            .map_err(io)?;
+        rows.collect::<Result<_, _>>().map_err(io)
+    }
+
+    /// Attaches an artifact to a task (participants only).
+    pub fn add_artifact(
+        &mut self,
+        id: &str,
+        by: &str,
+        name: &str,
+        content: &str,
+    ) -> Result<(), Error> {
+        let task = self.task(id)?;
+        if by != task.creator && Some(by) != task.assignee.as_deref() {
+            return Err(Error::new(
+                ErrorCode::Forbidden,
+                "only the task's creator and assignee may attach artifacts",
+            ));
+        }
+        if content.len() > self.config.max_content_bytes {
+            return Err(Error::new(
+                ErrorCode::ContentTooLarge,
+                format!(
+                    "artifact is larger than {} bytes",
+                    self.config.max_content_bytes
+                ),
+            ));
+        }
+        let now = self.clock.now_ms();
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(io)?;
+        let seq: i64 = tx
+            .query_row(
+                "SELECT coalesce(max(seq), 0) + 1 FROM task_artifacts WHERE task_id = ?1",
+                [id],
+                |r| r.get(0),
+            )
+            .map_err(io)?;
+        tx.execute(
+            "INSERT INTO task_artifacts (task_id, seq, by_agent, name, content, at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            params![id, seq, by, name, content, now],
+        )
+        .map_err(io)?;
+        tx.commit().map_err(io)
+    }
+
+    /// The task's artifacts, oldest first.
+    pub fn artifacts(&mut self, id: &str) -> Result<Vec<Artifact>, Error> {
+        self.task(id)?;
+        let mut stmt = self.conn.prepare("SELECT by_agent, name, content, at FROM task_artifacts WHERE task_id = ?1 ORDER BY seq").map_err(io)?;
+        let rows = stmt
+            .query_map([id], |r| {
+                Ok(Artifact {
+                    by: r.get(0)?,
+                    name: r.get(1)?,
+                    content: r.get(2)?,
+                    at: r.get(3)?,
+                })
+            })
+            .map_err(io)?;
+        rows.collect::<Result<_, _>>().map_err(io)
+    }
+
+    /// Takes one token at every limited level for `agent` calling `tool`, atomically across
+    /// processes. When any level is empty, nothing is taken anywhere and the answer says when to
+    /// retry (the longest wait among the refusing levels, rounded up, never 0).
+    pub fn take_rate(
+        &mut self,
+        agent: &str,
+        tool: &str,
+        limits: &RateLimits,
+    ) -> Result<RateDecision, Error> {
+        let now = self.clock.now_ms();
+        let levels: Vec<(&'static str, String, u32)> = [
+            ("global", "global".to_string(), limits.global_per_min),
+            ("agent", format!("agent:{agent}"), limits.agent_per_min),
+            ("tool", format!("tool:{tool}"), limits.tool_per_min),
+        ]
+        .into_iter()
+        .filter_map(|(level, key, limit)| limit.map(|l| (level, key, l)))
+        .collect();
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(io)?;
+        let mut buckets = Vec::new();
+        for (level, key, per_min) in &levels {
+            let stored: Option<(i64, i64)> = tx
+                .query_row(
+                    "SELECT milli_tokens, refilled_at FROM buckets WHERE key = ?1",
+                    [key],
+                    |r| Ok((r.get(0)?, r.get(1)?)),
+                )
+                .optional()
+                .map_err(io)?;
+            let bucket = match stored {
+                Some((milli_tokens, refilled_at)) => scratchpad::Bucket {
+                    milli_tokens,
+                    refilled_at,
+                }
+                .refilled(*per_min, now),
+                None => scratchpad::Bucket::full(*per_min, now),
+            };
+            buckets.push((*level, key.clone(), *per_min, bucket));
+        }
+        let refusing: Vec<(&'static str, i64)> = buckets
+            .iter()
+            .filter(|(_, _, _, b)| b.milli_tokens < 1000)
+            .map(|(level, _, per_min, b)| (*level, b.wait_ms(*per_min)))
+            .collect();
+        if !refusing.is_empty() {
+            tx.rollback().map_err(io)?;
+            let retry_after_ms = refusing.iter().map(|(_, w)| *w).max().unwrap_or(1).max(1);
+            return Ok(RateDecision::Refused {
+                retry_after_ms,
+                levels: refusing.into_iter().map(|(l, _)| l).collect(),
+            });
+        }
+        for (_, key, _, b) in &buckets {
+            tx.execute(
+                "INSERT INTO buckets (key, milli_tokens, refilled_at) VALUES (?1, ?2, ?3)
+                 ON CONFLICT (key) DO UPDATE SET milli_tokens = excluded.milli_tokens, refilled_at = excluded.refilled_at",
+                params![key, b.milli_tokens - 1000, b.refilled_at],
+            )
+            .map_err(io)?;
+        }
+        tx.commit().map_err(io)?;
+        Ok(RateDecision::Allowed)
+    }
+
+    /// Adds one call's usage and cost to the totals of (agent, tool), atomically across processes.
+    pub fn record_cost(
+        &mut self,
+        agent: &str,
+        tool: &str,
+        usage: &Usage,
+        pricing: &Pricing,
+    ) -> Result<(), Error> {
+        let cost = pricing.cost_micros(usage);
+        let clamp = |v: u64| v.min(i64::MAX as u64) as i64;
+        self.conn
+            .execute(
+                "INSERT INTO costs (agent, tool, input_tokens, output_tokens, cached_tokens, calls, cost_micros) VALUES (?1, ?2, ?3, ?4, ?5, 1, ?6)
+                 ON CONFLICT (agent, tool) DO UPDATE SET input_tokens = input_tokens + excluded.input_tokens,
+                   output_tokens = output_tokens + excluded.output_tokens, cached_tokens = cached_tokens + excluded.cached_tokens,
+                   calls = calls + 1, cost_micros = cost_micros + excluded.cost_micros",
+                params![agent, tool, clamp(usage.input_tokens), clamp(usage.output_tokens), clamp(usage.cached_tokens), clamp(cost)],
+            )
+            .map_err(io)?;
+        Ok(())
+    }
+
+    /// Totals per (agent, tool), ordered by agent then tool.
+    pub fn costs(&mut self) -> Result<Vec<CostRow>, Error> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT agent, tool, input_tokens, output_tokens, cached_tokens, calls, cost_micros FROM costs ORDER BY agent, tool")
+            .map_err(io)?;
+        let rows = stmt
+            .query_map([], |r| {
+                Ok(CostRow {
+                    agent: r.get(0)?,
+                    tool: r.get(1)?,
+                    usage: Usage {
+                        input_tokens: r.get::<_, i64>(2)? as u64,
+                        output_tokens: r.get::<_, i64>(3)? as u64,
+                        cached_tokens: r.get::<_, i64>(4)? as u64,
+                    },
+                    calls: r.get::<_, i64>(5)? as u64,
+                    cost_micros: r.get::<_, i64>(6)? as u64,
+                })
+            })
+            .map_err(io)?;
+        rows.collect::<Result<_, _>>().map_err(io)
     }
 }
 
