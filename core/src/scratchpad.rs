@@ -355,3 +355,208 @@ mod tests {
         );
     }
 }
+
+/// Redacts secrets from text for an export: bearer tokens, `key=value` / `key: value`
+/// credentials (password, secret, token, api key, access key, auth, credential), PEM private key
+/// blocks, and long token-like strings (32+ characters of letters, digits and `-_+/=.` with both
+/// letters and digits); absolute paths under `project_root` become project-relative (`./...`) and
+/// home directories become `~`.
+pub fn redact(text: &str, project_root: Option<&str>) -> String {
+    let mut out = redact_private_keys(text);
+    if let Some(root) = project_root.filter(|r| r.starts_with('/') && r.len() > 1) {
+        let root = root.trim_end_matches('/');
+        out = out.replace(&format!("{root}/"), "./");
+    }
+    out = redact_homes(&out);
+    let mut result = String::with_capacity(out.len());
+    let mut pending_key = false;
+    let mut after_bearer = false;
+    for piece in split_keep(&out) {
+        if piece.chars().all(|c| !is_token_char(c) || c == '=') {
+            result.push_str(piece);
+            if !piece.chars().all(char::is_whitespace)
+                && !piece.contains('=')
+                && !piece.contains(':')
+                && !piece.contains('"')
+                && !piece.contains('\'')
+            {
+                pending_key = false;
+            }
+            continue;
+        }
+        let lower = piece.to_ascii_lowercase();
+        if lower == "bearer" || lower == "basic" {
+            after_bearer = true;
+            pending_key = false;
+            result.push_str(piece);
+            continue;
+        }
+        if after_bearer || pending_key {
+            result.push_str("[REDACTED]");
+            after_bearer = false;
+            pending_key = false;
+            continue;
+        }
+        if is_credential_key(&lower) {
+            pending_key = true;
+            result.push_str(piece);
+            continue;
+        }
+        if looks_like_token(piece) {
+            result.push_str("[REDACTED]");
+        } else {
+            result.push_str(piece);
+        }
+    }
+    result
+}
+
+fn is_token_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '+' | '/' | '=' | '.' | '~')
+}
+
+/// Splits into alternating runs of token characters and other characters. `=` ends a key, so a
+/// `key=value` pair splits as key, "=", value.
+fn split_keep(text: &str) -> Vec<&str> {
+    let mut pieces = Vec::new();
+    let mut start = 0;
+    let mut kind: Option<bool> = None;
+    for (i, c) in text.char_indices() {
+        let token = is_token_char(c) && c != '=';
+        if kind.is_some_and(|k| k != token) {
+            pieces.push(&text[start..i]);
+            start = i;
+        }
+        kind = Some(token);
+    }
+    if start < text.len() {
+        pieces.push(&text[start..]);
+    }
+    pieces
+}
+
+fn is_credential_key(lower: &str) -> bool {
+    let key = lower.trim_matches(|c: char| !c.is_ascii_alphanumeric());
+    [
+        "password",
+        "passwd",
+        "pwd",
+        "secret",
+        "token",
+        "apikey",
+        "api_key",
+        "api-key",
+        "access_key",
+        "access-key",
+        "accesskey",
+        "auth",
+        "authorization",
+        "credential",
+        "credentials",
+        "private_key",
+        "client_secret",
+    ]
+    .iter()
+    .any(|k| key == *k || key.ends_with(&format!("_{k}")) || key.ends_with(&format!("-{k}")))
+}
+
+fn looks_like_token(piece: &str) -> bool {
+    piece.len() >= 32
+        && !piece.starts_with("./")
+        && !piece.starts_with('~')
+        && piece.chars().any(|c| c.is_ascii_digit())
+        && piece.chars().any(|c| c.is_ascii_alphabetic())
+        && piece.matches('/').count() < 3
+}
+
+fn redact_private_keys(text: &str) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(begin) = rest.find("-----BEGIN ") {
+        let header_end = rest[begin..]
+            .find("-----\n")
+            .or_else(|| rest[begin + 11..].find("-----").map(|i| i + 11));
+        let is_private = rest[begin..]
+            .lines()
+            .next()
+            .is_some_and(|l| l.contains("PRIVATE KEY"));
+        match (is_private, rest[begin..].find("-----END ")) {
+            (true, Some(end_rel)) => {
+                let end = begin + end_rel;
+                let close = rest[end + 9..]
+                    .find("-----")
+                    .map(|i| end + 9 + i + 5)
+                    .unwrap_or(rest.len());
+                out.push_str(&rest[..begin]);
+                out.push_str("[REDACTED PRIVATE KEY]");
+                rest = &rest[close..];
+            }
+            _ => {
+                let skip = begin + header_end.map_or(11, |h| h.max(11));
+                out.push_str(&rest[..skip.min(rest.len())]);
+                rest = &rest[skip.min(rest.len())..];
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+fn redact_homes(text: &str) -> String {
+    let mut out = text.to_string();
+    for prefix in ["/home/", "/Users/"] {
+        while let Some(at) = out.find(prefix) {
+            let after = at + prefix.len();
+            let end = out[after..]
+                .find(|c: char| c == '/' || c.is_whitespace())
+                .map_or(out.len(), |i| after + i);
+            out.replace_range(at..end, "~");
+        }
+    }
+    if out.starts_with("/root/") || out.contains(" /root/") {
+        out = out.replace("/root/", "~/");
+    }
+    out
+}
+
+#[cfg(test)]
+mod redaction_tests {
+    use super::redact;
+
+    #[test]
+    fn secrets_are_redacted_and_paths_reduced() {
+        let cases = [
+            (
+                "Authorization: Bearer abc.def-123",
+                "Authorization: Bearer [REDACTED]",
+            ),
+            ("password=hunter2 and more", "password=[REDACTED] and more"),
+            ("API_KEY: sk12345", "API_KEY: [REDACTED]"),
+            (
+                "export DB_PASSWORD=\"s3cr3t\"",
+                "export DB_PASSWORD=\"[REDACTED]\"",
+            ),
+            (
+                "token ghp_0123456789abcdefghijABCDEFGHIJ0123 leaked",
+                "token [REDACTED] leaked",
+            ),
+            ("see /work/proj/src/main.rs", "see ./src/main.rs"),
+            ("config in /home/alice/.config/x", "config in ~/.config/x"),
+            (
+                "plain words stay as they are",
+                "plain words stay as they are",
+            ),
+            (
+                "-----BEGIN RSA PRIVATE KEY-----\nMIIEow\n-----END RSA PRIVATE KEY-----\nafter",
+                "[REDACTED PRIVATE KEY]\nafter",
+            ),
+            (
+                "-----BEGIN CERTIFICATE-----\nabc\n-----END CERTIFICATE-----",
+                "-----BEGIN CERTIFICATE-----\nabc\n-----END CERTIFICATE-----",
+            ),
+        ];
+        for (input, expected) in cases {
+            assert_eq!(redact(input, Some("/work/proj")), expected, "{input}");
+        }
+    }
+}

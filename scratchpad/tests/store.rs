@@ -615,3 +615,116 @@ fn concurrent_cost_recorders_lose_no_update() {
         assert_eq!(row.cost_micros, 400 * 4503);
     }
 }
+
+#[test]
+fn export_is_bounded_ordered_redacted_and_written_atomically() {
+    let tmp = Tmp::new("export");
+    let clock = Arc::new(ManualClock(AtomicI64::new(1_000)));
+    let mut store = open(&tmp, &clock, Config::default());
+    store
+        .register_agent("me", Some("/work/proj"), Some("T"))
+        .unwrap();
+    for i in 0..5 {
+        clock.0.fetch_add(10, Ordering::SeqCst);
+        let content = format!("note {i}: password=hunter{i} in /work/proj/src/lib.rs");
+        store
+            .post(&NewMessage {
+                project_root: Some("/work/proj".into()),
+                ..msg("me", &content)
+            })
+            .unwrap();
+    }
+    store
+        .post(&NewMessage {
+            privacy: Some("private".into()),
+            to: Some("someone".into()),
+            project_root: Some("/work/proj".into()),
+            ..msg("other", "not for me")
+        })
+        .unwrap();
+    let task = store
+        .create_task("me", None, "token=abcd", Some("/work/proj"))
+        .unwrap();
+    let json = store.export("me", Some("/work/proj"), 3, false).unwrap();
+    let doc: agent_intercom_core::canonical::Value =
+        agent_intercom_core::canonical::parse(&json).unwrap();
+    use agent_intercom_core::canonical::Value;
+    assert_eq!(
+        doc.get("schema").and_then(Value::as_str),
+        Some("a2a-snapshot-v1")
+    );
+    assert_eq!(doc.get("schema_version").and_then(Value::as_i64), Some(1));
+    let messages = doc.get("messages").and_then(Value::as_array).unwrap();
+    assert_eq!(messages.len(), 3, "bounded");
+    let contents: Vec<&str> = messages
+        .iter()
+        .map(|m| m.get("content").and_then(Value::as_str).unwrap())
+        .collect();
+    assert_eq!(
+        contents,
+        vec![
+            "note 4: password=[REDACTED] in ./src/lib.rs",
+            "note 3: password=[REDACTED] in ./src/lib.rs",
+            "note 2: password=[REDACTED] in ./src/lib.rs"
+        ]
+    );
+    assert!(
+        !json.contains("hunter")
+            && !json.contains("/work/proj")
+            && !json.contains("not for me")
+            && !json.contains("abcd"),
+        "{json}"
+    );
+    let tasks = doc.get("tasks").and_then(Value::as_array).unwrap();
+    assert_eq!(
+        tasks[0].get("id").and_then(Value::as_str),
+        Some(task.id.as_str())
+    );
+    assert!(store.export("me", None, 3, false).unwrap().contains("\"agents\""));
+    assert_eq!(
+        store
+            .export("me", None, 3, true)
+            .unwrap_err()
+            .code()
+            .as_str(),
+        "FORBIDDEN"
+    );
+    assert_eq!(
+        store
+            .export("me", None, 0, false)
+            .unwrap_err()
+            .code()
+            .as_str(),
+        "INVALID_ARGUMENT"
+    );
+    // Same state, same bytes (deterministic).
+    assert_eq!(
+        store.export("me", Some("/work/proj"), 3, false).unwrap(),
+        json
+    );
+    let out = tmp.0.join("snapshot.json");
+    store
+        .export_to_file(&out, "me", Some("/work/proj"), 3, false)
+        .unwrap();
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), format!("{json}\n"));
+    let leftovers: Vec<_> = std::fs::read_dir(&tmp.0)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().contains(".tmp-"))
+        .collect();
+    assert!(leftovers.is_empty());
+    let mut full = Store::open(
+        &tmp.db(),
+        Config {
+            allow_full_export: true,
+            ..Config::default()
+        },
+        clock.clone(),
+    )
+    .unwrap();
+    assert!(
+        full.export("me", Some("/work/proj"), 3, true)
+            .unwrap()
+            .contains("hunter4")
+    );
+}
