@@ -28,7 +28,7 @@ use agent_intercom_core::{Error, ErrorCode};
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 
 /// The store's schema version. A newer store is refused and left untouched.
-pub const SCHEMA_VERSION: i64 = 2;
+pub const SCHEMA_VERSION: i64 = 3;
 
 /// Where time comes from (tests inject a manual clock).
 pub trait Clock: Send + Sync {
@@ -305,6 +305,25 @@ impl Store {
             }
             tx.commit().map_err(io)?;
         }
+        if from < 3 {
+            let tx = self
+                .conn
+                .transaction_with_behavior(TransactionBehavior::Immediate)
+                .map_err(io)?;
+            let current: i64 = tx
+                .pragma_query_value(None, "user_version", |r| r.get(0))
+                .map_err(io)?;
+            if current < 3 {
+                tx.execute_batch(
+                    "CREATE TABLE events (
+                       seq INTEGER PRIMARY KEY AUTOINCREMENT, kind TEXT NOT NULL, actor TEXT NOT NULL, target TEXT,
+                       project_root TEXT NOT NULL, ref_id TEXT NOT NULL, at INTEGER NOT NULL);
+                     PRAGMA user_version = 3;",
+                )
+                .map_err(io)?;
+            }
+            tx.commit().map_err(io)?;
+        }
         self.conn
             .pragma_update(None, "foreign_keys", "ON")
             .map_err(io)?;
@@ -449,6 +468,15 @@ impl Store {
             ],
         )
         .map_err(io)?;
+        emit(
+            &tx,
+            "message.posted",
+            &m.from,
+            m.to.as_deref(),
+            &root,
+            &id,
+            now,
+        )?;
         tx.commit().map_err(io)?;
         Ok(Posted {
             id,
@@ -789,6 +817,15 @@ impl Store {
             params![id, TaskState::Submitted as i64, creator, now],
         )
         .map_err(io)?;
+        emit(
+            &tx,
+            "task.created",
+            creator,
+            assignee,
+            root_key(project_root),
+            &id,
+            now,
+        )?;
         tx.commit().map_err(io)?;
         self.task(&id)
     }
@@ -875,6 +912,17 @@ impl Store {
             params![id, seq, from as i64, to as i64, by, reason, now],
         )
         .map_err(io)?;
+        let other = if by == creator {
+            assignee.as_deref()
+        } else {
+            Some(creator.as_str())
+        };
+        let root: String = tx
+            .query_row("SELECT project_root FROM tasks WHERE id = ?1", [id], |r| {
+                r.get(0)
+            })
+            .map_err(io)?;
+        emit(&tx, "task.transition", by, other, &root, id, now)?;
         tx.commit().map_err(io)?;
         self.task(id)
     }
@@ -1287,6 +1335,140 @@ impl Store {
             let _ = std::fs::remove_file(&tmp);
         }
         result.map_err(fail)
+    }
+}
+
+fn emit(
+    tx: &rusqlite::Transaction<'_>,
+    kind: &str,
+    actor: &str,
+    target: Option<&str>,
+    root: &str,
+    ref_id: &str,
+    at: i64,
+) -> Result<(), Error> {
+    tx.execute(
+        "INSERT INTO events (kind, actor, target, project_root, ref_id, at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        params![kind, actor, target, root, ref_id, at],
+    )
+    .map_err(io)?;
+    Ok(())
+}
+
+/// One event.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Event {
+    /// Cursor position (increasing).
+    pub seq: i64,
+    /// "message.posted", "task.created", "task.transition".
+    pub kind: String,
+    /// Who caused it.
+    pub actor: String,
+    /// Whom it is for, when directed (only that agent sees it).
+    pub target: Option<String>,
+    /// The message or task id.
+    pub ref_id: String,
+    /// Milliseconds since the epoch.
+    pub at: i64,
+}
+
+/// Which events [`Store::poll_events`] returns: empty lists mean "any".
+#[derive(Clone, Debug, Default)]
+pub struct EventFilter {
+    /// Event kinds.
+    pub kinds: Vec<String>,
+    /// Actors.
+    pub actors: Vec<String>,
+    /// Targets.
+    pub targets: Vec<String>,
+}
+
+impl Store {
+    /// Events after cursor `after` (0 for the start) that `agent` may see and the filter keeps,
+    /// oldest first, at most `limit` (1..=1000). A directed event is visible only to its target;
+    /// a message event only while the message itself is visible to the agent. Returns the events
+    /// and the cursor to pass next time.
+    pub fn poll_events(
+        &mut self,
+        agent: &str,
+        project_root: Option<&str>,
+        after: i64,
+        filter: &EventFilter,
+        limit: usize,
+    ) -> Result<(Vec<Event>, i64), Error> {
+        if !(1..=1000).contains(&limit) {
+            return Err(Error::new(
+                ErrorCode::InvalidArgument,
+                "limit must be from 1 to 1000",
+            ));
+        }
+        let now = self.clock.now_ms();
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(io)?;
+        tx.execute("DELETE FROM messages WHERE expires_at <= ?1", [now])
+            .map_err(io)?;
+        let team = Store::reader_team(&tx, agent, root_key(project_root))?;
+        let rows: Vec<Event> = {
+            let mut stmt = tx
+                .prepare("SELECT seq, kind, actor, target, ref_id, at, project_root FROM events WHERE seq > ?1 AND (?2 = 0 OR project_root = ?3) ORDER BY seq")
+                .map_err(io)?;
+            let mapped = stmt
+                .query_map(
+                    params![after, project_root.is_some() as i64, root_key(project_root)],
+                    |r| {
+                        Ok(Event {
+                            seq: r.get(0)?,
+                            kind: r.get(1)?,
+                            actor: r.get(2)?,
+                            target: r.get(3)?,
+                            ref_id: r.get(4)?,
+                            at: r.get(5)?,
+                        })
+                    },
+                )
+                .map_err(io)?;
+            mapped.collect::<Result<_, _>>().map_err(io)?
+        };
+        let reader = ReaderView {
+            agent,
+            team: team.as_deref(),
+            project_root,
+        };
+        let mut out = Vec::new();
+        let mut cursor = after;
+        for e in rows {
+            cursor = e.seq;
+            let directed_ok = e.target.as_deref().is_none_or(|t| t == agent);
+            let message_ok = e.kind != "message.posted" || {
+                let row = tx
+                    .query_row(
+                        &format!("SELECT {COLUMNS} FROM messages WHERE id = ?1"),
+                        [&e.ref_id],
+                        row_to_message,
+                    )
+                    .optional()
+                    .map_err(io)?;
+                row.is_some_and(|(m, t)| is_visible(&m, t.as_deref(), &reader, now))
+            };
+            let keep = |list: &Vec<String>, v: Option<&str>| {
+                list.is_empty() || v.is_some_and(|v| list.iter().any(|x| x == v))
+            };
+            if directed_ok
+                && message_ok
+                && keep(&filter.kinds, Some(&e.kind))
+                && keep(&filter.actors, Some(&e.actor))
+                && keep(&filter.targets, e.target.as_deref())
+            {
+                out.push(e);
+                if out.len() == limit {
+                    break;
+                }
+            }
+        }
+        tx.commit().map_err(io)?;
+        Ok((out, cursor))
     }
 }
 

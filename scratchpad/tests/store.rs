@@ -680,7 +680,12 @@ fn export_is_bounded_ordered_redacted_and_written_atomically() {
         tasks[0].get("id").and_then(Value::as_str),
         Some(task.id.as_str())
     );
-    assert!(store.export("me", None, 3, false).unwrap().contains("\"agents\""));
+    assert!(
+        store
+            .export("me", None, 3, false)
+            .unwrap()
+            .contains("\"agents\"")
+    );
     assert_eq!(
         store
             .export("me", None, 3, true)
@@ -726,5 +731,89 @@ fn export_is_bounded_ordered_redacted_and_written_atomically() {
         full.export("me", Some("/work/proj"), 3, true)
             .unwrap()
             .contains("hunter4")
+    );
+}
+
+#[test]
+fn events_poll_by_cursor_with_filters_and_directed_privacy() {
+    use agent_intercom_scratchpad::EventFilter;
+    let tmp = Tmp::new("events");
+    let clock = Arc::new(ManualClock(AtomicI64::new(1_000)));
+    let mut store = open(&tmp, &clock, Config::default());
+    store.post(&msg("a", "public note")).unwrap();
+    store
+        .post(&NewMessage {
+            privacy: Some("private".into()),
+            to: Some("b".into()),
+            ..msg("a", "for b")
+        })
+        .unwrap();
+    let task = store.create_task("a", Some("b"), "job", None).unwrap();
+    store
+        .transition_task(&task.id, "b", "working", None)
+        .unwrap();
+    let all = EventFilter::default();
+    let (b_events, cursor) = store.poll_events("b", None, 0, &all, 100).unwrap();
+    let kinds: Vec<&str> = b_events.iter().map(|e| e.kind.as_str()).collect();
+    assert_eq!(
+        kinds,
+        vec!["message.posted", "message.posted", "task.created"],
+        "b sees the private message and the task addressed to it"
+    );
+    let (c_events, _) = store.poll_events("c", None, 0, &all, 100).unwrap();
+    assert_eq!(
+        c_events.len(),
+        1,
+        "c sees only the public message: directed events are for their targets"
+    );
+    let (a_events, _) = store.poll_events("a", None, 0, &all, 100).unwrap();
+    assert_eq!(
+        a_events.iter().map(|e| e.kind.as_str()).collect::<Vec<_>>(),
+        vec!["message.posted", "task.transition"]
+    );
+    // The cursor: nothing new after it, then only what follows.
+    assert!(
+        store
+            .poll_events("b", None, cursor, &all, 100)
+            .unwrap()
+            .0
+            .is_empty()
+    );
+    store.post(&msg("a", "later")).unwrap();
+    let (next, _) = store.poll_events("b", None, cursor, &all, 100).unwrap();
+    assert_eq!(next.len(), 1);
+    // Filters.
+    let only_tasks = EventFilter {
+        kinds: vec!["task.created".into()],
+        ..EventFilter::default()
+    };
+    assert_eq!(
+        store
+            .poll_events("b", None, 0, &only_tasks, 100)
+            .unwrap()
+            .0
+            .len(),
+        1
+    );
+    let by_actor = EventFilter {
+        actors: vec!["b".into()],
+        ..EventFilter::default()
+    };
+    assert_eq!(
+        store
+            .poll_events("a", None, 0, &by_actor, 100)
+            .unwrap()
+            .0
+            .len(),
+        1
+    );
+    // An expired message's event is not shown any more.
+    clock.0.store(1_000 + 25 * 3_600_000, Ordering::SeqCst);
+    assert!(
+        store
+            .poll_events("c", None, 0, &all, 100)
+            .unwrap()
+            .0
+            .is_empty()
     );
 }
