@@ -17,6 +17,8 @@
 //!   per recipient; a post over a bound evicts the lowest priority, then the oldest, and reports
 //!   the evicted ids.
 
+pub mod api;
+
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
