@@ -28,6 +28,13 @@ usage:
       --set KEY=VALUE    any limit, e.g. max_sessions=10000, rate_capacity=100000 (see docs/broker.md)
   agent-intercom broker status [--agent-dir DIR] [--socket PATH]
                                           health-check the broker: exit 0 compatible, 1 otherwise
+  agent-intercom pad [OPTIONS] OP [JSON]  one scratchpad operation; prints the result as JSON
+  agent-intercom pad [OPTIONS] --stdin    JSON lines {\"op\":..,\"args\":{..}} in, {\"ok\":..} lines out
+      --db PATH          store (default $AGENT_INTERCOM_SCRATCHPAD, else <agent-dir>/scratchpad.sqlite)
+      --config JSON      limits: per_project_cap, per_recipient_cap, max_content_bytes, allow_full_export
+      OP: register post unread list task.create task.get task.transition task.history task.artifact
+          task.artifacts rate.take cost.record cost.list export events, and the rule checks
+          check.visible check.ttl check.transition check.addressing check.redact (docs/scratchpad.md)
   agent-intercom version                  print versions
 
 exit status: 0 ok, 1 a check failed, 2 bad usage or invalid input";
@@ -225,6 +232,213 @@ fn broker(options: &[String]) -> ExitCode {
     }
 }
 
+fn pad_error(error: &agent_intercom_core::Error) -> ExitCode {
+    use agent_intercom_core::ErrorCode;
+    eprintln!("agent-intercom: {} [{}]", error.message(), error.code());
+    match error.code() {
+        ErrorCode::StoreIo
+        | ErrorCode::StoreCorrupt
+        | ErrorCode::StoreNewerSchema
+        | ErrorCode::Internal => ExitCode::FAILURE,
+        _ => ExitCode::from(2),
+    }
+}
+
+fn pad_json(text: &str, what: &str) -> Result<serde_json::Value, agent_intercom_core::Error> {
+    serde_json::from_str(text).map_err(|e| {
+        agent_intercom_core::Error::new(
+            agent_intercom_core::ErrorCode::InvalidJson,
+            format!("{what} is not valid JSON: {e}"),
+        )
+    })
+}
+
+fn pad(args: &[String]) -> ExitCode {
+    use agent_intercom_scratchpad::{Store, SystemClock, api};
+    let mut db = None;
+    let mut config = serde_json::Value::Null;
+    let mut rest = Vec::new();
+    let mut it = args.iter();
+    while let Some(arg) = it.next() {
+        match arg.as_str() {
+            "--db" | "--config" => {
+                let Some(value) = it.next() else {
+                    return usage_error(&format!("{arg} needs a value"));
+                };
+                if arg == "--db" {
+                    db = Some(std::path::PathBuf::from(value));
+                } else {
+                    match pad_json(value, "--config") {
+                        Ok(v) => config = v,
+                        Err(e) => return input_error(&e),
+                    }
+                }
+            }
+            _ => rest.push(arg.as_str()),
+        }
+    }
+    let env = |key: &str| std::env::var(key).ok();
+    // Rule checks need no store.
+    if let [op, ..] = rest.as_slice()
+        && op.starts_with("check.")
+    {
+        let args = match rest.get(1) {
+            Some(text) => match pad_json(text, "the arguments") {
+                Ok(v) => v,
+                Err(e) => return input_error(&e),
+            },
+            None => serde_json::Value::Null,
+        };
+        return match api::check(op, &args) {
+            Ok(v) => {
+                println!("{v}");
+                ExitCode::SUCCESS
+            }
+            Err(e) => pad_error(&e),
+        };
+    }
+    let config = match api::config(&config) {
+        Ok(c) => c,
+        Err(e) => return input_error(&e),
+    };
+    let path = db.unwrap_or_else(|| match std::env::var_os("AGENT_INTERCOM_SCRATCHPAD") {
+        Some(p) if !p.is_empty() => std::path::PathBuf::from(p),
+        _ => agent_intercom_broker::config::agent_dir_from_env().join("scratchpad.sqlite"),
+    });
+    let open = |path: &std::path::Path| {
+        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty())
+            && let Err(e) = std::fs::create_dir_all(parent)
+        {
+            return Err(agent_intercom_core::Error::new(
+                agent_intercom_core::ErrorCode::StoreIo,
+                format!("cannot create {}: {e}", parent.display()),
+            ));
+        }
+        Store::open(path, config.clone(), std::sync::Arc::new(SystemClock))
+    };
+    match rest.as_slice() {
+        ["--stdin"] => {
+            let mut store = match open(&path) {
+                Ok(s) => s,
+                Err(e) => return pad_error(&e),
+            };
+            pad_lines(&mut store, &env)
+        }
+        [op] | [op, _] => {
+            let args = match rest.get(1) {
+                Some(text) => match pad_json(text, "the arguments") {
+                    Ok(v) => v,
+                    Err(e) => return input_error(&e),
+                },
+                None => serde_json::Value::Null,
+            };
+            let mut store = match open(&path) {
+                Ok(s) => s,
+                Err(e) => return pad_error(&e),
+            };
+            match api::handle(&mut store, op, &args, &env) {
+                Ok(v) => {
+                    println!("{v}");
+                    ExitCode::SUCCESS
+                }
+                Err(e) => pad_error(&e),
+            }
+        }
+        _ => usage_error("pad needs OP [JSON] or --stdin"),
+    }
+}
+
+/// The JSON-lines loop: one response line per request line, in order; a bad line gets an error
+/// response and the loop goes on. Store-level failures (I/O, corruption) are reported the same way.
+fn pad_lines(
+    store: &mut agent_intercom_scratchpad::Store,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> ExitCode {
+    use std::io::{BufRead, Write};
+    let stdin = std::io::stdin();
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::new(stdout.lock());
+    for line in stdin.lock().split(b'\n') {
+        let line = match line {
+            Ok(l) => l,
+            Err(e) => {
+                eprintln!("agent-intercom: cannot read stdin: {e}");
+                return ExitCode::FAILURE;
+            }
+        };
+        if line.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        let response = match request_of(&line) {
+            Ok((id, op, args)) => {
+                let result = agent_intercom_scratchpad::api::handle(store, &op, &args, env);
+                respond(id, result)
+            }
+            Err(e) => respond(serde_json::Value::Null, Err(e)),
+        };
+        if writeln!(out, "{response}")
+            .and_then(|_| out.flush())
+            .is_err()
+        {
+            return ExitCode::FAILURE;
+        }
+    }
+    ExitCode::SUCCESS
+}
+
+type Request = (serde_json::Value, String, serde_json::Value);
+
+fn request_of(line: &[u8]) -> Result<Request, agent_intercom_core::Error> {
+    use agent_intercom_core::{Error, ErrorCode};
+    let text = std::str::from_utf8(line).map_err(|e| {
+        Error::new(
+            ErrorCode::InvalidUtf8,
+            format!(
+                "request line is not valid UTF-8 (invalid byte at offset {})",
+                e.valid_up_to()
+            ),
+        )
+    })?;
+    let mut value = pad_json(text, "the request line")?;
+    let obj = value.as_object_mut().ok_or_else(|| {
+        Error::new(
+            ErrorCode::InvalidArgument,
+            "a request is a JSON object {\"op\":..,\"args\":{..}}",
+        )
+    })?;
+    let id = obj.remove("id").unwrap_or(serde_json::Value::Null);
+    let op = match obj.remove("op") {
+        Some(serde_json::Value::String(op)) => op,
+        _ => {
+            return Err(Error::new(
+                ErrorCode::InvalidArgument,
+                "op must be a string",
+            ));
+        }
+    };
+    Ok((
+        id,
+        op,
+        obj.remove("args").unwrap_or(serde_json::Value::Null),
+    ))
+}
+
+fn respond(
+    id: serde_json::Value,
+    result: Result<serde_json::Value, agent_intercom_core::Error>,
+) -> serde_json::Value {
+    let mut response = match result {
+        Ok(v) => serde_json::json!({ "ok": true, "result": v }),
+        Err(e) => {
+            serde_json::json!({ "ok": false, "error": { "code": e.code().as_str(), "message": e.message() } })
+        }
+    };
+    if !id.is_null() {
+        response["id"] = id;
+    }
+    response
+}
+
 fn run(args: &[String]) -> ExitCode {
     let words: Vec<&str> = args.iter().map(String::as_str).collect();
     match words.as_slice() {
@@ -248,6 +462,7 @@ fn run(args: &[String]) -> ExitCode {
         ["broker", options @ ..] => {
             broker(&options.iter().map(|s| s.to_string()).collect::<Vec<_>>())
         }
+        ["pad", rest @ ..] => pad(&rest.iter().map(|s| s.to_string()).collect::<Vec<_>>()),
         ["vectors"] => vectors(None),
         ["vectors", "--file", path] => vectors(Some(path)),
         ["hash", domain] => match read_stdin() {

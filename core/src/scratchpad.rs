@@ -234,29 +234,71 @@ impl Bucket {
     }
 
     /// The bucket refilled to `now_ms` (capacity `per_minute`, refilled evenly over a minute).
+    ///
+    /// Time that has not yet earned a whole milli-token is kept (the refill time advances only by
+    /// the time the gained milli-tokens took), so callers polling often are not starved.
     pub fn refilled(self, per_minute: u32, now_ms: i64) -> Bucket {
         let capacity = per_minute as i64 * 1000;
         let elapsed = (now_ms - self.refilled_at).max(0);
         // per_minute tokens per 60,000 ms = per_minute milli-tokens per 60 ms.
         let gained = elapsed.saturating_mul(per_minute as i64) / 60;
+        if self.milli_tokens.saturating_add(gained) >= capacity || per_minute == 0 {
+            return Bucket {
+                milli_tokens: capacity.max(self.milli_tokens.min(capacity)),
+                refilled_at: now_ms.max(self.refilled_at),
+            };
+        }
+        // The time `gained` took, rounded up (never past now: gained * 60 / per_minute <= elapsed).
+        let used = (gained * 60 + per_minute as i64 - 1) / per_minute as i64;
         Bucket {
-            milli_tokens: (self.milli_tokens + gained).min(capacity),
-            refilled_at: now_ms.max(self.refilled_at),
+            milli_tokens: self.milli_tokens + gained,
+            refilled_at: self.refilled_at + used,
         }
     }
 
-    /// Milliseconds until one token is available (rounded up, at least 1); 0 when one is.
-    pub fn wait_ms(self, per_minute: u32) -> i64 {
+    /// Milliseconds from `now_ms` until one token is available (rounded up, at least 1); 0 when
+    /// one is. `self` should be refilled to `now_ms` first.
+    pub fn wait_ms(self, per_minute: u32, now_ms: i64) -> i64 {
         if self.milli_tokens >= 1000 {
             return 0;
         }
         if per_minute == 0 {
-            return i64::MAX;
+            // A zero rate never refills; stores refuse such limits, this keeps the math total.
+            return 60_000;
         }
         let missing = 1000 - self.milli_tokens;
-        // missing milli-tokens at per_minute milli-tokens per 60 ms, rounded up.
-        ((missing * 60 + per_minute as i64 - 1) / per_minute as i64).max(1)
+        // missing milli-tokens at per_minute milli-tokens per 60 ms, counted from the refill time.
+        let ready_at =
+            self.refilled_at + (missing * 60 + per_minute as i64 - 1) / per_minute as i64;
+        (ready_at - now_ms).max(1)
     }
+}
+
+/// One bucket taken from at each of `takes` (milliseconds, starting full at the first): `Ok` when
+/// a token was taken, `Err(retry_after_ms)` when refused (which consumes nothing).
+pub fn simulate_takes(per_minute: u32, takes: &[i64]) -> Vec<Result<(), i64>> {
+    let mut bucket: Option<Bucket> = None;
+    takes
+        .iter()
+        .map(|&now| {
+            let b = bucket
+                .unwrap_or_else(|| Bucket::full(per_minute, now))
+                .refilled(per_minute, now);
+            match b.wait_ms(per_minute, now) {
+                0 => {
+                    bucket = Some(Bucket {
+                        milli_tokens: b.milli_tokens - 1000,
+                        ..b
+                    });
+                    Ok(())
+                }
+                wait => {
+                    bucket = Some(b);
+                    Err(wait)
+                }
+            }
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -332,40 +374,76 @@ mod tests {
             milli_tokens: 0,
             refilled_at: 0,
         };
-        assert_eq!(empty.wait_ms(60), 1000);
+        assert_eq!(empty.wait_ms(60, 0), 1000);
         assert_eq!(empty.refilled(60, 500).milli_tokens, 500);
-        assert_eq!(empty.refilled(60, 500).wait_ms(60), 500);
+        assert_eq!(empty.refilled(60, 500).wait_ms(60, 500), 500);
         let almost = Bucket {
             milli_tokens: 999,
             refilled_at: 0,
         };
-        assert_eq!(almost.wait_ms(60), 1, "never 0 while refused");
-        assert_eq!(
-            Bucket {
-                milli_tokens: 0,
-                refilled_at: 0
-            }
-            .wait_ms(7),
-            8572
-        ); // 60000/7 rounded up
+        assert_eq!(almost.wait_ms(60, 0), 1, "never 0 while refused");
+        assert_eq!(empty.wait_ms(7, 0), 8572); // 60000/7 rounded up
         assert_eq!(
             empty.refilled(60, 10_000_000).milli_tokens,
             60_000,
             "capped"
         );
     }
+
+    #[test]
+    fn frequent_polling_does_not_lose_refill_time() {
+        // 2 per minute: one milli-token per 30 ms. Polling every millisecond must still refill.
+        let mut b = Bucket {
+            milli_tokens: 0,
+            refilled_at: 0,
+        };
+        for now in 1..=30_000 {
+            b = b.refilled(2, now);
+        }
+        assert_eq!(b.milli_tokens, 1000);
+        assert_eq!(b.wait_ms(2, 30_000), 0);
+        let b = Bucket {
+            milli_tokens: 0,
+            refilled_at: 0,
+        }
+        .refilled(2, 29);
+        assert_eq!(
+            b.wait_ms(2, 29),
+            29_971,
+            "the wait counts the time already accrued"
+        );
+    }
+}
+
+/// The project root standing alone (not a prefix of a longer name) becomes `.`.
+fn replace_root_itself(text: &str, root: &str) -> String {
+    let mut result = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find(root) {
+        let after = &rest[at + root.len()..];
+        let continues = after
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_alphanumeric() || matches!(c, '-' | '_' | '.' | '/'));
+        result.push_str(&rest[..at]);
+        result.push_str(if continues { root } else { "." });
+        rest = after;
+    }
+    result.push_str(rest);
+    result
 }
 
 /// Redacts secrets from text for an export: bearer tokens, `key=value` / `key: value`
 /// credentials (password, secret, token, api key, access key, auth, credential), PEM private key
 /// blocks, and long token-like strings (32+ characters of letters, digits and `-_+/=.` with both
 /// letters and digits); absolute paths under `project_root` become project-relative (`./...`) and
-/// home directories become `~`.
+/// home directories become `~`; the root itself becomes `.`.
 pub fn redact(text: &str, project_root: Option<&str>) -> String {
     let mut out = redact_private_keys(text);
     if let Some(root) = project_root.filter(|r| r.starts_with('/') && r.len() > 1) {
         let root = root.trim_end_matches('/');
         out = out.replace(&format!("{root}/"), "./");
+        out = replace_root_itself(&out, root);
     }
     out = redact_homes(&out);
     let mut result = String::with_capacity(out.len());

@@ -76,6 +76,33 @@ fn scratchpad_v1_vectors() {
                     .unwrap_or_else(|e| e.code().as_str().to_string());
                 assert_eq!(got, expected, "{id}");
             }
+            "redaction" => {
+                let got = scratchpad::redact(s(case, "text").unwrap(), s(case, "projectRoot"));
+                assert_eq!(got, s(case, "expected").unwrap(), "{id}");
+            }
+            "rate" => {
+                let per_minute = case.get("perMinute").and_then(Value::as_i64).unwrap() as u32;
+                let takes: Vec<i64> = case
+                    .get("takes")
+                    .and_then(Value::as_array)
+                    .unwrap()
+                    .iter()
+                    .map(|t| t.as_i64().unwrap())
+                    .collect();
+                let expected: Vec<Result<(), i64>> = case
+                    .get("expected")
+                    .and_then(Value::as_array)
+                    .unwrap()
+                    .iter()
+                    .map(|e| match e.get("retryAfterMs").and_then(Value::as_i64) {
+                        None => Ok(()),
+                        Some(wait) => Err(wait),
+                    })
+                    .collect();
+                let got = scratchpad::simulate_takes(per_minute, &takes);
+                assert_eq!(got, expected, "{id}");
+                assert!(got.iter().all(|r| *r != Err(0)), "{id}: refused with 0");
+            }
             other => panic!("{id}: unknown kind {other}"),
         }
         executed += 1;

@@ -4,7 +4,7 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::{EventFilter, NewMessage, Pricing, RateDecision, RateLimits, Store, Usage};
+use crate::{Config, EventFilter, NewMessage, Pricing, RateDecision, RateLimits, Store, Usage};
 use agent_intercom_core::{Error, ErrorCode};
 
 /// The operations, for help texts and tests.
@@ -24,6 +24,17 @@ pub const OPERATIONS: &[&str] = &[
     "cost.list",
     "export",
     "events",
+];
+
+/// The rule checks, which need no store: the contract's pure rules, for adapters and the
+/// vector runners in C and Node.
+pub const CHECKS: &[&str] = &[
+    "check.visible",
+    "check.ttl",
+    "check.transition",
+    "check.addressing",
+    "check.redact",
+    "check.rate",
 ];
 
 fn bad(message: impl Into<String>) -> Error {
@@ -109,6 +120,104 @@ fn task_json(t: &crate::Task) -> Value {
         "project_root": t.project_root, "created_at": t.created_at, "updated_at": t.updated_at })
 }
 
+fn object<'a>(
+    args: &'a Value,
+    empty: &'a Map<String, Value>,
+) -> Result<&'a Map<String, Value>, Error> {
+    match args {
+        Value::Object(m) => Ok(m),
+        Value::Null => Ok(empty),
+        _ => Err(bad("arguments must be a JSON object")),
+    }
+}
+
+fn sub<'a>(map: &'a Map<String, Value>, key: &str) -> Result<Args<'a>, Error> {
+    match map.get(key) {
+        Some(Value::Object(m)) => Ok(Args(m)),
+        _ => Err(bad(format!("{key} must be an object"))),
+    }
+}
+
+/// Evaluates one rule check (see [`CHECKS`]); no store is involved.
+pub fn check(op: &str, args: &Value) -> Result<Value, Error> {
+    use agent_intercom_core::scratchpad::{
+        self as rules, MessageView, Privacy, ReaderView, TaskState,
+    };
+    let empty = Map::new();
+    let map = object(args, &empty)?;
+    let a = Args(map);
+    Ok(match op {
+        "check.visible" => {
+            let (m, r) = (sub(map, "message")?, sub(map, "reader")?);
+            let message = MessageView {
+                from: m.str("from")?,
+                to: m.opt_str("to")?,
+                privacy: Privacy::parse(m.str("privacy")?, "privacy")?,
+                sender_team: m.opt_str("sender_team")?,
+                project_root: m.opt_str("project_root")?,
+                expires_at: m
+                    .opt_int("expires_at")?
+                    .ok_or_else(|| bad("expires_at is required"))?,
+            };
+            let reader = ReaderView {
+                agent: r.str("agent")?,
+                team: r.opt_str("team")?,
+                project_root: r.opt_str("project_root")?,
+            };
+            let now = a.opt_int("now")?.ok_or_else(|| bad("now is required"))?;
+            json!({ "visible": rules::visible(&message, &reader, now) })
+        }
+        "check.ttl" => json!({ "hours": rules::ttl_hours(a.opt_int("ttl_hours")?)? }),
+        "check.transition" => {
+            rules::check_transition(
+                TaskState::parse(a.str("from")?, "from")?,
+                TaskState::parse(a.str("to")?, "to")?,
+            )?;
+            json!({ "ok": true })
+        }
+        "check.addressing" => {
+            rules::check_addressing(
+                Privacy::parse(a.str("privacy")?, "privacy")?,
+                a.opt_str("to")?,
+            )?;
+            json!({ "ok": true })
+        }
+        "check.rate" => {
+            // One bucket, full at the first take: each take at its time is allowed (and consumes a
+            // token) or refused with the wait, rounded up, and consumes nothing.
+            let per_minute = a
+                .opt_u32("per_minute")?
+                .filter(|&n| n >= 1)
+                .ok_or_else(|| bad("per_minute is required, at least 1"))?;
+            let takes = match map.get("takes") {
+                Some(Value::Array(t)) => t,
+                _ => return Err(bad("takes must be an array of times in milliseconds")),
+            };
+            let times = takes
+                .iter()
+                .map(|t| t.as_i64().ok_or_else(|| bad("takes must hold integers")))
+                .collect::<Result<Vec<_>, _>>()?;
+            let out: Vec<Value> = rules::simulate_takes(per_minute, &times)
+                .into_iter()
+                .map(|r| match r {
+                    Ok(()) => json!({ "allowed": true }),
+                    Err(wait) => json!({ "allowed": false, "retry_after_ms": wait }),
+                })
+                .collect();
+            Value::Array(out)
+        }
+        "check.redact" => {
+            json!({ "text": rules::redact(a.str("text")?, a.opt_str("project_root")?) })
+        }
+        other => {
+            return Err(bad(format!(
+                "unknown check {other:?}; checks: {}",
+                CHECKS.join(", ")
+            )));
+        }
+    })
+}
+
 /// Handles one request. `env` supplies rate limits that `rate.take` does not name
 /// (`LEAN_CTX_RATE_LIMIT_*_PER_MIN` / `LCTX_...`).
 pub fn handle(
@@ -117,12 +226,11 @@ pub fn handle(
     args: &Value,
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<Value, Error> {
+    if op.starts_with("check.") {
+        return check(op, args);
+    }
     let empty = Map::new();
-    let map = match args {
-        Value::Object(m) => m,
-        Value::Null => &empty,
-        _ => return Err(bad("arguments must be a JSON object")),
-    };
+    let map = object(args, &empty)?;
     let a = Args(map);
     Ok(match op {
         "register" => {
@@ -228,4 +336,37 @@ pub fn handle(
         }
         other => return Err(bad(format!("unknown operation {other:?}; operations: {}", OPERATIONS.join(", ")))),
     })
+}
+
+/// Store limits from a JSON object (`per_project_cap`, `per_recipient_cap`, `max_content_bytes`,
+/// `allow_full_export`); absent keys keep the defaults, unknown keys are refused.
+pub fn config(options: &Value) -> Result<Config, Error> {
+    let empty = Map::new();
+    let map = object(options, &empty)?;
+    let a = Args(map);
+    let mut config = Config::default();
+    for key in map.keys() {
+        if ![
+            "per_project_cap",
+            "per_recipient_cap",
+            "max_content_bytes",
+            "allow_full_export",
+        ]
+        .contains(&key.as_str())
+        {
+            return Err(bad(format!("unknown store option {key:?}")));
+        }
+    }
+    let size = |key: &str, default: usize| -> Result<usize, Error> {
+        match a.opt_int(key)? {
+            None => Ok(default),
+            Some(v) if v >= 1 => usize::try_from(v).map_err(|_| bad(format!("{key} is too large"))),
+            Some(_) => Err(bad(format!("{key} must be at least 1"))),
+        }
+    };
+    config.per_project_cap = size("per_project_cap", config.per_project_cap)?;
+    config.per_recipient_cap = size("per_recipient_cap", config.per_recipient_cap)?;
+    config.max_content_bytes = size("max_content_bytes", config.max_content_bytes)?;
+    config.allow_full_export = a.bool("allow_full_export")?;
+    Ok(config)
 }

@@ -702,12 +702,16 @@ impl RateLimits {
             for prefix in ["LEAN_CTX", "LCTX"] {
                 let name = format!("{prefix}_RATE_LIMIT_{level}_PER_MIN");
                 if let Some(value) = env(&name) {
-                    return value.trim().parse::<u32>().map(Some).map_err(|_| {
-                        Error::new(
+                    return match value.trim().parse::<u32>() {
+                        Ok(n) if n >= 1 => Ok(Some(n)),
+                        _ => Err(Error::new(
                             ErrorCode::InvalidArgument,
-                            format!("{name} must be a whole number of requests per minute"),
-                        )
-                    });
+                            format!(
+                                "{name} must be a whole number of requests per minute, at least 1 \
+                                 (unset it for no limit)"
+                            ),
+                        )),
+                    };
                 }
             }
             Ok(None)
@@ -1022,6 +1026,20 @@ impl Store {
         tool: &str,
         limits: &RateLimits,
     ) -> Result<RateDecision, Error> {
+        for (name, limit) in [
+            ("global", limits.global_per_min),
+            ("agent", limits.agent_per_min),
+            ("tool", limits.tool_per_min),
+        ] {
+            if limit == Some(0) {
+                return Err(Error::new(
+                    ErrorCode::InvalidArgument,
+                    format!(
+                        "the {name} rate limit must be at least 1 per minute (omit it for no limit)"
+                    ),
+                ));
+            }
+        }
         let now = self.clock.now_ms();
         let levels: Vec<(&'static str, String, u32)> = [
             ("global", "global".to_string(), limits.global_per_min),
@@ -1058,7 +1076,7 @@ impl Store {
         let refusing: Vec<(&'static str, i64)> = buckets
             .iter()
             .filter(|(_, _, _, b)| b.milli_tokens < 1000)
-            .map(|(level, _, per_min, b)| (*level, b.wait_ms(*per_min)))
+            .map(|(level, _, per_min, b)| (*level, b.wait_ms(*per_min, now)))
             .collect();
         if !refusing.is_empty() {
             tx.rollback().map_err(io)?;

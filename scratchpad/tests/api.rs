@@ -76,6 +76,26 @@ fn bad_requests_get_stable_codes() {
             json!({"agent": "a", "tool": "t", "agent_per_min": -1}),
             ErrorCode::InvalidArgument,
         ),
+        (
+            "rate.take",
+            json!({"agent": "a", "tool": "t", "tool_per_min": 0}),
+            ErrorCode::InvalidArgument,
+        ),
+        (
+            "check.rate",
+            json!({"per_minute": 0, "takes": [1]}),
+            ErrorCode::InvalidArgument,
+        ),
+        (
+            "check.transition",
+            json!({"from": "completed", "to": "working"}),
+            ErrorCode::InvalidTransition,
+        ),
+        (
+            "check.visible",
+            json!({"message": {}}),
+            ErrorCode::InvalidArgument,
+        ),
         ("frobnicate", json!({}), ErrorCode::InvalidArgument),
     ];
     for (op, args, code) in cases {
