@@ -10,7 +10,10 @@
 //!   its sender had in that project when it posted.
 //! - **Order**: priority (critical first), then creation time, then id: stable for pagination.
 //! - **Read once**: `read_unread` returns each visible message to an agent once (a per-agent read
-//!   mark is written in the same transaction).
+//!   mark is written in the same transaction). Each call looks only at messages committed since
+//!   the agent's previous call (a per-agent, per-project cursor over a store-wide commit
+//!   sequence), so a message that was not visible to the agent when it arrived (private to
+//!   others, another team's) is not offered later either, even if the agent joins that team.
 //! - **Expiry**: expired rows are deleted by the mutation that observes them (every post and
 //!   every read), so time-to-live needs no background job. Time comes from a [`Clock`].
 //! - **Bounds**: at most `per_project_cap` live messages per project root and `per_recipient_cap`
@@ -30,7 +33,7 @@ use agent_intercom_core::{Error, ErrorCode};
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 
 /// The store's schema version. A newer store is refused and left untouched.
-pub const SCHEMA_VERSION: i64 = 3;
+pub const SCHEMA_VERSION: i64 = 4;
 
 /// Where time comes from (tests inject a manual clock).
 pub trait Clock: Send + Sync {
@@ -155,6 +158,22 @@ pub struct Store {
     config: Config,
 }
 
+/// How long a write waits for the store's lock before failing with `STORE_IO`.
+pub const BUSY_GIVE_UP: Duration = Duration::from_secs(30);
+
+fn busy_wait(attempt: i32) -> bool {
+    // Sleeps of 0.5 to 1.5 ms (jitter from the clock), so ~1 ms per attempt on average.
+    let max_attempts = BUSY_GIVE_UP.as_millis() as i32;
+    if attempt >= max_attempts {
+        return false;
+    }
+    let jitter = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos() % 1000);
+    std::thread::sleep(Duration::from_micros(500 + u64::from(jitter)));
+    true
+}
+
 fn io(e: rusqlite::Error) -> Error {
     match &e {
         rusqlite::Error::SqliteFailure(f, _)
@@ -165,6 +184,30 @@ fn io(e: rusqlite::Error) -> Error {
                 ErrorCode::StoreCorrupt,
                 format!(
                     "the scratchpad store is not a readable database ({e}); it was left untouched"
+                ),
+            )
+        }
+        rusqlite::Error::SqliteFailure(f, _)
+            if f.code == rusqlite::ErrorCode::DiskFull
+                || f.code == rusqlite::ErrorCode::SystemIoFailure =>
+        {
+            Error::new(
+                ErrorCode::StoreIo,
+                format!(
+                    "scratchpad store could not write to disk ({e}; is the disk full?); the \
+                     operation was rolled back"
+                ),
+            )
+        }
+        rusqlite::Error::SqliteFailure(f, _)
+            if f.code == rusqlite::ErrorCode::ReadOnly
+                || f.code == rusqlite::ErrorCode::CannotOpen
+                || f.code == rusqlite::ErrorCode::PermissionDenied =>
+        {
+            Error::new(
+                ErrorCode::StoreIo,
+                format!(
+                    "scratchpad store cannot be written ({e}); is it read-only? nothing was changed"
                 ),
             )
         }
@@ -216,8 +259,11 @@ impl Store {
     /// (`STORE_NEWER_SCHEMA`); an unreadable file is refused (`STORE_CORRUPT`). Neither is ever
     /// replaced or rewritten.
     pub fn open(path: &Path, config: Config, clock: Arc<dyn Clock>) -> Result<Store, Error> {
-        let conn = Connection::open(path).map_err(io)?;
-        conn.busy_timeout(Duration::from_secs(10)).map_err(io)?;
+        let mut conn = Connection::open(path).map_err(io)?;
+        // SQLite's own busy handler backs off to 100 ms sleeps, and its lock is not fair: under
+        // several busy writers a waiter can lose every race for its whole timeout. Short, jittered
+        // sleeps keep waiters competitive; give up after about BUSY_GIVE_UP.
+        conn.busy_handler(Some(busy_wait)).map_err(io)?;
         conn.pragma_update(None, "journal_mode", "WAL")
             .map_err(io)?;
         conn.pragma_update(None, "synchronous", "NORMAL")
@@ -326,6 +372,49 @@ impl Store {
             }
             tx.commit().map_err(io)?;
         }
+        if from < 4 {
+            let tx = self
+                .conn
+                .transaction_with_behavior(TransactionBehavior::Immediate)
+                .map_err(io)?;
+            let current: i64 = tx
+                .pragma_query_value(None, "user_version", |r| r.get(0))
+                .map_err(io)?;
+            if current < 4 {
+                // A store-wide sequence in commit order (writes are serialised), so "unread" scans
+                // only what arrived after an agent's cursor instead of every message.
+                tx.execute_batch(
+                    "ALTER TABLE messages ADD COLUMN seq INTEGER NOT NULL DEFAULT 0;
+                     WITH o AS (SELECT id, ROW_NUMBER() OVER (ORDER BY created_at, id) AS n FROM messages)
+                       UPDATE messages SET seq = o.n FROM o WHERE o.id = messages.id;
+                     CREATE INDEX messages_seq ON messages (seq);
+                     CREATE INDEX messages_project_seq ON messages (project_root, seq);
+                     CREATE TABLE counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
+                     INSERT INTO counters (name, value) SELECT 'message_seq', coalesce(max(seq), 0) FROM messages;
+                     CREATE TABLE message_counts (
+                       kind INTEGER NOT NULL, key TEXT NOT NULL, n INTEGER NOT NULL, PRIMARY KEY (kind, key));
+                     INSERT INTO message_counts SELECT 0, project_root, count(*) FROM messages GROUP BY project_root;
+                     INSERT INTO message_counts SELECT 1, to_agent, count(*) FROM messages
+                       WHERE to_agent IS NOT NULL GROUP BY to_agent;
+                     CREATE TRIGGER messages_counted AFTER INSERT ON messages BEGIN
+                       INSERT INTO message_counts (kind, key, n) VALUES (0, NEW.project_root, 1)
+                         ON CONFLICT (kind, key) DO UPDATE SET n = n + 1;
+                       INSERT INTO message_counts (kind, key, n) SELECT 1, NEW.to_agent, 1 WHERE NEW.to_agent IS NOT NULL
+                         ON CONFLICT (kind, key) DO UPDATE SET n = n + 1;
+                     END;
+                     CREATE TRIGGER messages_uncounted AFTER DELETE ON messages BEGIN
+                       UPDATE message_counts SET n = n - 1 WHERE kind = 0 AND key = OLD.project_root;
+                       UPDATE message_counts SET n = n - 1 WHERE kind = 1 AND key = OLD.to_agent;
+                     END;
+                     CREATE TABLE read_cursors (
+                       agent_id TEXT NOT NULL, project_key TEXT NOT NULL, seq INTEGER NOT NULL,
+                       PRIMARY KEY (agent_id, project_key));
+                     PRAGMA user_version = 4;",
+                )
+                .map_err(io)?;
+            }
+            tx.commit().map_err(io)?;
+        }
         self.conn
             .pragma_update(None, "foreign_keys", "ON")
             .map_err(io)?;
@@ -410,49 +499,65 @@ impl Store {
             .map_err(io)?
             .flatten();
         let mut evicted = Vec::new();
-        // Room in the project, then for the recipient: lowest priority first, then oldest.
-        let project_count: i64 = tx
+        // Room in the project, then for the recipient: lowest priority first, then oldest. The
+        // live counts are kept by triggers (message_counts), so a post does not count rows.
+        let live = |tx: &rusqlite::Transaction<'_>, kind: i64, key: &str| -> Result<i64, Error> {
+            tx.query_row(
+                "SELECT n FROM message_counts WHERE kind = ?1 AND key = ?2",
+                params![kind, key],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(io)
+            .map(|n| n.unwrap_or(0))
+        };
+        let mut evict = |tx: &rusqlite::Transaction<'_>,
+                         sql: &str,
+                         key: &str,
+                         over: i64|
+         -> Result<(), Error> {
+            if over <= 0 {
+                return Ok(());
+            }
+            let victims: Vec<String> = {
+                let mut stmt = tx.prepare(sql).map_err(io)?;
+                stmt.query_map(params![key, over], |r| r.get::<_, String>(0))
+                    .map_err(io)?
+                    .collect::<Result<_, _>>()
+                    .map_err(io)?
+            };
+            for victim in &victims {
+                tx.execute("DELETE FROM messages WHERE id = ?1", [victim])
+                    .map_err(io)?;
+            }
+            evicted.extend(victims);
+            Ok(())
+        };
+        let over = live(&tx, 0, &root)? + 1 - per_project as i64;
+        evict(
+            &tx,
+            "SELECT id FROM messages WHERE project_root = ?1 ORDER BY priority ASC, created_at ASC, id ASC LIMIT ?2",
+            &root,
+            over,
+        )?;
+        if let Some(to) = &m.to {
+            let over = live(&tx, 1, to)? + 1 - per_recipient as i64;
+            evict(
+                &tx,
+                "SELECT id FROM messages WHERE to_agent = ?1 ORDER BY priority ASC, created_at ASC, id ASC LIMIT ?2",
+                to,
+                over,
+            )?;
+        }
+        let seq: i64 = tx
             .query_row(
-                "SELECT count(*) FROM messages WHERE project_root = ?1",
-                [&root],
+                "UPDATE counters SET value = value + 1 WHERE name = 'message_seq' RETURNING value",
+                [],
                 |r| r.get(0),
             )
             .map_err(io)?;
-        let over = (project_count + 1 - per_project as i64).max(0);
-        if over > 0 {
-            let mut stmt = tx
-                .prepare("SELECT id FROM messages WHERE project_root = ?1 ORDER BY priority ASC, created_at ASC, id ASC LIMIT ?2")
-                .map_err(io)?;
-            evicted.extend(
-                stmt.query_map(params![root, over], |r| r.get::<_, String>(0))
-                    .map_err(io)?
-                    .collect::<Result<Vec<_>, _>>()
-                    .map_err(io)?,
-            );
-        }
-        if let Some(to) = &m.to {
-            let count: i64 = tx
-                .query_row("SELECT count(*) FROM messages WHERE to_agent = ?1 AND id NOT IN (SELECT value FROM json_each(?2))", params![to, json_list(&evicted)], |r| r.get(0))
-                .map_err(io)?;
-            let over = (count + 1 - per_recipient as i64).max(0);
-            if over > 0 {
-                let mut stmt = tx
-                    .prepare("SELECT id FROM messages WHERE to_agent = ?1 AND id NOT IN (SELECT value FROM json_each(?3)) ORDER BY priority ASC, created_at ASC, id ASC LIMIT ?2")
-                    .map_err(io)?;
-                let more = stmt
-                    .query_map(params![to, over, json_list(&evicted)], |r| {
-                        r.get::<_, String>(0)
-                    })
-                    .map_err(io)?;
-                evicted.extend(more.collect::<Result<Vec<_>, _>>().map_err(io)?);
-            }
-        }
-        for victim in &evicted {
-            tx.execute("DELETE FROM messages WHERE id = ?1", [victim])
-                .map_err(io)?;
-        }
         tx.execute(
-            &format!("INSERT INTO messages ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)"),
+            &format!("INSERT INTO messages ({COLUMNS}, seq) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)"),
             params![
                 id,
                 m.from,
@@ -466,7 +571,8 @@ impl Store {
                 root,
                 now,
                 expires_at,
-                sender_team
+                sender_team,
+                seq
             ],
         )
         .map_err(io)?;
@@ -523,15 +629,39 @@ impl Store {
         } else {
             "AND ?2 = ?2"
         };
+        // Only what committed after this agent's cursor (for this project key) is new; messages
+        // it read through another project key are excluded by their read marks.
+        let key = root_key(project_root);
+        let cursor: i64 = tx
+            .query_row(
+                "SELECT seq FROM read_cursors WHERE agent_id = ?1 AND project_key = ?2",
+                params![agent, key],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(io)?
+            .unwrap_or(0);
+        let head: i64 = tx
+            .query_row(
+                "SELECT value FROM counters WHERE name = 'message_seq'",
+                [],
+                |r| r.get(0),
+            )
+            .map_err(io)?;
         let sql = format!(
-            "SELECT {} FROM messages m WHERE NOT EXISTS (SELECT 1 FROM reads r WHERE r.agent_id = ?1 AND r.message_id = m.id) {filter}
+            "SELECT {} FROM messages m WHERE m.seq > ?3 {filter}
+               AND NOT EXISTS (SELECT 1 FROM reads r WHERE r.agent_id = ?1 AND r.message_id = m.id)
              ORDER BY m.priority DESC, m.created_at ASC, m.id ASC",
-            COLUMNS.split(", ").map(|c| format!("m.{c}")).collect::<Vec<_>>().join(", ")
+            COLUMNS
+                .split(", ")
+                .map(|c| format!("m.{c}"))
+                .collect::<Vec<_>>()
+                .join(", ")
         );
         let rows: Vec<(Message, Option<String>)> = {
             let mut stmt = tx.prepare(&sql).map_err(io)?;
             let mapped = stmt
-                .query_map(params![agent, root_key(project_root)], row_to_message)
+                .query_map(params![agent, key, cursor], row_to_message)
                 .map_err(io)?;
             mapped.collect::<Result<_, _>>().map_err(io)?
         };
@@ -549,6 +679,14 @@ impl Store {
             tx.execute(
                 "INSERT OR IGNORE INTO reads (agent_id, message_id) VALUES (?1, ?2)",
                 params![agent, m.id],
+            )
+            .map_err(io)?;
+        }
+        if head > cursor {
+            tx.execute(
+                "INSERT INTO read_cursors (agent_id, project_key, seq) VALUES (?1, ?2, ?3)
+                 ON CONFLICT (agent_id, project_key) DO UPDATE SET seq = excluded.seq",
+                params![agent, key, head],
             )
             .map_err(io)?;
         }
@@ -1490,14 +1628,6 @@ impl Store {
         tx.commit().map_err(io)?;
         Ok((out, cursor))
     }
-}
-
-fn json_list(ids: &[String]) -> String {
-    let items: Vec<String> = ids
-        .iter()
-        .map(|i| format!("\"{}\"", i.replace('"', "")))
-        .collect();
-    format!("[{}]", items.join(","))
 }
 
 fn is_visible(m: &Message, sender_team: Option<&str>, reader: &ReaderView<'_>, now: i64) -> bool {

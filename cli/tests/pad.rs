@@ -1,0 +1,467 @@
+//! `agent-intercom pad` as real processes against one SQLite store: concurrency, crashes,
+//! full and read-only disks, bad input.
+
+use std::collections::{HashMap, HashSet};
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+
+use serde_json::{Value, json};
+
+struct Tmp(PathBuf);
+
+impl Tmp {
+    fn new(name: &str) -> Tmp {
+        let dir = std::env::temp_dir().join(format!("aic-padcli-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        Tmp(dir)
+    }
+    fn db(&self) -> PathBuf {
+        self.0.join("pad.sqlite")
+    }
+}
+
+impl Drop for Tmp {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+const BIG: &str = r#"{"per_project_cap":1000000,"per_recipient_cap":1000000}"#;
+
+fn pad(db: &Path, args: &[&str]) -> (i32, Value, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_agent-intercom"))
+        .arg("pad")
+        .arg("--db")
+        .arg(db)
+        .args(["--config", BIG])
+        .args(args)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let value = serde_json::from_str(stdout.trim()).unwrap_or(Value::Null);
+    (
+        out.status.code().unwrap_or(-1),
+        value,
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+/// A `pad --stdin` process.
+fn lines_process(db: &Path) -> Child {
+    Command::new(env!("CARGO_BIN_EXE_agent-intercom"))
+        .arg("pad")
+        .arg("--db")
+        .arg(db)
+        .args(["--config", BIG])
+        .arg("--stdin")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+fn count(db: &Path, agent: &str) -> usize {
+    listed(db, agent).len()
+}
+
+/// Every id `agent` can list, through all pages.
+fn listed(db: &Path, agent: &str) -> HashSet<String> {
+    let mut ids = HashSet::new();
+    let mut after: Option<String> = None;
+    loop {
+        let mut args = json!({"agent": agent, "limit": 1000});
+        if let Some(a) = &after {
+            args["after"] = json!(a);
+        }
+        let (code, page, err) = pad(db, &["list", &args.to_string()]);
+        assert_eq!(code, 0, "{err}");
+        for m in page["messages"].as_array().unwrap() {
+            assert!(
+                ids.insert(m["id"].as_str().unwrap().to_string()),
+                "listed twice: {m}"
+            );
+        }
+        match page["next"].as_str() {
+            Some(next) => after = Some(next.to_string()),
+            None => return ids,
+        }
+    }
+}
+
+fn ids_of(result: &Value) -> Vec<String> {
+    result
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["id"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn four_processes_post_and_read_10000_each_losing_nothing_reading_each_once() {
+    const PER: usize = 10_000;
+    let tmp = Tmp::new("concurrent");
+    let db = tmp.db();
+    let workers: Vec<_> = (0..4)
+        .map(|w| {
+            let db = db.clone();
+            std::thread::spawn(move || {
+                let mut child = lines_process(&db);
+                let mut stdin = child.stdin.take().unwrap();
+                let stdout = BufReader::new(child.stdout.take().unwrap());
+                let agent = format!("agent-{w}");
+                // Requests are written by a second thread so the pipes never deadlock.
+                let writer = std::thread::spawn(move || {
+                    for i in 0..PER {
+                        let post = json!({"op": "post", "args": {"from": agent, "content": format!("{agent} #{i}")}});
+                        writeln!(stdin, "{post}").unwrap();
+                        if i % 50 == 49 {
+                            writeln!(stdin, "{}", json!({"op": "unread", "args": {"agent": agent}})).unwrap();
+                        }
+                    }
+                });
+                let mut posted = Vec::new();
+                let mut read = Vec::new();
+                for line in stdout.lines() {
+                    let response: Value = serde_json::from_str(&line.unwrap()).unwrap();
+                    assert_eq!(response["ok"], true, "{response}");
+                    let result = &response["result"];
+                    if result.is_array() {
+                        read.extend(ids_of(result));
+                    } else {
+                        posted.push(result["id"].as_str().unwrap().to_string());
+                    }
+                }
+                writer.join().unwrap();
+                assert!(child.wait().unwrap().success());
+                (posted, read)
+            })
+        })
+        .collect();
+    let results: Vec<(Vec<String>, Vec<String>)> =
+        workers.into_iter().map(|w| w.join().unwrap()).collect();
+    let all: HashSet<&String> = results.iter().flat_map(|(p, _)| p).collect();
+    assert_eq!(all.len(), 4 * PER, "every post got its own id");
+    for (w, (_, read)) in results.iter().enumerate() {
+        // What was not yet read while posting is read now, once.
+        let (code, rest, err) = pad(
+            &db,
+            &[
+                "unread",
+                &json!({"agent": format!("agent-{w}")}).to_string(),
+            ],
+        );
+        assert_eq!(code, 0, "{err}");
+        let mut seen: HashMap<&str, usize> = HashMap::new();
+        let rest = ids_of(&rest);
+        for id in read.iter().chain(rest.iter()) {
+            *seen.entry(id.as_str()).or_default() += 1;
+        }
+        assert_eq!(seen.len(), 4 * PER, "agent-{w} saw every visible message");
+        assert!(
+            seen.values().all(|&n| n == 1),
+            "agent-{w} read a message twice"
+        );
+        assert!(seen.keys().all(|id| all.contains(&id.to_string())));
+    }
+    assert_eq!(
+        count(&db, "someone-else"),
+        4 * PER,
+        "nothing lost in the store"
+    );
+}
+
+#[test]
+fn four_processes_recording_costs_lose_no_update() {
+    const PER: u64 = 2_000;
+    let tmp = Tmp::new("costs");
+    let db = tmp.db();
+    let workers: Vec<_> = (0..4)
+        .map(|w| {
+            let db = db.clone();
+            std::thread::spawn(move || {
+                let mut child = lines_process(&db);
+                let mut stdin = child.stdin.take().unwrap();
+                // Responses are read concurrently (below) so neither pipe fills up.
+                let writer = std::thread::spawn(move || {
+                for i in 0..PER {
+                    let tool = if i % 2 == 0 { "read" } else { "edit" };
+                    let rec = json!({"op": "cost.record", "args": {"agent": "shared", "tool": tool,
+                        "input_tokens": 10 + w, "output_tokens": 1, "cached_tokens": 2,
+                        "pricing": {"input_per_million_micros": 3_000_000, "output_per_million_micros": 15_000_000}}});
+                    writeln!(stdin, "{rec}").unwrap();
+                }
+                });
+                let out = child.wait_with_output().unwrap();
+                writer.join().unwrap();
+                assert!(out.status.success());
+                let text = String::from_utf8(out.stdout).unwrap();
+                assert_eq!(text.lines().filter(|l| l.contains("\"ok\":true")).count() as u64, PER);
+            })
+        })
+        .collect();
+    for w in workers {
+        w.join().unwrap();
+    }
+    let (code, costs, err) = pad(&db, &["cost.list"]);
+    assert_eq!(code, 0, "{err}");
+    let costs = costs.as_array().unwrap();
+    assert_eq!(costs.len(), 2, "{costs:?}");
+    let total = |k: &str| costs.iter().map(|c| c[k].as_u64().unwrap()).sum::<u64>();
+    assert_eq!(total("calls"), 4 * PER);
+    // Each process w sent 10 + w input tokens per call.
+    assert_eq!(total("input_tokens"), (10 + 11 + 12 + 13) * PER);
+    assert_eq!(total("output_tokens"), 4 * PER);
+    assert_eq!(total("cached_tokens"), 2 * 4 * PER);
+    // Per call: (10+w) * 3 + 1 * 15 micros.
+    assert_eq!(
+        total("cost_micros"),
+        ((10 + 11 + 12 + 13) * 3 + 4 * 15) * PER
+    );
+}
+
+#[test]
+fn a_writer_killed_mid_transaction_loses_no_acknowledged_message() {
+    let tmp = Tmp::new("kill9");
+    let db = tmp.db();
+    for round in 0..3 {
+        let mut child = lines_process(&db);
+        let mut stdin = child.stdin.take().unwrap();
+        let writer = std::thread::spawn(move || {
+            for i in 0.. {
+                let post = json!({"op": "post", "args": {"from": "w", "content": format!("r{round} #{i} {}", "x".repeat(500))}});
+                if writeln!(stdin, "{post}").is_err() {
+                    return;
+                }
+            }
+        });
+        let mut acked = Vec::new();
+        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+        while acked.len() < 300 + round * 97 {
+            let response: Value = serde_json::from_str(&lines.next().unwrap().unwrap()).unwrap();
+            acked.push(response["result"]["id"].as_str().unwrap().to_string());
+        }
+        // SIGKILL while the process is busy posting.
+        child.kill().unwrap();
+        child.wait().unwrap();
+        writer.join().unwrap();
+        // listed() asserts the store opens and lists after kill -9.
+        let stored = listed(&db, "reader");
+        for id in &acked {
+            assert!(stored.contains(id), "round {round}: acknowledged {id} lost");
+        }
+    }
+}
+
+#[test]
+fn a_full_disk_refuses_with_store_io_and_keeps_what_was_committed() {
+    let tmp = Tmp::new("full");
+    let db = tmp.db();
+    let (code, _, err) = pad(&db, &["post", r#"{"from":"a","content":"before"}"#]);
+    assert_eq!(code, 0, "{err}");
+    let limit_blocks = std::fs::metadata(&db).unwrap().len() / 512 + 64;
+    // RLIMIT_FSIZE makes writes past the limit fail as on a full disk (SIGXFSZ ignored).
+    let script =
+        format!("trap '' XFSZ; ulimit -f {limit_blocks}; exec \"$0\" pad --db \"$1\" --stdin",);
+    let mut child = Command::new("sh")
+        .args(["-c", &script, env!("CARGO_BIN_EXE_agent-intercom")])
+        .arg(&db)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    for i in 0..400 {
+        let post = json!({"op": "post", "args": {"from": "a", "content": format!("{i} {}", "y".repeat(4000))}});
+        writeln!(stdin, "{post}").unwrap();
+    }
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    let responses: Vec<Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(
+        responses.len(),
+        400,
+        "one response per request, also when the disk is full"
+    );
+    let ok = responses.iter().filter(|r| r["ok"] == true).count();
+    let refused: Vec<&Value> = responses.iter().filter(|r| r["ok"] == false).collect();
+    assert!(!refused.is_empty(), "the size limit was never hit");
+    for r in &refused {
+        assert_eq!(r["error"]["code"], "STORE_IO", "{r}");
+        assert!(
+            r["error"]["message"].as_str().unwrap().contains("disk"),
+            "{r}"
+        );
+    }
+    assert_eq!(
+        count(&db, "b"),
+        1 + ok,
+        "every acknowledged post is stored, no refused one is"
+    );
+}
+
+#[test]
+fn a_read_only_store_is_a_clear_error_and_stays_intact() {
+    let tmp = Tmp::new("ro");
+    let db = tmp.db();
+    let (code, _, err) = pad(&db, &["post", r#"{"from":"a","content":"kept"}"#]);
+    assert_eq!(code, 0, "{err}");
+    // As root, permissions do not stop writes; the immutable attribute does.
+    let immutable = Command::new("chattr")
+        .arg("+i")
+        .arg(&db)
+        .status()
+        .is_ok_and(|s| s.success());
+    let mut perms = std::fs::metadata(&db).unwrap().permissions();
+    if !immutable {
+        perms.set_readonly(true);
+        std::fs::set_permissions(&db, perms.clone()).unwrap();
+    }
+    let (code, _, err) = pad(&db, &["post", r#"{"from":"a","content":"refused"}"#]);
+    if immutable {
+        let _ = Command::new("chattr").arg("-i").arg(&db).status();
+    } else {
+        perms.set_readonly(false);
+        std::fs::set_permissions(&db, perms).unwrap();
+    }
+    if code == 0 {
+        eprintln!("SKIPPED: this environment cannot make a file read-only for this user");
+        return;
+    }
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("STORE_IO") && err.contains("read-only"),
+        "{err}"
+    );
+    assert_eq!(count(&db, "b"), 1);
+}
+
+#[test]
+fn bad_inputs_are_refused_with_stable_codes_and_change_nothing() {
+    let tmp = Tmp::new("bad");
+    let db = tmp.db();
+    let (_, task, _) = pad(
+        &db,
+        &[
+            "task.create",
+            r#"{"creator":"a","assignee":"b","title":"t"}"#,
+        ],
+    );
+    let id = task["id"].as_str().unwrap().to_string();
+    let (code, _, _) = pad(&db, &["post", r#"{"from":"a","content":"kept"}"#]);
+    assert_eq!(code, 0);
+    let huge = "z".repeat(70 * 1024);
+    let cases: Vec<(&str, String, &str)> = vec![
+        (
+            "post",
+            json!({"from": "a", "content": "x", "ttl_hours": 0}).to_string(),
+            "INVALID_TTL",
+        ),
+        (
+            "post",
+            json!({"from": "a", "content": "x", "ttl_hours": 1_000_000_000_000i64}).to_string(),
+            "INVALID_TTL",
+        ),
+        (
+            "post",
+            json!({"from": "a", "content": "x", "privacy": "private"}).to_string(),
+            "PRIVATE_WITHOUT_RECIPIENT",
+        ),
+        (
+            "post",
+            json!({"from": "a", "content": "x", "privacy": "secret"}).to_string(),
+            "INVALID_ARGUMENT",
+        ),
+        (
+            "post",
+            json!({"from": "a", "content": huge}).to_string(),
+            "CONTENT_TOO_LARGE",
+        ),
+        ("post", "{not json".to_string(), "INVALID_JSON"),
+        (
+            "task.transition",
+            json!({"id": id, "by": "b", "to": "completed"}).to_string(),
+            "INVALID_TRANSITION",
+        ),
+        (
+            "task.transition",
+            json!({"id": id, "by": "b", "to": "canceled"}).to_string(),
+            "FORBIDDEN",
+        ),
+        (
+            "task.transition",
+            json!({"id": id, "by": "stranger", "to": "working"}).to_string(),
+            "FORBIDDEN",
+        ),
+    ];
+    for (op, args, code) in &cases {
+        let (status, _, err) = pad(&db, &[op, args]);
+        assert_eq!(status, 2, "{op} {code}: {err}");
+        assert!(
+            err.contains(&format!("[{code}]")),
+            "{op}: expected {code}, got {err}"
+        );
+    }
+    assert_eq!(count(&db, "b"), 1, "no refused post was stored");
+    let (_, task, _) = pad(&db, &["task.get", &json!({"id": id}).to_string()]);
+    assert_eq!(task["state"], "submitted");
+    let (_, history, _) = pad(&db, &["task.history", &json!({"id": id}).to_string()]);
+    assert_eq!(
+        history.as_array().map(Vec::len),
+        Some(1),
+        "only the creation: {history}"
+    );
+}
+
+#[test]
+fn the_lines_mode_answers_every_line_in_order_even_bad_ones() {
+    let tmp = Tmp::new("lines");
+    let mut child = lines_process(&tmp.db());
+    let mut stdin = child.stdin.take().unwrap();
+    stdin
+        .write_all(b"{\"op\":\"post\",\"args\":{\"from\":\"a\",\"content\":\"1\"},\"id\":7}\n")
+        .unwrap();
+    stdin.write_all(b"\xff\xfe not utf-8\n").unwrap();
+    stdin.write_all(b"[1,2]\n").unwrap();
+    stdin.write_all(b"{\"args\":{}}\n").unwrap();
+    stdin.write_all(b"\n").unwrap();
+    stdin
+        .write_all(b"{\"op\":\"nope\",\"id\":\"x\"}\n")
+        .unwrap();
+    stdin
+        .write_all(b"{\"op\":\"unread\",\"args\":{\"agent\":\"b\"}}")
+        .unwrap();
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    let responses: Vec<Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let codes: Vec<&str> = responses
+        .iter()
+        .map(|r| r["error"]["code"].as_str().unwrap_or("ok"))
+        .collect();
+    assert_eq!(
+        codes,
+        [
+            "ok",
+            "INVALID_UTF8",
+            "INVALID_ARGUMENT",
+            "INVALID_ARGUMENT",
+            "INVALID_ARGUMENT",
+            "ok"
+        ]
+    );
+    assert_eq!(responses[0]["id"], 7);
+    assert_eq!(responses[4]["id"], "x");
+    assert_eq!(responses[5]["result"].as_array().unwrap().len(), 1);
+}
