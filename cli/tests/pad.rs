@@ -319,17 +319,17 @@ fn a_read_only_store_is_a_clear_error_and_stays_intact() {
         .arg(&db)
         .status()
         .is_ok_and(|s| s.success());
-    let mut perms = std::fs::metadata(&db).unwrap().permissions();
+    let original = std::fs::metadata(&db).unwrap().permissions();
     if !immutable {
+        let mut perms = original.clone();
         perms.set_readonly(true);
-        std::fs::set_permissions(&db, perms.clone()).unwrap();
+        std::fs::set_permissions(&db, perms).unwrap();
     }
     let (code, _, err) = pad(&db, &["post", r#"{"from":"a","content":"refused"}"#]);
     if immutable {
         let _ = Command::new("chattr").arg("-i").arg(&db).status();
     } else {
-        perms.set_readonly(false);
-        std::fs::set_permissions(&db, perms).unwrap();
+        std::fs::set_permissions(&db, original).unwrap();
     }
     if code == 0 {
         eprintln!("SKIPPED: this environment cannot make a file read-only for this user");
