@@ -232,6 +232,11 @@ typedef struct aic_broker aic_broker;
 // Details of a failed call: a stable code and a message. Release with aic_error_free().
 typedef struct aic_error aic_error;
 
+// A scratchpad store (one SQLite database, shared safely with other processes). Open with
+// aic_pad_open, use with aic_pad_request (from any thread; calls on one handle are serialised),
+// release with aic_pad_close.
+typedef struct aic_pad aic_pad;
+
 // A session as routing sees it. Text fields are (pointer, length) UTF-8.
 // `name` NULL means the session has no name. `scope` NULL or empty means unscoped; any other
 // scope must be a valid scope id.
@@ -504,6 +509,52 @@ aic_status aic_broker_stop(aic_broker *broker, aic_error **err);
 // # Safety
 // `broker` must be NULL or a broker from aic_broker_start, freed at most once.
 void aic_broker_free(aic_broker *broker);
+
+// Opens (creating if needed) the scratchpad store at `path`. `options_json` is NULL/empty for the
+// defaults, or a JSON object with any of per_project_cap, per_recipient_cap, max_content_bytes,
+// allow_full_export. Fails with AIC_STATUS_STORE_NEWER_SCHEMA, AIC_STATUS_STORE_CORRUPT
+// (the file is left untouched), AIC_STATUS_STORE_IO, or AIC_STATUS_INVALID_ARGUMENT /
+// AIC_STATUS_INVALID_JSON for bad options. On success `*out_pad` owns the store.
+//
+// # Safety
+// Text inputs follow the (pointer, length) contract; `out_pad` valid for writes.
+aic_status aic_pad_open(const char *path,
+                        size_t path_len,
+                        const char *options_json,
+                        size_t options_len,
+                        aic_pad **out_pad,
+                        aic_error **err);
+
+// One scratchpad operation: `op` is one of register, post, unread, list, task.create, task.get,
+// task.transition, task.history, task.artifact, task.artifacts, rate.take, cost.record,
+// cost.list, export, events, or a rule check (check.visible, check.ttl, check.transition,
+// check.addressing, check.redact, check.rate) which needs no store (`pad` may then be NULL).
+// `args_json` is a JSON object (NULL/empty for none); see docs/scratchpad.md. On success the
+// result is written as JSON to `*out_json` (release with aic_string_free). Refusals carry stable
+// codes: AIC_STATUS_INVALID_TTL, AIC_STATUS_PRIVATE_WITHOUT_RECIPIENT,
+// AIC_STATUS_CONTENT_TOO_LARGE, AIC_STATUS_INVALID_TRANSITION, AIC_STATUS_NOT_FOUND,
+// AIC_STATUS_FORBIDDEN, AIC_STATUS_INVALID_ARGUMENT, AIC_STATUS_STORE_IO ...; a refused
+// operation changes nothing. rate.take reads unnamed limits from LEAN_CTX_RATE_LIMIT_*_PER_MIN
+// (or LCTX_...).
+//
+// # Safety
+// `pad` must be NULL or a live store from aic_pad_open; text inputs follow the (pointer,
+// length) contract; `out_json` and `out_len` valid for writes (`out_len` may be NULL).
+aic_status aic_pad_request(const aic_pad *pad,
+                           const char *op,
+                           size_t op_len,
+                           const char *args_json,
+                           size_t args_len,
+                           char **out_json,
+                           size_t *out_len,
+                           aic_error **err);
+
+// Closes the store. NULL is a no-op.
+//
+// # Safety
+// `pad` must be NULL or a store from aic_pad_open, closed at most once, with no call on it in
+// flight.
+void aic_pad_close(aic_pad *pad);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -820,6 +820,144 @@ pub unsafe extern "C" fn aic_broker_free(broker: *mut aic_broker) {
     }
 }
 
+/// A scratchpad store (one SQLite database, shared safely with other processes). Open with
+/// aic_pad_open, use with aic_pad_request (from any thread; calls on one handle are serialised),
+/// release with aic_pad_close.
+pub struct aic_pad {
+    store: std::sync::Mutex<agent_intercom_scratchpad::Store>,
+}
+
+/// Opens (creating if needed) the scratchpad store at `path`. `options_json` is NULL/empty for the
+/// defaults, or a JSON object with any of per_project_cap, per_recipient_cap, max_content_bytes,
+/// allow_full_export. Fails with AIC_STATUS_STORE_NEWER_SCHEMA, AIC_STATUS_STORE_CORRUPT
+/// (the file is left untouched), AIC_STATUS_STORE_IO, or AIC_STATUS_INVALID_ARGUMENT /
+/// AIC_STATUS_INVALID_JSON for bad options. On success `*out_pad` owns the store.
+///
+/// # Safety
+/// Text inputs follow the (pointer, length) contract; `out_pad` valid for writes.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aic_pad_open(
+    path: *const c_char,
+    path_len: usize,
+    options_json: *const c_char,
+    options_len: usize,
+    out_pad: *mut *mut aic_pad,
+    err: *mut *mut aic_error,
+) -> ErrorCode {
+    guard(err, || {
+        // SAFETY: forwarded contract.
+        let (path, options) = unsafe {
+            (
+                text(path, path_len, "path")?,
+                text(options_json, options_len, "options_json")?,
+            )
+        };
+        let slot = out(out_pad, "out_pad")?;
+        if path.is_empty() {
+            return Err(fail(ErrorCode::InvalidArgument, "path is empty"));
+        }
+        let options = if options.trim().is_empty() {
+            serde_json::Value::Null
+        } else {
+            json_arg(options, "options_json")?
+        };
+        let config = agent_intercom_scratchpad::api::config(&options)?;
+        let store = agent_intercom_scratchpad::Store::open(
+            std::path::Path::new(path),
+            config,
+            std::sync::Arc::new(agent_intercom_scratchpad::SystemClock),
+        )?;
+        *slot = Box::into_raw(Box::new(aic_pad {
+            store: std::sync::Mutex::new(store),
+        }));
+        Ok(())
+    })
+}
+
+fn json_arg(text: &str, what: &str) -> Result<serde_json::Value, Error> {
+    serde_json::from_str(text).map_err(|e| {
+        fail(
+            ErrorCode::InvalidJson,
+            format!("{what} is not valid JSON: {e}"),
+        )
+    })
+}
+
+/// One scratchpad operation: `op` is one of register, post, unread, list, task.create, task.get,
+/// task.transition, task.history, task.artifact, task.artifacts, rate.take, cost.record,
+/// cost.list, export, events, or a rule check (check.visible, check.ttl, check.transition,
+/// check.addressing, check.redact, check.rate) which needs no store (`pad` may then be NULL).
+/// `args_json` is a JSON object (NULL/empty for none); see docs/scratchpad.md. On success the
+/// result is written as JSON to `*out_json` (release with aic_string_free). Refusals carry stable
+/// codes: AIC_STATUS_INVALID_TTL, AIC_STATUS_PRIVATE_WITHOUT_RECIPIENT,
+/// AIC_STATUS_CONTENT_TOO_LARGE, AIC_STATUS_INVALID_TRANSITION, AIC_STATUS_NOT_FOUND,
+/// AIC_STATUS_FORBIDDEN, AIC_STATUS_INVALID_ARGUMENT, AIC_STATUS_STORE_IO ...; a refused
+/// operation changes nothing. rate.take reads unnamed limits from LEAN_CTX_RATE_LIMIT_*_PER_MIN
+/// (or LCTX_...).
+///
+/// # Safety
+/// `pad` must be NULL or a live store from aic_pad_open; text inputs follow the (pointer,
+/// length) contract; `out_json` and `out_len` valid for writes (`out_len` may be NULL).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aic_pad_request(
+    pad: *const aic_pad,
+    op: *const c_char,
+    op_len: usize,
+    args_json: *const c_char,
+    args_len: usize,
+    out_json: *mut *mut c_char,
+    out_len: *mut usize,
+    err: *mut *mut aic_error,
+) -> ErrorCode {
+    guard(err, || {
+        // SAFETY: forwarded contract.
+        let (op, args) = unsafe {
+            (
+                text(op, op_len, "op")?,
+                text(args_json, args_len, "args_json")?,
+            )
+        };
+        out(out_json, "out_json")?;
+        let args = if args.trim().is_empty() {
+            serde_json::Value::Null
+        } else {
+            json_arg(args, "args_json")?
+        };
+        let result = if op.starts_with("check.") {
+            agent_intercom_scratchpad::api::check(op, &args)?
+        } else {
+            // SAFETY: by contract.
+            let pad = unsafe { pad.as_ref() }
+                .ok_or_else(|| fail(ErrorCode::NullPointer, "pad is NULL"))?;
+            // A panic while holding the lock cannot leave a transaction half-applied (SQLite
+            // rolls it back), so a poisoned lock is still safe to use.
+            let mut store = pad
+                .store
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            agent_intercom_scratchpad::api::handle(&mut store, op, &args, &|k| {
+                std::env::var(k).ok()
+            })?
+        };
+        owned_string(result.to_string(), out_json, out_len)
+    })
+}
+
+/// Closes the store. NULL is a no-op.
+///
+/// # Safety
+/// `pad` must be NULL or a store from aic_pad_open, closed at most once, with no call on it in
+/// flight.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aic_pad_close(pad: *mut aic_pad) {
+    if !pad.is_null() {
+        let _ = catch_unwind(AssertUnwindSafe(|| {
+            // SAFETY: created by Box::into_raw in aic_pad_open.
+            drop(unsafe { Box::from_raw(pad) });
+        }));
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -58,10 +58,14 @@ impl<'a> Args<'a> {
     fn opt_int(&self, key: &str) -> Result<Option<i64>, Error> {
         match self.0.get(key) {
             None | Some(Value::Null) => Ok(None),
-            Some(v) => v
-                .as_i64()
-                .map(Some)
-                .ok_or_else(|| bad(format!("{key} must be an integer"))),
+            // Whole numbers written as floats (1e3, or what a C JSON printer makes of a large
+            // integer) count; beyond the i64 range they saturate, so range checks still refuse
+            // them with their own code.
+            Some(v) => match (v.as_i64(), v.as_f64()) {
+                (Some(i), _) => Ok(Some(i)),
+                (None, Some(f)) if f.is_finite() && f.fract() == 0.0 => Ok(Some(f as i64)),
+                _ => Err(bad(format!("{key} must be an integer"))),
+            },
         }
     }
     fn opt_u32(&self, key: &str) -> Result<Option<u32>, Error> {

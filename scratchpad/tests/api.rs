@@ -96,6 +96,16 @@ fn bad_requests_get_stable_codes() {
             json!({"message": {}}),
             ErrorCode::InvalidArgument,
         ),
+        (
+            "post",
+            json!({"from": "a", "content": "x", "ttl_hours": 1e300}),
+            ErrorCode::InvalidTtl,
+        ),
+        (
+            "post",
+            json!({"from": "a", "content": "x", "ttl_hours": 1.5}),
+            ErrorCode::InvalidArgument,
+        ),
         ("frobnicate", json!({}), ErrorCode::InvalidArgument),
     ];
     for (op, args, code) in cases {

@@ -1,0 +1,232 @@
+/* The scratchpad through the C ABI: vectors/scratchpad-v1.json (every kind, through the rule
+ * checks of aic_pad_request), a store round trip, and the error paths. Prints executed and
+ * skipped counts. Usage: pad <vectors-dir> <scratch-dir> */
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent_intercom.h"
+
+static int passed, failed;
+
+static void check(int ok, const char *name, const char *why) {
+    if (ok) passed++;
+    else { failed++; fprintf(stderr, "FAIL %s: %s\n", name, why ? why : ""); }
+}
+
+static char *slurp(const char *path) {
+    FILE *f = fopen(path, "rb");
+    if (!f) { perror(path); exit(2); }
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *buf = malloc((size_t)n + 1);
+    if (!buf || fread(buf, 1, (size_t)n, f) != (size_t)n) { fprintf(stderr, "read %s\n", path); exit(2); }
+    buf[n] = 0;
+    fclose(f);
+    return buf;
+}
+
+/* Runs one request; returns the parsed result (NULL on error, with *status set). */
+static char last_error[1024];
+
+static cJSON *request(aic_pad *pad, const char *op, cJSON *args, aic_status *status, const char **message) {
+    char *text = args ? cJSON_PrintUnformatted(args) : NULL;
+    char *out = NULL;
+    size_t len = 0;
+    aic_error *err = NULL;
+    *status = aic_pad_request(pad, op, strlen(op), text, text ? strlen(text) : 0, &out, &len, &err);
+    cJSON *result = NULL;
+    if (*status == AIC_STATUS_OK) {
+        result = cJSON_ParseWithLength(out, len);
+        if (message) *message = NULL;
+    } else if (message) {
+        snprintf(last_error, sizeof last_error, "%s", aic_error_message(err));
+        *message = last_error;
+    }
+    aic_string_free(out);
+    aic_error_free(err);
+    free(text);
+    return result;
+}
+
+static const cJSON *get(const cJSON *o, const char *k) { return cJSON_GetObjectItemCaseSensitive(o, k); }
+
+/* Copies a string-or-null field under a new name (absent stays absent). */
+static void copy(cJSON *to, const char *to_key, const cJSON *from, const char *from_key) {
+    const cJSON *v = get(from, from_key);
+    if (v) cJSON_AddItemToObject(to, to_key, cJSON_Duplicate(v, 1));
+}
+
+static int run_vectors(const char *dir) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/scratchpad-v1.json", dir);
+    char *text = slurp(path);
+    cJSON *doc = cJSON_Parse(text);
+    const cJSON *cases = get(doc, "cases");
+    int total = cJSON_GetArraySize(cases), executed = 0, skipped = 0;
+    check(cJSON_IsNumber(get(doc, "count")) && get(doc, "count")->valueint == total, "count", "count field");
+    const cJSON *c;
+    cJSON_ArrayForEach(c, cases) {
+        const char *id = get(c, "id")->valuestring, *kind = get(c, "kind")->valuestring;
+        cJSON *args = cJSON_CreateObject();
+        const char *op = NULL;
+        if (strcmp(kind, "visibility") == 0) {
+            op = "check.visible";
+            const cJSON *m = get(c, "message"), *r = get(c, "reader");
+            cJSON *mm = cJSON_AddObjectToObject(args, "message"), *rr = cJSON_AddObjectToObject(args, "reader");
+            copy(mm, "from", m, "from"); copy(mm, "to", m, "to"); copy(mm, "privacy", m, "privacy");
+            copy(mm, "sender_team", m, "senderTeam"); copy(mm, "project_root", m, "projectRoot");
+            copy(mm, "expires_at", m, "expiresAt");
+            copy(rr, "agent", r, "agent"); copy(rr, "team", r, "team"); copy(rr, "project_root", r, "projectRoot");
+            copy(args, "now", c, "now");
+        } else if (strcmp(kind, "ttl") == 0) {
+            op = "check.ttl"; copy(args, "ttl_hours", c, "ttlHours");
+        } else if (strcmp(kind, "transition") == 0) {
+            op = "check.transition"; copy(args, "from", c, "from"); copy(args, "to", c, "to");
+        } else if (strcmp(kind, "addressing") == 0) {
+            op = "check.addressing"; copy(args, "privacy", c, "privacy"); copy(args, "to", c, "to");
+        } else if (strcmp(kind, "redaction") == 0) {
+            op = "check.redact"; copy(args, "text", c, "text"); copy(args, "project_root", c, "projectRoot");
+        } else if (strcmp(kind, "rate") == 0) {
+            op = "check.rate"; copy(args, "per_minute", c, "perMinute"); copy(args, "takes", c, "takes");
+        }
+        if (!op) { skipped++; fprintf(stderr, "skip %s: unknown kind %s\n", id, kind); cJSON_Delete(args); continue; }
+        executed++;
+        aic_status st;
+        cJSON *got = request(NULL, op, args, &st, NULL);
+        const char *code = st == AIC_STATUS_OK ? NULL : aic_status_name(st);
+        int ok = 0;
+        if (strcmp(kind, "visibility") == 0) {
+            ok = got && cJSON_IsBool(get(got, "visible")) &&
+                 cJSON_IsTrue(get(got, "visible")) == cJSON_IsTrue(get(c, "visible"));
+        } else if (strcmp(kind, "ttl") == 0) {
+            const cJSON *e = get(c, "expected");
+            ok = cJSON_IsNumber(e) ? got && get(got, "hours")->valuedouble == e->valuedouble
+                                   : code && strcmp(code, e->valuestring) == 0;
+        } else if (strcmp(kind, "transition") == 0) {
+            ok = cJSON_IsTrue(get(c, "allowed")) ? got != NULL : code && strcmp(code, "INVALID_TRANSITION") == 0;
+        } else if (strcmp(kind, "addressing") == 0) {
+            const char *e = get(c, "expected")->valuestring;
+            ok = strcmp(e, "ok") == 0 ? got != NULL : code && strcmp(code, e) == 0;
+        } else if (strcmp(kind, "redaction") == 0) {
+            ok = got && strcmp(get(got, "text")->valuestring, get(c, "expected")->valuestring) == 0;
+        } else if (strcmp(kind, "rate") == 0) {
+            const cJSON *exp = get(c, "expected");
+            ok = got && cJSON_GetArraySize(got) == cJSON_GetArraySize(exp);
+            for (int i = 0; ok && i < cJSON_GetArraySize(exp); i++) {
+                const cJSON *e = cJSON_GetArrayItem(exp, i), *g = cJSON_GetArrayItem(got, i);
+                const cJSON *wait = get(e, "retryAfterMs");
+                ok = cJSON_IsTrue(get(g, "allowed")) == cJSON_IsTrue(get(e, "allowed")) &&
+                     (!wait || (get(g, "retry_after_ms") && get(g, "retry_after_ms")->valuedouble == wait->valuedouble));
+            }
+        }
+        check(ok, id, code ? code : "mismatch");
+        cJSON_Delete(got);
+        cJSON_Delete(args);
+    }
+    printf("scratchpad-v1.json: %d cases, %d executed, %d skipped\n", total, executed, skipped);
+    check(executed + skipped == total && skipped == 0, "scratchpad-v1.json", "cases not executed");
+    cJSON_Delete(doc);
+    free(text);
+    return executed;
+}
+
+static void store_round_trip(const char *scratch) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/pad.sqlite", scratch);
+    remove(path);
+    aic_pad *pad = NULL;
+    aic_error *err = NULL;
+    aic_status st = aic_pad_open(path, strlen(path), NULL, 0, &pad, &err);
+    check(st == AIC_STATUS_OK && pad, "open", err ? aic_error_message(err) : NULL);
+    aic_error_free(err);
+
+    cJSON *args = cJSON_Parse("{\"from\":\"a\",\"to\":\"b\",\"privacy\":\"private\",\"content\":\"h\\u00e9\"}");
+    const char *msg = NULL;
+    cJSON *posted = request(pad, "post", args, &st, &msg);
+    check(posted && cJSON_IsString(get(posted, "id")), "post", msg);
+    cJSON_Delete(args);
+    args = cJSON_Parse("{\"agent\":\"b\"}");
+    cJSON *unread = request(pad, "unread", args, &st, NULL);
+    check(unread && cJSON_GetArraySize(unread) == 1 &&
+              strcmp(get(cJSON_GetArrayItem(unread, 0), "content")->valuestring, "h\xc3\xa9") == 0 &&
+              strcmp(get(cJSON_GetArrayItem(unread, 0), "id")->valuestring, get(posted, "id")->valuestring) == 0,
+          "unread returns the post", NULL);
+    cJSON_Delete(unread);
+    unread = request(pad, "unread", args, &st, NULL);
+    check(unread && cJSON_GetArraySize(unread) == 0, "unread is read-once", NULL);
+    cJSON_Delete(unread);
+    cJSON_Delete(args);
+    cJSON_Delete(posted);
+
+    /* Refusals: stable codes, and nothing changes. */
+    struct { const char *op, *args; aic_status want; } bad[] = {
+        {"post", "{\"from\":\"a\",\"content\":\"x\",\"ttl_hours\":0}", AIC_STATUS_INVALID_TTL},
+        {"post", "{\"from\":\"a\",\"content\":\"x\",\"ttl_hours\":100000}", AIC_STATUS_INVALID_TTL},
+        {"post", "{\"from\":\"a\",\"content\":\"x\",\"privacy\":\"private\"}", AIC_STATUS_PRIVATE_WITHOUT_RECIPIENT},
+        {"post", "{\"from\":\"a\",\"content\":\"x\",\"privacy\":\"loud\"}", AIC_STATUS_INVALID_ARGUMENT},
+        {"post", "{\"from\":1,\"content\":\"x\"}", AIC_STATUS_INVALID_ARGUMENT},
+        {"task.get", "{\"id\":\"missing\"}", AIC_STATUS_NOT_FOUND},
+        {"nonsense", "{}", AIC_STATUS_INVALID_ARGUMENT},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char *out = NULL;
+        err = NULL;
+        st = aic_pad_request(pad, bad[i].op, strlen(bad[i].op), bad[i].args, strlen(bad[i].args), &out, NULL, &err);
+        check(st == bad[i].want && out == NULL && aic_error_code(err) == st && strlen(aic_error_message(err)) > 0,
+              bad[i].args, aic_status_name(st));
+        aic_error_free(err);
+    }
+    char *out = NULL;
+    st = aic_pad_request(pad, "post", 4, "{not json", 9, &out, NULL, NULL);
+    check(st == AIC_STATUS_INVALID_JSON, "bad JSON", aic_status_name(st));
+    st = aic_pad_request(pad, "post", 4, "{\"from\":\"a\",\"content\":\"\xff\"}", 26, &out, NULL, NULL);
+    check(st == AIC_STATUS_INVALID_UTF8, "invalid UTF-8", aic_status_name(st));
+    st = aic_pad_request(NULL, "post", 4, "{}", 2, &out, NULL, NULL);
+    check(st == AIC_STATUS_NULL_POINTER, "NULL pad", aic_status_name(st));
+    st = aic_pad_request(pad, "list", 4, "{\"agent\":\"z\"}", 13, NULL, NULL, NULL);
+    check(st == AIC_STATUS_NULL_POINTER, "NULL out", aic_status_name(st));
+    st = aic_pad_request(pad, NULL, 5, NULL, 0, &out, NULL, NULL);
+    check(st == AIC_STATUS_NULL_POINTER, "NULL op with a length", aic_status_name(st));
+    args = cJSON_Parse("{\"agent\":\"a\",\"limit\":1000}");
+    cJSON *page = request(pad, "list", args, &st, NULL);
+    check(page && cJSON_GetArraySize(get(page, "messages")) == 1, "refusals stored nothing", NULL);
+    cJSON_Delete(page);
+    cJSON_Delete(args);
+    aic_pad_close(pad);
+    aic_pad_close(NULL);
+
+    /* A file that is not a database is refused and left as it was. */
+    snprintf(path, sizeof path, "%s/not-a-db.sqlite", scratch);
+    FILE *f = fopen(path, "wb");
+    const char junk[] = "this is not a database, and it must stay exactly like this............";
+    fwrite(junk, 1, sizeof junk, f);
+    fclose(f);
+    pad = NULL;
+    err = NULL;
+    st = aic_pad_open(path, strlen(path), NULL, 0, &pad, &err);
+    check(st == AIC_STATUS_STORE_CORRUPT && pad == NULL, "corrupt store refused", aic_status_name(st));
+    aic_error_free(err);
+    char *after = slurp(path);
+    check(memcmp(after, junk, sizeof junk) == 0, "corrupt store untouched", NULL);
+    free(after);
+    remove(path);
+    st = aic_pad_open(path, strlen(path), "{\"per_project_cap\":0}", 21, &pad, NULL);
+    check(st == AIC_STATUS_INVALID_ARGUMENT && pad == NULL, "bad option", aic_status_name(st));
+    st = aic_pad_open(path, strlen(path), "{\"colour\":1}", 12, &pad, NULL);
+    check(st == AIC_STATUS_INVALID_ARGUMENT && pad == NULL, "unknown option", aic_status_name(st));
+    st = aic_pad_open(NULL, 0, NULL, 0, &pad, NULL);
+    check(st == AIC_STATUS_INVALID_ARGUMENT, "empty path", aic_status_name(st));
+    remove(path);
+}
+
+int main(int argc, char **argv) {
+    const char *dir = argc > 1 ? argv[1] : "vectors";
+    const char *scratch = argc > 2 ? argv[2] : "/tmp";
+    run_vectors(dir);
+    store_round_trip(scratch);
+    printf("%d passed, %d failed\n", passed, failed);
+    return failed ? 1 : 0;
+}
