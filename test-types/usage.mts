@@ -28,3 +28,18 @@ function codeOf(e: unknown): IntercomErrorCode | undefined {
 // @ts-expect-error the protocol version is the literal 4
 const wrong: 5 = INTERCOM_PROTOCOL_VERSION;
 export { name, version, first, same, kind, hex, bytes, json, ok, hash, codeOf, wrong };
+
+import { openScratchpad, checkRule, type Scratchpad, type ScratchpadCheck } from "@ctliz/agent-intercom-core/scratchpad";
+export function padUsage(path: string): number {
+  const pad: Scratchpad = openScratchpad({ path, perProjectCap: 100, allowFullExport: false });
+  pad.post({ from: "a", content: "x" });
+  const unread = pad.unread({ agent: "b" }) as unknown[];
+  const check: ScratchpadCheck = "check.ttl";
+  checkRule(check, { ttl_hours: 2 });
+  // @ts-expect-error not an operation
+  pad.request("frobnicate", {});
+  // @ts-expect-error options are typed
+  openScratchpad({ perProjectCap: "many" });
+  pad.close();
+  return unread.length;
+}

@@ -442,3 +442,88 @@ pub fn start_broker(
         Err(e) => Err(broker_error(ErrorCode::BrokerIo.as_str(), e.to_string())),
     }
 }
+
+/// A scratchpad store opened by this process (see lib/scratchpad.js).
+#[napi]
+pub struct NativePad {
+    store: Option<agent_intercom_scratchpad::Store>,
+}
+
+fn json_arg(text: Option<String>, what: &str) -> Result<serde_json::Value> {
+    match text {
+        None => Ok(serde_json::Value::Null),
+        Some(t) => serde_json::from_str(&t).map_err(|e| {
+            js_error(Error::new(
+                ErrorCode::InvalidJson,
+                format!("{what} is not valid JSON: {e}"),
+            ))
+        }),
+    }
+}
+
+#[napi]
+impl NativePad {
+    /// One operation; arguments and result are JSON text.
+    #[napi]
+    pub fn request(&mut self, op: String, args_json: Option<String>) -> Result<String> {
+        let args = json_arg(args_json, "the arguments")?;
+        if op.starts_with("check.") {
+            return agent_intercom_scratchpad::api::check(&op, &args)
+                .map(|v| v.to_string())
+                .map_err(js_error);
+        }
+        let store = self.store.as_mut().ok_or_else(|| {
+            js_error(Error::new(
+                ErrorCode::InvalidArgument,
+                "the scratchpad is closed",
+            ))
+        })?;
+        agent_intercom_scratchpad::api::handle(store, &op, &args, &|k| std::env::var(k).ok())
+            .map(|v| v.to_string())
+            .map_err(js_error)
+    }
+
+    /// Closes the store; later requests fail. Closing twice is harmless.
+    #[napi]
+    pub fn close(&mut self) {
+        self.store = None;
+    }
+
+    /// True after close().
+    #[napi(getter)]
+    pub fn closed(&self) -> bool {
+        self.store.is_none()
+    }
+}
+
+/// Opens (creating if needed) the store at `path`; `options_json` as for api::config.
+#[napi]
+pub fn open_pad(path: String, options_json: Option<String>) -> Result<NativePad> {
+    let config = agent_intercom_scratchpad::api::config(&json_arg(options_json, "the options")?)
+        .map_err(js_error)?;
+    let store = agent_intercom_scratchpad::Store::open(
+        std::path::Path::new(&path),
+        config,
+        std::sync::Arc::new(agent_intercom_scratchpad::SystemClock),
+    )
+    .map_err(js_error)?;
+    Ok(NativePad { store: Some(store) })
+}
+
+/// A rule check (check.*), which needs no store.
+#[napi]
+pub fn pad_check(op: String, args_json: Option<String>) -> Result<String> {
+    agent_intercom_scratchpad::api::check(&op, &json_arg(args_json, "the arguments")?)
+        .map(|v| v.to_string())
+        .map_err(js_error)
+}
+
+/// The store operations, then the rule checks.
+#[napi]
+pub fn pad_operations() -> Vec<String> {
+    agent_intercom_scratchpad::api::OPERATIONS
+        .iter()
+        .chain(agent_intercom_scratchpad::api::CHECKS)
+        .map(|s| s.to_string())
+        .collect()
+}

@@ -264,8 +264,21 @@ impl Store {
         // several busy writers a waiter can lose every race for its whole timeout. Short, jittered
         // sleeps keep waiters competitive; give up after about BUSY_GIVE_UP.
         conn.busy_handler(Some(busy_wait)).map_err(io)?;
-        conn.pragma_update(None, "journal_mode", "WAL")
-            .map_err(io)?;
+        // Switching a new file to WAL takes an exclusive lock and reports SQLITE_BUSY without
+        // consulting the busy handler when another process is opening the same file right now.
+        let started = std::time::Instant::now();
+        loop {
+            match conn.pragma_update(None, "journal_mode", "WAL") {
+                Ok(()) => break,
+                Err(rusqlite::Error::SqliteFailure(f, _))
+                    if f.code == rusqlite::ErrorCode::DatabaseBusy
+                        && started.elapsed() < BUSY_GIVE_UP =>
+                {
+                    busy_wait(0);
+                }
+                Err(e) => return Err(io(e)),
+            }
+        }
         conn.pragma_update(None, "synchronous", "NORMAL")
             .map_err(io)?;
         let version: i64 = conn

@@ -255,6 +255,86 @@ export declare function checkVendoredProtocolV4(path: string): VendoredCheckRepo
     )
 }
 
+fn camel(op: &str) -> String {
+    let mut out = String::new();
+    let mut upper = false;
+    for c in op.chars() {
+        if c == '.' {
+            upper = true;
+        } else if upper {
+            out.extend(c.to_uppercase());
+            upper = false;
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+fn scratchpad_dts() -> String {
+    use agent_intercom_scratchpad::api::{CHECKS, OPERATIONS};
+    let quoted = |ops: &[&str]| {
+        ops.iter()
+            .map(|o| format!("\"{o}\""))
+            .collect::<Vec<_>>()
+            .join(" | ")
+    };
+    let methods: String = OPERATIONS
+        .iter()
+        .map(|op| format!("  /** The `{op}` operation (docs/scratchpad.md). */\n  {}(args?: ScratchpadArgs): any;\n", camel(op)))
+        .collect();
+    format!(
+        r#"{GENERATED_TS}
+import {{ IntercomError }} from "../index.js";
+
+export {{ IntercomError }};
+
+/** A store operation. */
+export type ScratchpadOperation = {ops};
+/** A rule check, which needs no store. */
+export type ScratchpadCheck = {checks};
+/** Arguments of an operation: a plain JSON object (snake_case keys, see docs/scratchpad.md). */
+export type ScratchpadArgs = Record<string, unknown>;
+
+export interface ScratchpadOptions {{
+  /** The store file (default: $AGENT_INTERCOM_SCRATCHPAD, else <agentDir>/scratchpad.sqlite). */
+  path?: string;
+  /** Live messages per project root, at most (default 10000). */
+  perProjectCap?: number;
+  /** Live messages addressed to one recipient, at most (default 1000). */
+  perRecipientCap?: number;
+  /** Largest message content in bytes (default 65536). */
+  maxContentBytes?: number;
+  /** Whether `export` may be asked for `full` (unredacted) output (default false). */
+  allowFullExport?: boolean;
+}}
+
+/** A scratchpad store; every call is synchronous and throws IntercomError with a stable code. */
+export declare class Scratchpad {{
+  readonly path: string;
+  /** True after close(). */
+  readonly closed: boolean;
+  /** Runs one operation (or rule check) by name; returns the parsed JSON result. */
+  request(op: ScratchpadOperation | ScratchpadCheck, args?: ScratchpadArgs): any;
+  /** Closes the store; later calls throw. Closing twice is harmless. */
+  close(): void;
+{methods}}}
+
+/** Opens (creating if needed) a store. Throws IntercomError STORE_NEWER_SCHEMA, STORE_CORRUPT,
+ * STORE_IO or INVALID_ARGUMENT. */
+export declare function openScratchpad(options?: ScratchpadOptions): Scratchpad;
+/** Evaluates a rule check without a store. */
+export declare function checkRule(op: ScratchpadCheck, args?: ScratchpadArgs): any;
+/** $AGENT_INTERCOM_SCRATCHPAD, else <agentDir>/scratchpad.sqlite. */
+export declare function defaultScratchpadPath(env?: Record<string, string | undefined>): string;
+export declare const OPERATIONS: readonly ScratchpadOperation[];
+export declare const CHECKS: readonly ScratchpadCheck[];
+"#,
+        ops = quoted(OPERATIONS),
+        checks = quoted(CHECKS),
+    )
+}
+
 fn broker_dts() -> String {
     format!(
         r#"{GENERATED_TS}
@@ -495,6 +575,7 @@ fn outputs() -> Vec<(&'static str, String)> {
         ("canonical/index.d.ts", canonical_dts()),
         ("index.d.ts", index_dts()),
         ("lib/broker.d.ts", broker_dts()),
+        ("lib/scratchpad.d.ts", scratchpad_dts()),
         ("vendor/agent-intercom-protocol-v4.d.mts", vendor_dts()),
         ("vendor/agent-intercom-protocol-v4.d.cts", vendor_dcts()),
         ("vendor/SHA256SUMS", sums),

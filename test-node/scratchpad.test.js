@@ -1,0 +1,167 @@
+'use strict'
+// @ctliz/agent-intercom-core/scratchpad: vectors/scratchpad-v1.json through checkRule, and a real
+// SQLite store (also from two Node processes) through openScratchpad.
+const { test } = require('node:test')
+const assert = require('node:assert')
+const { mkdtempSync, rmSync, writeFileSync, readFileSync } = require('node:fs')
+const { tmpdir } = require('node:os')
+const { join } = require('node:path')
+const { execFileSync } = require('node:child_process')
+const { readVectors, throwsCode, root } = require('./helpers.js')
+const pad = require('../lib/scratchpad.js')
+
+function tmp () {
+  return mkdtempSync(join(tmpdir(), 'aic-pad-node-'))
+}
+
+/** One vector case as a rule check; returns [op, args, judge(result|error)]. */
+function asCheck (c) {
+  switch (c.kind) {
+    case 'visibility': {
+      const m = c.message; const r = c.reader
+      return ['check.visible', {
+        message: { from: m.from, to: m.to, privacy: m.privacy, sender_team: m.senderTeam, project_root: m.projectRoot, expires_at: m.expiresAt },
+        reader: { agent: r.agent, team: r.team, project_root: r.projectRoot },
+        now: c.now
+      }, (res) => res.visible === c.visible]
+    }
+    case 'ttl':
+      return ['check.ttl', { ttl_hours: c.ttlHours }, (res, err) => typeof c.expected === 'number' ? res && res.hours === c.expected : err && err.code === c.expected]
+    case 'transition':
+      return ['check.transition', { from: c.from, to: c.to }, (res, err) => c.allowed ? !!res : err && err.code === 'INVALID_TRANSITION']
+    case 'addressing':
+      return ['check.addressing', { privacy: c.privacy, to: c.to }, (res, err) => c.expected === 'ok' ? !!res : err && err.code === c.expected]
+    case 'redaction':
+      return ['check.redact', { text: c.text, project_root: c.projectRoot }, (res) => res && res.text === c.expected]
+    case 'rate':
+      return ['check.rate', { per_minute: c.perMinute, takes: c.takes }, (res) => res && JSON.stringify(res.map((x) => x.allowed ? { allowed: true } : { allowed: false, retryAfterMs: x.retry_after_ms })) === JSON.stringify(c.expected)]
+    default:
+      return null
+  }
+}
+
+test('scratchpad-v1.json: every case executed through checkRule, counted', () => {
+  const doc = readVectors('scratchpad-v1.json')
+  assert.strictEqual(doc.count, doc.cases.length)
+  let executed = 0; let skipped = 0
+  for (const c of doc.cases) {
+    const check = asCheck(c)
+    if (check === null) { skipped++; continue }
+    const [op, args, judge] = check
+    let res = null; let err = null
+    try { res = pad.checkRule(op, args) } catch (e) { err = e }
+    assert.ok(judge(res, err), `${c.id}: ${err ? err.code + ' ' + err.message : JSON.stringify(res)}`)
+    executed++
+  }
+  console.log(`scratchpad-v1.json: ${doc.cases.length} cases, ${executed} executed, ${skipped} skipped`)
+  assert.strictEqual(skipped, 0)
+  assert.strictEqual(executed, doc.cases.length)
+})
+
+test('post, unread once, privacy, tasks and costs against a real store', () => {
+  const dir = tmp()
+  try {
+    const s = pad.openScratchpad({ path: join(dir, 'sub', 'pad.sqlite') })
+    assert.strictEqual(s.closed, false)
+    s.register({ agent: 'a', team: 'blue' })
+    const posted = s.post({ from: 'a', to: 'b', privacy: 'private', content: 'hi ✓', metadata: { n: 1 } })
+    assert.match(posted.id, /^[0-9a-f-]{36}$/)
+    assert.deepStrictEqual(posted.evicted, [])
+    const got = s.unread({ agent: 'b' })
+    assert.strictEqual(got.length, 1)
+    assert.strictEqual(got[0].content, 'hi ✓')
+    assert.deepStrictEqual(got[0].metadata, { n: 1 })
+    assert.deepStrictEqual(s.unread({ agent: 'b' }), [], 'read once')
+    assert.deepStrictEqual(s.list({ agent: 'c' }).messages, [], 'private stays private')
+    const task = s.taskCreate({ creator: 'a', assignee: 'b', title: 'review' })
+    assert.strictEqual(task.state, 'submitted')
+    assert.strictEqual(s.taskTransition({ id: task.id, by: 'b', to: 'working' }).state, 'working')
+    const refused = throwsCode(assert, () => s.taskTransition({ id: task.id, by: 'b', to: 'submitted' }), 'INVALID_TRANSITION')
+    assert.match(refused.message, /working/)
+    assert.match(refused.message, /submitted/)
+    s.costRecord({ agent: 'a', tool: 'read', input_tokens: 1000, pricing: { input_per_million_micros: 3000000 } })
+    assert.strictEqual(s.costList()[0].cost_micros, 3000)
+    const snapshot = s.export({ agent: 'a' })
+    assert.strictEqual(snapshot.schema_version, 1)
+    s.close()
+    s.close()
+    assert.strictEqual(s.closed, true)
+    throwsCode(assert, () => s.list({ agent: 'a' }), 'INVALID_ARGUMENT')
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+})
+
+test('bad input: stable codes, wrong JS types, nothing stored', () => {
+  const dir = tmp()
+  try {
+    const s = pad.openScratchpad({ path: join(dir, 'pad.sqlite'), maxContentBytes: 16 })
+    throwsCode(assert, () => s.post({ from: 'a', content: 'x', ttl_hours: 0 }), 'INVALID_TTL')
+    throwsCode(assert, () => s.post({ from: 'a', content: 'x', ttl_hours: 1e300 }), 'INVALID_TTL')
+    throwsCode(assert, () => s.post({ from: 'a', content: 'x', privacy: 'private' }), 'PRIVATE_WITHOUT_RECIPIENT')
+    throwsCode(assert, () => s.post({ from: 'a', content: 'x', privacy: 'whisper' }), 'INVALID_ARGUMENT')
+    throwsCode(assert, () => s.post({ from: 'a', content: 'x'.repeat(17) }), 'CONTENT_TOO_LARGE')
+    throwsCode(assert, () => s.post({ from: 42, content: 'x' }), 'INVALID_ARGUMENT')
+    throwsCode(assert, () => s.post({ from: 'a', content: 'x', n: 10n }), 'INVALID_ARGUMENT')
+    const cyclic = { from: 'a', content: 'x' }; cyclic.self = cyclic
+    throwsCode(assert, () => s.post(cyclic), 'INVALID_ARGUMENT')
+    throwsCode(assert, () => s.post('from=a'), 'INVALID_ARGUMENT')
+    throwsCode(assert, () => s.post([1]), 'INVALID_ARGUMENT')
+    throwsCode(assert, () => s.request(7, {}), 'INVALID_ARGUMENT')
+    throwsCode(assert, () => s.request('nope', {}), 'INVALID_ARGUMENT')
+    throwsCode(assert, () => s.taskGet({ id: 'missing' }), 'NOT_FOUND')
+    assert.deepStrictEqual(s.list({ agent: 'a' }).messages, [], 'no refused post was stored')
+    s.close()
+    throwsCode(assert, () => pad.openScratchpad({ path: join(dir, 'p2.sqlite'), perProjectCap: 0 }), 'INVALID_ARGUMENT')
+    throwsCode(assert, () => pad.openScratchpad({ path: join(dir, 'p2.sqlite'), colour: 'red' }), 'INVALID_ARGUMENT')
+    throwsCode(assert, () => pad.openScratchpad({ path: 5 }), 'INVALID_ARGUMENT')
+    throwsCode(assert, () => pad.openScratchpad(null), 'INVALID_ARGUMENT')
+    throwsCode(assert, () => pad.checkRule('post', {}), 'INVALID_ARGUMENT')
+    const junk = join(dir, 'junk.sqlite')
+    const bytes = 'not a database at all, and it must stay exactly like this, byte for byte'
+    writeFileSync(junk, bytes)
+    throwsCode(assert, () => pad.openScratchpad({ path: junk }), 'STORE_CORRUPT')
+    assert.strictEqual(readFileSync(junk, 'utf8'), bytes, 'the corrupt file was left untouched')
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+})
+
+test('two Node processes share one store without losing a post', () => {
+  const dir = tmp()
+  const path = join(dir, 'pad.sqlite')
+  const script = `
+    const pad = require(${JSON.stringify(join(root, 'lib', 'scratchpad.js'))})
+    const s = pad.openScratchpad({ path: process.argv[1] })
+    for (let i = 0; i < 300; i++) s.post({ from: process.argv[2], content: String(i) })
+    s.close()`
+  try {
+    const { spawn } = require('node:child_process')
+    const runs = ['w1', 'w2'].map((who) => new Promise((resolve, reject) => {
+      const child = spawn(process.execPath, ['-e', script, path, who], { stdio: 'inherit' })
+      child.on('exit', (code) => code === 0 ? resolve() : reject(new Error(`${who} exited ${code}`)))
+    }))
+    return Promise.all(runs).then(() => {
+      const s = pad.openScratchpad({ path })
+      let n = 0; let after
+      for (;;) {
+        const page = s.list({ agent: 'reader', limit: 1000, after })
+        n += page.messages.length
+        if (!page.next) break
+        after = page.next
+      }
+      s.close()
+      assert.strictEqual(n, 600)
+    }).finally(() => rmSync(dir, { recursive: true, force: true }))
+  } catch (error) {
+    rmSync(dir, { recursive: true, force: true })
+    throw error
+  }
+})
+
+test('ESM subpath exposes the same names', () => {
+  const out = execFileSync(process.execPath, ['--input-type=module', '-e',
+    "import * as m from '@ctliz/agent-intercom-core/scratchpad'; console.log(Object.keys(m).sort().join(','))"],
+  { cwd: root, encoding: 'utf8' })
+  assert.strictEqual(out.trim(), [...Object.keys(pad), 'default'].sort().join(','))
+})
