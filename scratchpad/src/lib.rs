@@ -279,7 +279,13 @@ impl Store {
                 Err(e) => return Err(io(e)),
             }
         }
+        // WAL with synchronous=NORMAL: a committed transaction survives the process being
+        // killed (not necessarily a power cut). The write-ahead log is folded back into the
+        // database every ~40 MB instead of SQLite's ~4 MB: the post that triggers the
+        // checkpoint pays for it, and fewer, larger checkpoints keep the p99 of posts low.
         conn.pragma_update(None, "synchronous", "NORMAL")
+            .map_err(io)?;
+        conn.pragma_update(None, "wal_autocheckpoint", 10_000)
             .map_err(io)?;
         let version: i64 = conn
             .pragma_query_value(None, "user_version", |r| r.get(0))
