@@ -40,11 +40,45 @@ function asCheck (c) {
   }
 }
 
-test('scratchpad-v1.json: every case executed through checkRule, counted', () => {
+/** Runs a store scenario against a fresh store in `dir`. */
+function runScenario (c, dir, n) {
+  const opts = { path: join(dir, `${n}.sqlite`) }
+  for (const [k, v] of Object.entries(c.options)) opts[k.replace(/_([a-z])/g, (_, x) => x.toUpperCase())] = v
+  const s = pad.openScratchpad(opts)
+  const names = new Map()
+  const label = (v) => names.get(typeof v === 'string' ? v : v.id) ?? '?'
+  try {
+    c.steps.forEach((step, i) => {
+      const where = `${c.id} step ${i}: ${step.op}`
+      const expect = step.expect || {}
+      if (expect.error) {
+        throwsCode(assert, () => s.request(step.op, step.args), expect.error)
+        return
+      }
+      const res = s.request(step.op, step.args)
+      if (step.label) names.set(res.id, step.label)
+      if (expect.ids) assert.deepStrictEqual((Array.isArray(res) ? res : res.messages).map(label), expect.ids, where)
+      if (expect.evicted) assert.deepStrictEqual(res.evicted.map(label), expect.evicted, where)
+    })
+  } finally {
+    s.close()
+  }
+}
+
+test('scratchpad-v1.json: every case executed (rules through checkRule, scenarios on real stores), counted', () => {
   const doc = readVectors('scratchpad-v1.json')
   assert.strictEqual(doc.count, doc.cases.length)
   let executed = 0; let skipped = 0
+  const dir = tmp()
+  try {
+    doc.cases.forEach((c, n) => {
+      if (c.kind === 'scenario') { runScenario(c, dir, n); executed++ }
+    })
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
   for (const c of doc.cases) {
+    if (c.kind === 'scenario') continue
     const check = asCheck(c)
     if (check === null) { skipped++; continue }
     const [op, args, judge] = check

@@ -59,7 +59,68 @@ static void copy(cJSON *to, const char *to_key, const cJSON *from, const char *f
     if (v) cJSON_AddItemToObject(to, to_key, cJSON_Duplicate(v, 1));
 }
 
-static int run_vectors(const char *dir) {
+/* Maps ids to the labels their posts carried; "?" for an unknown id. */
+#define MAX_LABELS 64
+static const char *label_ids[MAX_LABELS];
+static const char *label_names[MAX_LABELS];
+static int n_labels;
+
+static const char *label_of(const cJSON *v) {
+    const cJSON *id = cJSON_IsObject(v) ? get(v, "id") : v;
+    if (!cJSON_IsString(id)) return "?";
+    for (int i = 0; i < n_labels; i++)
+        if (strcmp(label_ids[i], id->valuestring) == 0) return label_names[i];
+    return "?";
+}
+
+static int labels_match(const cJSON *got, const cJSON *want) {
+    if (!cJSON_IsArray(got) || cJSON_GetArraySize(got) != cJSON_GetArraySize(want)) return 0;
+    for (int i = 0; i < cJSON_GetArraySize(want); i++)
+        if (strcmp(label_of(cJSON_GetArrayItem(got, i)), cJSON_GetArrayItem(want, i)->valuestring) != 0) return 0;
+    return 1;
+}
+
+/* A store scenario on a fresh store; returns 1 when every step behaved as expected. */
+static int run_scenario(const cJSON *c, const char *scratch, int n) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/scenario-%d.sqlite", scratch, n);
+    char *options = cJSON_PrintUnformatted(get(c, "options"));
+    aic_pad *pad = NULL;
+    aic_status st = aic_pad_open(path, strlen(path), options, strlen(options), &pad, NULL);
+    free(options);
+    if (st != AIC_STATUS_OK) return 0;
+    int ok = 1;
+    cJSON *results = cJSON_CreateArray(); /* keeps the ids alive for the label table */
+    n_labels = 0;
+    const cJSON *step;
+    cJSON_ArrayForEach(step, get(c, "steps")) {
+        const char *op = get(step, "op")->valuestring;
+        const cJSON *expect = get(step, "expect");
+        const cJSON *error = expect ? get(expect, "error") : NULL;
+        cJSON *res = request(pad, op, (cJSON *)get(step, "args"), &st, NULL);
+        if (error) {
+            ok = ok && res == NULL && strcmp(aic_status_name(st), error->valuestring) == 0;
+            cJSON_Delete(res);
+            continue;
+        }
+        if (!res) { ok = 0; break; }
+        cJSON_AddItemToArray(results, res);
+        const cJSON *label = get(step, "label");
+        if (label && n_labels < MAX_LABELS) {
+            label_ids[n_labels] = get(res, "id")->valuestring;
+            label_names[n_labels++] = label->valuestring;
+        }
+        if (expect && get(expect, "ids"))
+            ok = ok && labels_match(cJSON_IsArray(res) ? res : get(res, "messages"), get(expect, "ids"));
+        if (expect && get(expect, "evicted")) ok = ok && labels_match(get(res, "evicted"), get(expect, "evicted"));
+    }
+    cJSON_Delete(results);
+    aic_pad_close(pad);
+    remove(path);
+    return ok;
+}
+
+static int run_vectors(const char *dir, const char *scratch) {
     char path[4096];
     snprintf(path, sizeof path, "%s/scratchpad-v1.json", dir);
     char *text = slurp(path);
@@ -91,6 +152,11 @@ static int run_vectors(const char *dir) {
             op = "check.redact"; copy(args, "text", c, "text"); copy(args, "project_root", c, "projectRoot");
         } else if (strcmp(kind, "rate") == 0) {
             op = "check.rate"; copy(args, "per_minute", c, "perMinute"); copy(args, "takes", c, "takes");
+        } else if (strcmp(kind, "scenario") == 0) {
+            executed++;
+            check(run_scenario(c, scratch, executed), id, "scenario step mismatch");
+            cJSON_Delete(args);
+            continue;
         }
         if (!op) { skipped++; fprintf(stderr, "skip %s: unknown kind %s\n", id, kind); cJSON_Delete(args); continue; }
         executed++;
@@ -225,7 +291,7 @@ static void store_round_trip(const char *scratch) {
 int main(int argc, char **argv) {
     const char *dir = argc > 1 ? argv[1] : "vectors";
     const char *scratch = argc > 2 ? argv[2] : "/tmp";
-    run_vectors(dir);
+    run_vectors(dir, scratch);
     store_round_trip(scratch);
     printf("%d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;

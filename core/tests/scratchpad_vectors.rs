@@ -21,6 +21,7 @@ fn scratchpad_v1_vectors() {
         Some(cases.len() as i64)
     );
     let mut executed = 0;
+    let mut skipped = 0;
     for case in cases {
         let id = s(case, "id").unwrap();
         match s(case, "kind").unwrap() {
@@ -103,13 +104,18 @@ fn scratchpad_v1_vectors() {
                 assert_eq!(got, expected, "{id}");
                 assert!(got.iter().all(|r| *r != Err(0)), "{id}: refused with 0");
             }
+            "scenario" => {
+                // Needs a store: run by scratchpad/tests/scenario_vectors.rs.
+                skipped += 1;
+                continue;
+            }
             other => panic!("{id}: unknown kind {other}"),
         }
         executed += 1;
     }
     println!(
-        "scratchpad-v1.json: {} cases, {executed} executed, 0 skipped",
+        "scratchpad-v1.json: {} cases, {executed} executed, {skipped} skipped (store scenarios, run by the scratchpad crate)",
         cases.len()
     );
-    assert_eq!(executed, cases.len());
+    assert_eq!(executed + skipped, cases.len());
 }
