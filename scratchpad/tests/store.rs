@@ -817,3 +817,58 @@ fn events_poll_by_cursor_with_filters_and_directed_privacy() {
             .is_empty()
     );
 }
+
+#[test]
+fn a_schema_v3_store_migrates_keeping_messages_and_read_marks() {
+    let tmp = Tmp::new("migrate");
+    let clock = Arc::new(ManualClock(AtomicI64::new(1_000_000)));
+    {
+        let mut s = open(&tmp, &clock, Config::default());
+        for i in 0..5 {
+            clock.0.fetch_add(1, Ordering::SeqCst);
+            let mut m = msg("a", &format!("m{i}"));
+            m.to = (i == 4).then(|| "b".to_string());
+            s.post(&m).unwrap();
+        }
+        assert_eq!(ids(&s.read_unread("b", None).unwrap()).len(), 5);
+        clock.0.fetch_add(1, Ordering::SeqCst);
+        s.post(&msg("a", "m5")).unwrap();
+    }
+    // Turn the file back into what schema v3 looked like (no sequence, cursors or counts).
+    {
+        let conn = rusqlite::Connection::open(tmp.db()).unwrap();
+        conn.execute_batch(
+            "DROP TRIGGER messages_counted; DROP TRIGGER messages_uncounted;
+             DROP TABLE message_counts; DROP TABLE read_cursors; DROP TABLE counters;
+             DROP INDEX messages_seq; DROP INDEX messages_project_seq;
+             ALTER TABLE messages DROP COLUMN seq;
+             PRAGMA user_version = 3;",
+        )
+        .unwrap();
+    }
+    let mut s = Store::open(
+        &tmp.db(),
+        Config {
+            per_recipient_cap: 1,
+            ..Config::default()
+        },
+        clock.clone(),
+    )
+    .unwrap();
+    // What b read before stays read; what it had not read is delivered once.
+    assert_eq!(ids(&s.read_unread("b", None).unwrap()), ["m5"]);
+    assert!(s.read_unread("b", None).unwrap().is_empty());
+    assert_eq!(ids(&s.read_unread("c", None).unwrap()).len(), 6);
+    // New posts continue the sequence and the backfilled counts still bound the recipient.
+    clock.0.fetch_add(1, Ordering::SeqCst);
+    let mut m = msg("a", "m6");
+    m.to = Some("b".into());
+    let posted = s.post(&m).unwrap();
+    assert_eq!(
+        posted.evicted.len(),
+        1,
+        "the one message already addressed to b was counted"
+    );
+    assert_eq!(ids(&s.read_unread("b", None).unwrap()), ["m6"]);
+    assert_eq!(ids(&s.read_unread("c", None).unwrap()), ["m6"]);
+}
