@@ -465,3 +465,58 @@ fn the_lines_mode_answers_every_line_in_order_even_bad_ones() {
     assert_eq!(responses[4]["id"], "x");
     assert_eq!(responses[5]["result"].as_array().unwrap().len(), 1);
 }
+
+#[test]
+fn four_processes_share_one_rate_limit_through_the_store() {
+    const LIMIT: u64 = 100;
+    const TAKES: usize = 150;
+    let tmp = Tmp::new("rate");
+    let db = tmp.db();
+    let started = std::time::Instant::now();
+    let workers: Vec<_> = (0..4)
+        .map(|_| {
+            let db = db.clone();
+            std::thread::spawn(move || {
+                let mut child = lines_process(&db);
+                let mut stdin = child.stdin.take().unwrap();
+                let writer = std::thread::spawn(move || {
+                    for _ in 0..TAKES {
+                        let take = json!({"op": "rate.take", "args": {"agent": "shared", "tool": "t", "agent_per_min": LIMIT}});
+                        writeln!(stdin, "{take}").unwrap();
+                    }
+                });
+                let out = child.wait_with_output().unwrap();
+                writer.join().unwrap();
+                assert!(out.status.success());
+                let responses: Vec<Value> = String::from_utf8(out.stdout)
+                    .unwrap()
+                    .lines()
+                    .map(|l| serde_json::from_str(l).unwrap())
+                    .collect();
+                assert_eq!(responses.len(), TAKES);
+                let mut allowed = 0u64;
+                for r in &responses {
+                    let result = &r["result"];
+                    if result["allowed"] == true {
+                        allowed += 1;
+                    } else {
+                        assert!(result["retry_after_ms"].as_u64().unwrap() >= 1, "{r}");
+                        assert_eq!(result["levels"], json!(["agent"]), "{r}");
+                    }
+                }
+                allowed
+            })
+        })
+        .collect();
+    let allowed: u64 = workers.into_iter().map(|w| w.join().unwrap()).sum();
+    // The bucket starts full (LIMIT) and refills LIMIT per minute while the processes run.
+    let refill = started.elapsed().as_millis() as u64 * LIMIT / 60_000 + 1;
+    assert!(
+        allowed >= LIMIT,
+        "only {allowed} of the first {LIMIT} tokens were granted"
+    );
+    assert!(
+        allowed <= LIMIT + refill,
+        "{allowed} granted: the processes did not share one bucket"
+    );
+}
