@@ -78,3 +78,23 @@ test('the installed package runs a broker and talks to it', async () => {
   const cjs = require('@ctliz/agent-intercom-core/broker')
   assert.strictEqual(typeof cjs.startBroker, 'function')
 })
+
+test('the installed package opens a scratchpad store from ESM and CommonJS', async () => {
+  const { mkdtempSync, rmSync } = await import('node:fs')
+  const { tmpdir } = await import('node:os')
+  const esm = await import('@ctliz/agent-intercom-core/scratchpad')
+  const cjs = require('@ctliz/agent-intercom-core/scratchpad')
+  assert.strictEqual(esm.default, cjs)
+  const dir = mkdtempSync(join(tmpdir(), 'aic-accept-pad-'))
+  try {
+    const pad = esm.openScratchpad({ path: join(dir, 'pad.sqlite') })
+    const { id } = pad.post({ from: 'a', to: 'b', privacy: 'private', content: 'Bearer abcdefghijklmnop' })
+    assert.deepStrictEqual(pad.unread({ agent: 'b' }).map((m) => m.id), [id])
+    assert.deepStrictEqual(pad.unread({ agent: 'b' }), [])
+    assert.throws(() => pad.post({ from: 'a', content: 'x', ttl_hours: 0 }), { code: 'INVALID_TTL' })
+    pad.close()
+    assert.deepStrictEqual(cjs.checkRule('check.ttl', {}), { hours: 24 })
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+})
