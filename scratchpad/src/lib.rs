@@ -158,6 +158,73 @@ pub struct Store {
     config: Config,
 }
 
+/// The schema, one forward step per version: `MIGRATIONS[i]` takes a store from version `i` to
+/// `i + 1`. Never edit a step that has shipped; add one.
+const MIGRATIONS: [&str; SCHEMA_VERSION as usize] = [
+    "CREATE TABLE agents (
+     agent_id TEXT NOT NULL, project_root TEXT NOT NULL, team_id TEXT,
+     registered_at INTEGER NOT NULL, PRIMARY KEY (agent_id, project_root));
+     CREATE TABLE messages (
+     id TEXT PRIMARY KEY, from_agent TEXT NOT NULL, to_agent TEXT, category TEXT NOT NULL,
+     priority INTEGER NOT NULL, privacy INTEGER NOT NULL, content TEXT NOT NULL, metadata TEXT,
+     task_id TEXT, project_root TEXT NOT NULL, created_at INTEGER NOT NULL,
+     expires_at INTEGER NOT NULL, sender_team TEXT);
+     CREATE INDEX messages_project ON messages (project_root, priority, created_at, id);
+     CREATE INDEX messages_to ON messages (to_agent);
+     CREATE INDEX messages_expiry ON messages (expires_at);
+     CREATE TABLE reads (
+     agent_id TEXT NOT NULL, message_id TEXT NOT NULL REFERENCES messages(id) ON DELETE CASCADE,
+     PRIMARY KEY (agent_id, message_id));",
+    "CREATE TABLE tasks (
+     id TEXT PRIMARY KEY, creator TEXT NOT NULL, assignee TEXT, title TEXT NOT NULL,
+     state INTEGER NOT NULL, project_root TEXT NOT NULL, created_at INTEGER NOT NULL,
+     updated_at INTEGER NOT NULL);
+     CREATE TABLE task_history (
+     task_id TEXT NOT NULL REFERENCES tasks(id) ON DELETE CASCADE, seq INTEGER NOT NULL,
+     from_state INTEGER, to_state INTEGER NOT NULL, by_agent TEXT NOT NULL, reason TEXT,
+     at INTEGER NOT NULL, PRIMARY KEY (task_id, seq));
+     CREATE TABLE task_artifacts (
+     task_id TEXT NOT NULL REFERENCES tasks(id) ON DELETE CASCADE, seq INTEGER NOT NULL,
+     by_agent TEXT NOT NULL, name TEXT NOT NULL, content TEXT NOT NULL, at INTEGER NOT NULL,
+     PRIMARY KEY (task_id, seq));
+     CREATE TABLE buckets (key TEXT PRIMARY KEY, milli_tokens INTEGER NOT NULL, refilled_at INTEGER NOT NULL);
+     CREATE TABLE costs (
+     agent TEXT NOT NULL, tool TEXT NOT NULL, input_tokens INTEGER NOT NULL, output_tokens INTEGER NOT NULL,
+     cached_tokens INTEGER NOT NULL, calls INTEGER NOT NULL, cost_micros INTEGER NOT NULL,
+     PRIMARY KEY (agent, tool));",
+    "CREATE TABLE events (
+     seq INTEGER PRIMARY KEY AUTOINCREMENT, kind TEXT NOT NULL, actor TEXT NOT NULL, target TEXT,
+     project_root TEXT NOT NULL, ref_id TEXT NOT NULL, at INTEGER NOT NULL);",
+    // A store-wide sequence in commit order (writes are serialised), so "unread" scans only
+    // what arrived after an agent's cursor; live counts kept by triggers, so a post does not
+    // count rows.
+    "ALTER TABLE messages ADD COLUMN seq INTEGER NOT NULL DEFAULT 0;
+     WITH o AS (SELECT id, ROW_NUMBER() OVER (ORDER BY created_at, id) AS n FROM messages)
+     UPDATE messages SET seq = o.n FROM o WHERE o.id = messages.id;
+     CREATE INDEX messages_seq ON messages (seq);
+     CREATE INDEX messages_project_seq ON messages (project_root, seq);
+     CREATE TABLE counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
+     INSERT INTO counters (name, value) SELECT 'message_seq', coalesce(max(seq), 0) FROM messages;
+     CREATE TABLE message_counts (
+     kind INTEGER NOT NULL, key TEXT NOT NULL, n INTEGER NOT NULL, PRIMARY KEY (kind, key));
+     INSERT INTO message_counts SELECT 0, project_root, count(*) FROM messages GROUP BY project_root;
+     INSERT INTO message_counts SELECT 1, to_agent, count(*) FROM messages
+     WHERE to_agent IS NOT NULL GROUP BY to_agent;
+     CREATE TRIGGER messages_counted AFTER INSERT ON messages BEGIN
+     INSERT INTO message_counts (kind, key, n) VALUES (0, NEW.project_root, 1)
+     ON CONFLICT (kind, key) DO UPDATE SET n = n + 1;
+     INSERT INTO message_counts (kind, key, n) SELECT 1, NEW.to_agent, 1 WHERE NEW.to_agent IS NOT NULL
+     ON CONFLICT (kind, key) DO UPDATE SET n = n + 1;
+     END;
+     CREATE TRIGGER messages_uncounted AFTER DELETE ON messages BEGIN
+     UPDATE message_counts SET n = n - 1 WHERE kind = 0 AND key = OLD.project_root;
+     UPDATE message_counts SET n = n - 1 WHERE kind = 1 AND key = OLD.to_agent;
+     END;
+     CREATE TABLE read_cursors (
+     agent_id TEXT NOT NULL, project_key TEXT NOT NULL, seq INTEGER NOT NULL,
+     PRIMARY KEY (agent_id, project_key));",
+];
+
 /// How long a write waits for the store's lock before failing with `STORE_IO`.
 pub const BUSY_GIVE_UP: Duration = Duration::from_secs(30);
 
@@ -307,9 +374,11 @@ impl Store {
         Ok(store)
     }
 
-    /// Forward migrations, each in one transaction.
+    /// Forward migrations from `from`, each step in its own transaction; a step another process
+    /// applied meanwhile is skipped (the version is re-read under the write lock).
     fn migrate(&mut self, from: i64) -> Result<(), Error> {
-        if from < 1 {
+        for (step, sql) in MIGRATIONS.iter().enumerate().skip(from.max(0) as usize) {
+            let to = step as i64 + 1;
             let tx = self
                 .conn
                 .transaction_with_behavior(TransactionBehavior::Immediate)
@@ -317,120 +386,9 @@ impl Store {
             let current: i64 = tx
                 .pragma_query_value(None, "user_version", |r| r.get(0))
                 .map_err(io)?;
-            if current < 1 {
-                tx.execute_batch(
-                    "CREATE TABLE agents (
-                       agent_id TEXT NOT NULL, project_root TEXT NOT NULL, team_id TEXT,
-                       registered_at INTEGER NOT NULL, PRIMARY KEY (agent_id, project_root));
-                     CREATE TABLE messages (
-                       id TEXT PRIMARY KEY, from_agent TEXT NOT NULL, to_agent TEXT, category TEXT NOT NULL,
-                       priority INTEGER NOT NULL, privacy INTEGER NOT NULL, content TEXT NOT NULL, metadata TEXT,
-                       task_id TEXT, project_root TEXT NOT NULL, created_at INTEGER NOT NULL,
-                       expires_at INTEGER NOT NULL, sender_team TEXT);
-                     CREATE INDEX messages_project ON messages (project_root, priority, created_at, id);
-                     CREATE INDEX messages_to ON messages (to_agent);
-                     CREATE INDEX messages_expiry ON messages (expires_at);
-                     CREATE TABLE reads (
-                       agent_id TEXT NOT NULL, message_id TEXT NOT NULL REFERENCES messages(id) ON DELETE CASCADE,
-                       PRIMARY KEY (agent_id, message_id));
-                     PRAGMA user_version = 1;",
-                )
-                .map_err(io)?;
-            }
-            tx.commit().map_err(io)?;
-        }
-        if from < 2 {
-            let tx = self
-                .conn
-                .transaction_with_behavior(TransactionBehavior::Immediate)
-                .map_err(io)?;
-            let current: i64 = tx
-                .pragma_query_value(None, "user_version", |r| r.get(0))
-                .map_err(io)?;
-            if current < 2 {
-                tx.execute_batch(
-                    "CREATE TABLE tasks (
-                       id TEXT PRIMARY KEY, creator TEXT NOT NULL, assignee TEXT, title TEXT NOT NULL,
-                       state INTEGER NOT NULL, project_root TEXT NOT NULL, created_at INTEGER NOT NULL,
-                       updated_at INTEGER NOT NULL);
-                     CREATE TABLE task_history (
-                       task_id TEXT NOT NULL REFERENCES tasks(id) ON DELETE CASCADE, seq INTEGER NOT NULL,
-                       from_state INTEGER, to_state INTEGER NOT NULL, by_agent TEXT NOT NULL, reason TEXT,
-                       at INTEGER NOT NULL, PRIMARY KEY (task_id, seq));
-                     CREATE TABLE task_artifacts (
-                       task_id TEXT NOT NULL REFERENCES tasks(id) ON DELETE CASCADE, seq INTEGER NOT NULL,
-                       by_agent TEXT NOT NULL, name TEXT NOT NULL, content TEXT NOT NULL, at INTEGER NOT NULL,
-                       PRIMARY KEY (task_id, seq));
-                     CREATE TABLE buckets (key TEXT PRIMARY KEY, milli_tokens INTEGER NOT NULL, refilled_at INTEGER NOT NULL);
-                     CREATE TABLE costs (
-                       agent TEXT NOT NULL, tool TEXT NOT NULL, input_tokens INTEGER NOT NULL, output_tokens INTEGER NOT NULL,
-                       cached_tokens INTEGER NOT NULL, calls INTEGER NOT NULL, cost_micros INTEGER NOT NULL,
-                       PRIMARY KEY (agent, tool));
-                     PRAGMA user_version = 2;",
-                )
-                .map_err(io)?;
-            }
-            tx.commit().map_err(io)?;
-        }
-        if from < 3 {
-            let tx = self
-                .conn
-                .transaction_with_behavior(TransactionBehavior::Immediate)
-                .map_err(io)?;
-            let current: i64 = tx
-                .pragma_query_value(None, "user_version", |r| r.get(0))
-                .map_err(io)?;
-            if current < 3 {
-                tx.execute_batch(
-                    "CREATE TABLE events (
-                       seq INTEGER PRIMARY KEY AUTOINCREMENT, kind TEXT NOT NULL, actor TEXT NOT NULL, target TEXT,
-                       project_root TEXT NOT NULL, ref_id TEXT NOT NULL, at INTEGER NOT NULL);
-                     PRAGMA user_version = 3;",
-                )
-                .map_err(io)?;
-            }
-            tx.commit().map_err(io)?;
-        }
-        if from < 4 {
-            let tx = self
-                .conn
-                .transaction_with_behavior(TransactionBehavior::Immediate)
-                .map_err(io)?;
-            let current: i64 = tx
-                .pragma_query_value(None, "user_version", |r| r.get(0))
-                .map_err(io)?;
-            if current < 4 {
-                // A store-wide sequence in commit order (writes are serialised), so "unread" scans
-                // only what arrived after an agent's cursor instead of every message.
-                tx.execute_batch(
-                    "ALTER TABLE messages ADD COLUMN seq INTEGER NOT NULL DEFAULT 0;
-                     WITH o AS (SELECT id, ROW_NUMBER() OVER (ORDER BY created_at, id) AS n FROM messages)
-                       UPDATE messages SET seq = o.n FROM o WHERE o.id = messages.id;
-                     CREATE INDEX messages_seq ON messages (seq);
-                     CREATE INDEX messages_project_seq ON messages (project_root, seq);
-                     CREATE TABLE counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
-                     INSERT INTO counters (name, value) SELECT 'message_seq', coalesce(max(seq), 0) FROM messages;
-                     CREATE TABLE message_counts (
-                       kind INTEGER NOT NULL, key TEXT NOT NULL, n INTEGER NOT NULL, PRIMARY KEY (kind, key));
-                     INSERT INTO message_counts SELECT 0, project_root, count(*) FROM messages GROUP BY project_root;
-                     INSERT INTO message_counts SELECT 1, to_agent, count(*) FROM messages
-                       WHERE to_agent IS NOT NULL GROUP BY to_agent;
-                     CREATE TRIGGER messages_counted AFTER INSERT ON messages BEGIN
-                       INSERT INTO message_counts (kind, key, n) VALUES (0, NEW.project_root, 1)
-                         ON CONFLICT (kind, key) DO UPDATE SET n = n + 1;
-                       INSERT INTO message_counts (kind, key, n) SELECT 1, NEW.to_agent, 1 WHERE NEW.to_agent IS NOT NULL
-                         ON CONFLICT (kind, key) DO UPDATE SET n = n + 1;
-                     END;
-                     CREATE TRIGGER messages_uncounted AFTER DELETE ON messages BEGIN
-                       UPDATE message_counts SET n = n - 1 WHERE kind = 0 AND key = OLD.project_root;
-                       UPDATE message_counts SET n = n - 1 WHERE kind = 1 AND key = OLD.to_agent;
-                     END;
-                     CREATE TABLE read_cursors (
-                       agent_id TEXT NOT NULL, project_key TEXT NOT NULL, seq INTEGER NOT NULL,
-                       PRIMARY KEY (agent_id, project_key));
-                     PRAGMA user_version = 4;",
-                )
-                .map_err(io)?;
+            if current < to {
+                tx.execute_batch(sql).map_err(io)?;
+                tx.pragma_update(None, "user_version", to).map_err(io)?;
             }
             tx.commit().map_err(io)?;
         }
