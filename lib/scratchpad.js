@@ -12,12 +12,9 @@ const OPERATIONS = Object.freeze(ALL.filter((op) => !op.startsWith('check.')))
 /** Rule checks, which need no store. */
 const CHECKS = Object.freeze(ALL.filter((op) => op.startsWith('check.')))
 
-const OPTION_KEYS = {
-  perProjectCap: 'per_project_cap',
-  perRecipientCap: 'per_recipient_cap',
-  maxContentBytes: 'max_content_bytes',
-  allowFullExport: 'allow_full_export'
-}
+const camel = (name) => name.replace(/[._]([a-z])/g, (_, c) => c.toUpperCase())
+/** camelCase option name -> the store's snake_case key, from the Rust side's list. */
+const OPTION_KEYS = Object.fromEntries(addon.padOptionKeys().map((key) => [camel(key), key]))
 
 function isPlainObject (value) {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) return false
@@ -74,7 +71,6 @@ class Scratchpad {
   close () { this._native.close() }
 }
 
-const camel = (op) => op.replace(/\.([a-z])/g, (_, c) => c.toUpperCase())
 for (const op of OPERATIONS) {
   Object.defineProperty(Scratchpad.prototype, camel(op), {
     value: function (args) { return this.request(op, args) },
@@ -95,9 +91,7 @@ function openScratchpad (options = {}) {
     if (key === 'path') continue
     if (value === undefined) continue
     if (!(key in OPTION_KEYS)) fail('INVALID_ARGUMENT', `unknown option ${JSON.stringify(key)}; options: path, ${Object.keys(OPTION_KEYS).join(', ')}`)
-    if (key === 'allowFullExport' ? typeof value !== 'boolean' : !(Number.isSafeInteger(value) && value >= 1)) {
-      fail('INVALID_ARGUMENT', key === 'allowFullExport' ? 'allowFullExport must be a boolean' : `${key} must be a positive integer`)
-    }
+    // Values are checked by the store's own option parser, with the same codes as C and the CLI.
     config[OPTION_KEYS[key]] = value
   }
   if (options.path !== undefined && (typeof options.path !== 'string' || options.path === '')) fail('INVALID_ARGUMENT', 'path must be a non-empty string')

@@ -450,15 +450,7 @@ pub struct NativePad {
 }
 
 fn json_arg(text: Option<String>, what: &str) -> Result<serde_json::Value> {
-    match text {
-        None => Ok(serde_json::Value::Null),
-        Some(t) => serde_json::from_str(&t).map_err(|e| {
-            js_error(Error::new(
-                ErrorCode::InvalidJson,
-                format!("{what} is not valid JSON: {e}"),
-            ))
-        }),
-    }
+    agent_intercom_scratchpad::api::parse(text.as_deref(), what).map_err(js_error)
 }
 
 #[napi]
@@ -467,20 +459,15 @@ impl NativePad {
     #[napi]
     pub fn request(&mut self, op: String, args_json: Option<String>) -> Result<String> {
         let args = json_arg(args_json, "the arguments")?;
-        if op.starts_with("check.") {
-            return agent_intercom_scratchpad::api::check(&op, &args)
-                .map(|v| v.to_string())
-                .map_err(js_error);
-        }
-        let store = self.store.as_mut().ok_or_else(|| {
-            js_error(Error::new(
-                ErrorCode::InvalidArgument,
-                "the scratchpad is closed",
-            ))
-        })?;
-        agent_intercom_scratchpad::api::handle(store, &op, &args, &|k| std::env::var(k).ok())
-            .map(|v| v.to_string())
-            .map_err(js_error)
+        agent_intercom_scratchpad::api::request(
+            self.store.as_mut(),
+            &op,
+            &args,
+            &|k| std::env::var(k).ok(),
+            || Error::new(ErrorCode::InvalidArgument, "the scratchpad is closed"),
+        )
+        .map(|v| v.to_string())
+        .map_err(js_error)
     }
 
     /// Closes the store; later requests fail. Closing twice is harmless.
@@ -516,6 +503,15 @@ pub fn pad_check(op: String, args_json: Option<String>) -> Result<String> {
     agent_intercom_scratchpad::api::check(&op, &json_arg(args_json, "the arguments")?)
         .map(|v| v.to_string())
         .map_err(js_error)
+}
+
+/// The keys of the store options (snake_case; the JavaScript layer offers them in camelCase).
+#[napi]
+pub fn pad_option_keys() -> Vec<String> {
+    agent_intercom_scratchpad::api::OPTION_KEYS
+        .iter()
+        .map(|s| s.to_string())
+        .collect()
 }
 
 /// The store operations, then the rule checks.

@@ -244,19 +244,10 @@ fn pad_error(error: &agent_intercom_core::Error) -> ExitCode {
     }
 }
 
-fn pad_json(text: &str, what: &str) -> Result<serde_json::Value, agent_intercom_core::Error> {
-    serde_json::from_str(text).map_err(|e| {
-        agent_intercom_core::Error::new(
-            agent_intercom_core::ErrorCode::InvalidJson,
-            format!("{what} is not valid JSON: {e}"),
-        )
-    })
-}
-
 fn pad(args: &[String]) -> ExitCode {
     use agent_intercom_scratchpad::{Store, SystemClock, api};
     let mut db = None;
-    let mut config = serde_json::Value::Null;
+    let mut config = None;
     let mut rest = Vec::new();
     let mut it = args.iter();
     while let Some(arg) = it.next() {
@@ -268,83 +259,59 @@ fn pad(args: &[String]) -> ExitCode {
                 if arg == "--db" {
                     db = Some(std::path::PathBuf::from(value));
                 } else {
-                    match pad_json(value, "--config") {
-                        Ok(v) => config = v,
-                        Err(e) => return input_error(&e),
-                    }
+                    config = Some(value.as_str());
                 }
             }
             _ => rest.push(arg.as_str()),
         }
     }
+    let (op, args_text) = match rest.as_slice() {
+        ["--stdin"] => ("--stdin", None),
+        [op] => (*op, None),
+        [op, text] => (*op, Some(*text)),
+        _ => return usage_error("pad needs OP [JSON] or --stdin"),
+    };
     let env = |key: &str| std::env::var(key).ok();
-    // Rule checks need no store.
-    if let [op, ..] = rest.as_slice()
-        && op.starts_with("check.")
-    {
-        let args = match rest.get(1) {
-            Some(text) => match pad_json(text, "the arguments") {
-                Ok(v) => v,
-                Err(e) => return input_error(&e),
-            },
-            None => serde_json::Value::Null,
-        };
-        return match api::check(op, &args) {
-            Ok(v) => {
-                println!("{v}");
-                ExitCode::SUCCESS
-            }
-            Err(e) => pad_error(&e),
-        };
-    }
-    let config = match api::config(&config) {
-        Ok(c) => c,
+    let args = match api::parse(args_text, "the arguments") {
+        Ok(v) => v,
         Err(e) => return input_error(&e),
     };
-    let path = db.unwrap_or_else(|| match std::env::var_os("AGENT_INTERCOM_SCRATCHPAD") {
-        Some(p) if !p.is_empty() => std::path::PathBuf::from(p),
-        _ => agent_intercom_broker::config::agent_dir_from_env().join("scratchpad.sqlite"),
-    });
-    let open = |path: &std::path::Path| {
+    let mut store = None;
+    // Rule checks need no store, so none is opened for them.
+    if !api::is_check(op) {
+        let config = match api::parse(config, "--config").and_then(|c| api::config(&c)) {
+            Ok(c) => c,
+            Err(e) => return input_error(&e),
+        };
+        let path = db.unwrap_or_else(|| match std::env::var_os("AGENT_INTERCOM_SCRATCHPAD") {
+            Some(p) if !p.is_empty() => std::path::PathBuf::from(p),
+            _ => agent_intercom_broker::config::agent_dir_from_env().join("scratchpad.sqlite"),
+        });
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty())
             && let Err(e) = std::fs::create_dir_all(parent)
         {
-            return Err(agent_intercom_core::Error::new(
-                agent_intercom_core::ErrorCode::StoreIo,
-                format!("cannot create {}: {e}", parent.display()),
-            ));
+            eprintln!(
+                "agent-intercom: cannot create {}: {e} [STORE_IO]",
+                parent.display()
+            );
+            return ExitCode::FAILURE;
         }
-        Store::open(path, config.clone(), std::sync::Arc::new(SystemClock))
-    };
-    match rest.as_slice() {
-        ["--stdin"] => {
-            let mut store = match open(&path) {
-                Ok(s) => s,
-                Err(e) => return pad_error(&e),
-            };
-            pad_lines(&mut store, &env)
+        match Store::open(&path, config, std::sync::Arc::new(SystemClock)) {
+            Ok(s) => store = Some(s),
+            Err(e) => return pad_error(&e),
         }
-        [op] | [op, _] => {
-            let args = match rest.get(1) {
-                Some(text) => match pad_json(text, "the arguments") {
-                    Ok(v) => v,
-                    Err(e) => return input_error(&e),
-                },
-                None => serde_json::Value::Null,
-            };
-            let mut store = match open(&path) {
-                Ok(s) => s,
-                Err(e) => return pad_error(&e),
-            };
-            match api::handle(&mut store, op, &args, &env) {
-                Ok(v) => {
-                    println!("{v}");
-                    ExitCode::SUCCESS
-                }
-                Err(e) => pad_error(&e),
-            }
+    }
+    if let (Some(store), "--stdin") = (store.as_mut(), op) {
+        return pad_lines(store, &env);
+    }
+    let no_store =
+        || agent_intercom_core::Error::new(agent_intercom_core::ErrorCode::Internal, "no store");
+    match api::request(store.as_mut(), op, &args, &env, no_store) {
+        Ok(v) => {
+            println!("{v}");
+            ExitCode::SUCCESS
         }
-        _ => usage_error("pad needs OP [JSON] or --stdin"),
+        Err(e) => pad_error(&e),
     }
 }
 
@@ -399,7 +366,7 @@ fn request_of(line: &[u8]) -> Result<Request, agent_intercom_core::Error> {
             ),
         )
     })?;
-    let mut value = pad_json(text, "the request line")?;
+    let mut value = agent_intercom_scratchpad::api::parse(Some(text), "the request line")?;
     let obj = value.as_object_mut().ok_or_else(|| {
         Error::new(
             ErrorCode::InvalidArgument,

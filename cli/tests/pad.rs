@@ -520,3 +520,52 @@ fn four_processes_share_one_rate_limit_through_the_store() {
         "{allowed} granted: the processes did not share one bucket"
     );
 }
+
+#[test]
+fn usage_config_and_rule_checks_without_a_store() {
+    let tmp = Tmp::new("usage");
+    let db = tmp.db();
+    let run = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_agent-intercom"))
+            .arg("pad")
+            .arg("--db")
+            .arg(&db)
+            .args(args)
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8(out.stdout).unwrap(),
+            String::from_utf8(out.stderr).unwrap(),
+        )
+    };
+    let (code, _, err) = run(&[]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("pad needs OP"), "{err}");
+    let (code, _, err) = run(&["list", "{}", "extra"]);
+    assert_eq!(code, Some(2), "{err}");
+    let (code, _, err) = run(&["--config", "{nope", "list", r#"{"agent":"a"}"#]);
+    assert_eq!(code, Some(2));
+    assert!(
+        err.contains("[INVALID_JSON]") && err.contains("--config"),
+        "{err}"
+    );
+    let (code, _, err) = run(&["--config", r#"{"colour":1}"#, "list", r#"{"agent":"a"}"#]);
+    assert_eq!(code, Some(2));
+    assert!(
+        err.contains("[INVALID_ARGUMENT]") && err.contains("per_project_cap"),
+        "{err}"
+    );
+    let (code, _, err) = run(&["list", "[1"]);
+    assert_eq!(code, Some(2));
+    assert!(err.contains("[INVALID_JSON]"), "{err}");
+    assert!(!db.exists(), "refused requests opened no store");
+    // A rule check answers without a store, and creates none.
+    let (code, out, err) = run(&["check.ttl", r#"{"ttl_hours":3}"#]);
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(out.trim(), r#"{"hours":3}"#);
+    let (code, _, err) = run(&["check.ttl", r#"{"ttl_hours":0}"#]);
+    assert_eq!(code, Some(2));
+    assert!(err.contains("[INVALID_TTL]"), "{err}");
+    assert!(!db.exists(), "rule checks opened no store");
+}

@@ -856,11 +856,7 @@ pub unsafe extern "C" fn aic_pad_open(
         if path.is_empty() {
             return Err(fail(ErrorCode::InvalidArgument, "path is empty"));
         }
-        let options = if options.trim().is_empty() {
-            serde_json::Value::Null
-        } else {
-            json_arg(options, "options_json")?
-        };
+        let options = agent_intercom_scratchpad::api::parse(Some(options), "options_json")?;
         let config = agent_intercom_scratchpad::api::config(&options)?;
         let store = agent_intercom_scratchpad::Store::open(
             std::path::Path::new(path),
@@ -871,15 +867,6 @@ pub unsafe extern "C" fn aic_pad_open(
             store: std::sync::Mutex::new(store),
         }));
         Ok(())
-    })
-}
-
-fn json_arg(text: &str, what: &str) -> Result<serde_json::Value, Error> {
-    serde_json::from_str(text).map_err(|e| {
-        fail(
-            ErrorCode::InvalidJson,
-            format!("{what} is not valid JSON: {e}"),
-        )
     })
 }
 
@@ -918,27 +905,23 @@ pub unsafe extern "C" fn aic_pad_request(
             )
         };
         out(out_json, "out_json")?;
-        let args = if args.trim().is_empty() {
-            serde_json::Value::Null
-        } else {
-            json_arg(args, "args_json")?
-        };
-        let result = if op.starts_with("check.") {
-            agent_intercom_scratchpad::api::check(op, &args)?
-        } else {
-            // SAFETY: by contract.
-            let pad = unsafe { pad.as_ref() }
-                .ok_or_else(|| fail(ErrorCode::NullPointer, "pad is NULL"))?;
-            // A panic while holding the lock cannot leave a transaction half-applied (SQLite
-            // rolls it back), so a poisoned lock is still safe to use.
-            let mut store = pad
-                .store
+        let args = agent_intercom_scratchpad::api::parse(Some(args), "args_json")?;
+        // SAFETY: by contract.
+        let pad = unsafe { pad.as_ref() };
+        // A panic while holding the lock cannot leave a transaction half-applied (SQLite rolls
+        // it back), so a poisoned lock is still safe to use.
+        let mut store = pad.map(|p| {
+            p.store
                 .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
-            agent_intercom_scratchpad::api::handle(&mut store, op, &args, &|k| {
-                std::env::var(k).ok()
-            })?
-        };
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+        });
+        let result = agent_intercom_scratchpad::api::request(
+            store.as_deref_mut(),
+            op,
+            &args,
+            &|k| std::env::var(k).ok(),
+            || fail(ErrorCode::NullPointer, "pad is NULL"),
+        )?;
         owned_string(result.to_string(), out_json, out_len)
     })
 }

@@ -222,6 +222,41 @@ pub fn check(op: &str, args: &Value) -> Result<Value, Error> {
     })
 }
 
+/// Whether `op` is a rule check (see [`CHECKS`]), which needs no store.
+pub fn is_check(op: &str) -> bool {
+    op.starts_with("check.")
+}
+
+/// Arguments or options as JSON text: absent or blank is none (`null`); anything else must be
+/// JSON (`INVALID_JSON`, naming `what`). Every surface reads its text through this.
+pub fn parse(text: Option<&str>, what: &str) -> Result<Value, Error> {
+    match text {
+        None => Ok(Value::Null),
+        Some(t) if t.trim().is_empty() => Ok(Value::Null),
+        Some(t) => serde_json::from_str(t).map_err(|e| {
+            Error::new(
+                ErrorCode::InvalidJson,
+                format!("{what} is not valid JSON: {e}"),
+            )
+        }),
+    }
+}
+
+/// One request from any surface: a rule check runs without a store; a store operation needs
+/// `store`, and fails with `no_store()` without one.
+pub fn request(
+    store: Option<&mut Store>,
+    op: &str,
+    args: &Value,
+    env: &dyn Fn(&str) -> Option<String>,
+    no_store: impl FnOnce() -> Error,
+) -> Result<Value, Error> {
+    if is_check(op) {
+        return check(op, args);
+    }
+    handle(store.ok_or_else(no_store)?, op, args, env)
+}
+
 /// Handles one request. `env` supplies rate limits that `rate.take` does not name
 /// (`LEAN_CTX_RATE_LIMIT_*_PER_MIN` / `LCTX_...`).
 pub fn handle(
@@ -230,7 +265,7 @@ pub fn handle(
     args: &Value,
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<Value, Error> {
-    if op.starts_with("check.") {
+    if is_check(op) {
         return check(op, args);
     }
     let empty = Map::new();
@@ -342,6 +377,14 @@ pub fn handle(
     })
 }
 
+/// The keys of [`config`]'s object (the fields of [`Config`]).
+pub const OPTION_KEYS: &[&str] = &[
+    "per_project_cap",
+    "per_recipient_cap",
+    "max_content_bytes",
+    "allow_full_export",
+];
+
 /// Store limits from a JSON object (`per_project_cap`, `per_recipient_cap`, `max_content_bytes`,
 /// `allow_full_export`); absent keys keep the defaults, unknown keys are refused.
 pub fn config(options: &Value) -> Result<Config, Error> {
@@ -350,15 +393,11 @@ pub fn config(options: &Value) -> Result<Config, Error> {
     let a = Args(map);
     let mut config = Config::default();
     for key in map.keys() {
-        if ![
-            "per_project_cap",
-            "per_recipient_cap",
-            "max_content_bytes",
-            "allow_full_export",
-        ]
-        .contains(&key.as_str())
-        {
-            return Err(bad(format!("unknown store option {key:?}")));
+        if !OPTION_KEYS.contains(&key.as_str()) {
+            return Err(bad(format!(
+                "unknown store option {key:?}; options: {}",
+                OPTION_KEYS.join(", ")
+            )));
         }
     }
     let size = |key: &str, default: usize| -> Result<usize, Error> {

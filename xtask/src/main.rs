@@ -273,6 +273,7 @@ fn camel(op: &str) -> String {
 
 fn scratchpad_dts() -> String {
     use agent_intercom_scratchpad::api::{CHECKS, OPERATIONS};
+    let defaults = agent_intercom_scratchpad::Config::default();
     let quoted = |ops: &[&str]| {
         ops.iter()
             .map(|o| format!("\"{o}\""))
@@ -299,13 +300,13 @@ export type ScratchpadArgs = Record<string, unknown>;
 export interface ScratchpadOptions {{
   /** The store file (default: $AGENT_INTERCOM_SCRATCHPAD, else <agentDir>/scratchpad.sqlite). */
   path?: string;
-  /** Live messages per project root, at most (default 10000). */
+  /** Live messages per project root, at most (default {d_per_project_cap}). */
   perProjectCap?: number;
-  /** Live messages addressed to one recipient, at most (default 1000). */
+  /** Live messages addressed to one recipient, at most (default {d_per_recipient_cap}). */
   perRecipientCap?: number;
-  /** Largest message content in bytes (default 65536). */
+  /** Largest message content in bytes (default {d_max_content_bytes}). */
   maxContentBytes?: number;
-  /** Whether `export` may be asked for `full` (unredacted) output (default false). */
+  /** Whether `export` may be asked for `full` (unredacted) output (default {d_allow_full_export}). */
   allowFullExport?: boolean;
 }}
 
@@ -332,6 +333,10 @@ export declare const CHECKS: readonly ScratchpadCheck[];
 "#,
         ops = quoted(OPERATIONS),
         checks = quoted(CHECKS),
+        d_per_project_cap = defaults.per_project_cap,
+        d_per_recipient_cap = defaults.per_recipient_cap,
+        d_max_content_bytes = defaults.max_content_bytes,
+        d_allow_full_export = defaults.allow_full_export,
     )
 }
 
