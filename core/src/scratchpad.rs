@@ -242,9 +242,10 @@ impl Bucket {
         let elapsed = (now_ms - self.refilled_at).max(0);
         // per_minute tokens per 60,000 ms = per_minute milli-tokens per 60 ms.
         let gained = elapsed.saturating_mul(per_minute as i64) / 60;
+        // Full (a zero rate is always "full" at zero, and must not reach the division below).
         if self.milli_tokens.saturating_add(gained) >= capacity || per_minute == 0 {
             return Bucket {
-                milli_tokens: capacity.max(self.milli_tokens.min(capacity)),
+                milli_tokens: capacity,
                 refilled_at: now_ms.max(self.refilled_at),
             };
         }
