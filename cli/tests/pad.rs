@@ -62,6 +62,29 @@ fn lines_process(db: &Path) -> Child {
         .unwrap()
 }
 
+/// Sends `requests` (one JSON line each) to a `pad --stdin` process, writing from a second
+/// thread so neither pipe can fill up, and returns its answers; the process must exit 0.
+fn converse(mut child: Child, requests: Vec<String>) -> Vec<Value> {
+    let mut stdin = child.stdin.take().unwrap();
+    let writer = std::thread::spawn(move || {
+        for request in requests {
+            writeln!(stdin, "{request}").unwrap();
+        }
+    });
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    assert!(
+        out.status.success(),
+        "pad --stdin exited with {}",
+        out.status
+    );
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
 fn count(db: &Path, agent: &str) -> usize {
     listed(db, agent).len()
 }
@@ -108,24 +131,17 @@ fn four_processes_post_and_read_10000_each_losing_nothing_reading_each_once() {
         .map(|w| {
             let db = db.clone();
             std::thread::spawn(move || {
-                let mut child = lines_process(&db);
-                let mut stdin = child.stdin.take().unwrap();
-                let stdout = BufReader::new(child.stdout.take().unwrap());
                 let agent = format!("agent-{w}");
-                // Requests are written by a second thread so the pipes never deadlock.
-                let writer = std::thread::spawn(move || {
-                    for i in 0..PER {
-                        let post = json!({"op": "post", "args": {"from": agent, "content": format!("{agent} #{i}")}});
-                        writeln!(stdin, "{post}").unwrap();
-                        if i % 50 == 49 {
-                            writeln!(stdin, "{}", json!({"op": "unread", "args": {"agent": agent}})).unwrap();
-                        }
+                let mut requests = Vec::new();
+                for i in 0..PER {
+                    requests.push(json!({"op": "post", "args": {"from": agent, "content": format!("{agent} #{i}")}}).to_string());
+                    if i % 50 == 49 {
+                        requests.push(json!({"op": "unread", "args": {"agent": agent}}).to_string());
                     }
-                });
+                }
                 let mut posted = Vec::new();
                 let mut read = Vec::new();
-                for line in stdout.lines() {
-                    let response: Value = serde_json::from_str(&line.unwrap()).unwrap();
+                for response in converse(lines_process(&db), requests) {
                     assert_eq!(response["ok"], true, "{response}");
                     let result = &response["result"];
                     if result.is_array() {
@@ -134,8 +150,6 @@ fn four_processes_post_and_read_10000_each_losing_nothing_reading_each_once() {
                         posted.push(result["id"].as_str().unwrap().to_string());
                     }
                 }
-                writer.join().unwrap();
-                assert!(child.wait().unwrap().success());
                 (posted, read)
             })
         })
@@ -182,23 +196,17 @@ fn four_processes_recording_costs_lose_no_update() {
         .map(|w| {
             let db = db.clone();
             std::thread::spawn(move || {
-                let mut child = lines_process(&db);
-                let mut stdin = child.stdin.take().unwrap();
-                // Responses are read concurrently (below) so neither pipe fills up.
-                let writer = std::thread::spawn(move || {
-                for i in 0..PER {
-                    let tool = if i % 2 == 0 { "read" } else { "edit" };
-                    let rec = json!({"op": "cost.record", "args": {"agent": "shared", "tool": tool,
-                        "input_tokens": 10 + w, "output_tokens": 1, "cached_tokens": 2,
-                        "pricing": {"input_per_million_micros": 3_000_000, "output_per_million_micros": 15_000_000}}});
-                    writeln!(stdin, "{rec}").unwrap();
-                }
-                });
-                let out = child.wait_with_output().unwrap();
-                writer.join().unwrap();
-                assert!(out.status.success());
-                let text = String::from_utf8(out.stdout).unwrap();
-                assert_eq!(text.lines().filter(|l| l.contains("\"ok\":true")).count() as u64, PER);
+                let requests = (0..PER)
+                    .map(|i| {
+                        let tool = if i % 2 == 0 { "read" } else { "edit" };
+                        json!({"op": "cost.record", "args": {"agent": "shared", "tool": tool,
+                            "input_tokens": 10 + w, "output_tokens": 1, "cached_tokens": 2,
+                            "pricing": {"input_per_million_micros": 3_000_000, "output_per_million_micros": 15_000_000}}})
+                        .to_string()
+                    })
+                    .collect();
+                let responses = converse(lines_process(&db), requests);
+                assert_eq!(responses.iter().filter(|r| r["ok"] == true).count() as u64, PER);
             })
         })
         .collect();
@@ -265,26 +273,17 @@ fn a_full_disk_refuses_with_store_io_and_keeps_what_was_committed() {
     // RLIMIT_FSIZE makes writes past the limit fail as on a full disk (SIGXFSZ ignored).
     let script =
         format!("trap '' XFSZ; ulimit -f {limit_blocks}; exec \"$0\" pad --db \"$1\" --stdin",);
-    let mut child = Command::new("sh")
+    let child = Command::new("sh")
         .args(["-c", &script, env!("CARGO_BIN_EXE_agent-intercom")])
         .arg(&db)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .spawn()
         .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    for i in 0..400 {
-        let post = json!({"op": "post", "args": {"from": "a", "content": format!("{i} {}", "y".repeat(4000))}});
-        writeln!(stdin, "{post}").unwrap();
-    }
-    drop(stdin);
-    let out = child.wait_with_output().unwrap();
-    assert!(out.status.success());
-    let responses: Vec<Value> = String::from_utf8(out.stdout)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
+    let requests = (0..400)
+        .map(|i| json!({"op": "post", "args": {"from": "a", "content": format!("{i} {}", "y".repeat(4000))}}).to_string())
         .collect();
+    let responses = converse(child, requests);
     assert_eq!(
         responses.len(),
         400,
@@ -477,22 +476,8 @@ fn four_processes_share_one_rate_limit_through_the_store() {
         .map(|_| {
             let db = db.clone();
             std::thread::spawn(move || {
-                let mut child = lines_process(&db);
-                let mut stdin = child.stdin.take().unwrap();
-                let writer = std::thread::spawn(move || {
-                    for _ in 0..TAKES {
-                        let take = json!({"op": "rate.take", "args": {"agent": "shared", "tool": "t", "agent_per_min": LIMIT}});
-                        writeln!(stdin, "{take}").unwrap();
-                    }
-                });
-                let out = child.wait_with_output().unwrap();
-                writer.join().unwrap();
-                assert!(out.status.success());
-                let responses: Vec<Value> = String::from_utf8(out.stdout)
-                    .unwrap()
-                    .lines()
-                    .map(|l| serde_json::from_str(l).unwrap())
-                    .collect();
+                let take = json!({"op": "rate.take", "args": {"agent": "shared", "tool": "t", "agent_per_min": LIMIT}});
+                let responses = converse(lines_process(&db), vec![take.to_string(); TAKES]);
                 assert_eq!(responses.len(), TAKES);
                 let mut allowed = 0u64;
                 for r in &responses {
