@@ -93,6 +93,9 @@ enum aic_status
   AIC_STATUS_FORBIDDEN = 24,
   // A rate limit refused the call; nothing was consumed.
   AIC_STATUS_RATE_LIMITED = 25,
+  // A request, option or setting named a key the operation does not take (a typo such as
+  // `Privacy` for `privacy` is refused, never ignored).
+  AIC_STATUS_UNKNOWN_KEY = 26,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L

@@ -63,9 +63,12 @@ pub enum ErrorCode {
     Forbidden = 24,
     /// A rate limit refused the call; nothing was consumed.
     RateLimited = 25,
+    /// A request, option or setting named a key the operation does not take (a typo such as
+    /// `Privacy` for `privacy` is refused, never ignored).
+    UnknownKey = 26,
 }
 
-const ALL_CODES: [ErrorCode; 26] = [
+const ALL_CODES: [ErrorCode; 27] = [
     ErrorCode::Ok,
     ErrorCode::NullPointer,
     ErrorCode::InvalidUtf8,
@@ -92,6 +95,7 @@ const ALL_CODES: [ErrorCode; 26] = [
     ErrorCode::NotFound,
     ErrorCode::Forbidden,
     ErrorCode::RateLimited,
+    ErrorCode::UnknownKey,
 ];
 
 impl ErrorCode {
@@ -129,6 +133,7 @@ impl ErrorCode {
             ErrorCode::NotFound => "NOT_FOUND",
             ErrorCode::Forbidden => "FORBIDDEN",
             ErrorCode::RateLimited => "RATE_LIMITED",
+            ErrorCode::UnknownKey => "UNKNOWN_KEY",
         }
     }
 
