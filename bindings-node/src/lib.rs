@@ -364,10 +364,6 @@ pub struct NativeBroker {
     intercom_dir: String,
 }
 
-fn broker_error(code: &str, message: String) -> napi::Error {
-    napi::Error::new(Status::GenericFailure, format!("[aic:{code}] {message}"))
-}
-
 #[napi]
 impl NativeBroker {
     /// Stops the broker and waits until its files are removed. Returns why it stopped
@@ -406,41 +402,25 @@ pub fn start_broker(
     socket_path: Option<String>,
     settings: Vec<String>,
 ) -> Result<NativeBroker> {
-    let agent_dir = agent_dir
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(agent_intercom_broker::config::agent_dir_from_env);
-    let mut config = agent_intercom_broker::BrokerConfig::for_agent_dir(&agent_dir);
-    if let Some(socket) = socket_path {
-        config.socket_path = socket.into();
-    }
-    for pair in &settings {
-        let (k, v) = pair.split_once('=').ok_or_else(|| {
-            broker_error(
-                "INVALID_ARGUMENT",
-                format!("setting {pair:?} is not key=value"),
-            )
-        })?;
-        config
-            .set(k, v)
-            .map_err(|e| broker_error(ErrorCode::InvalidArgument.as_str(), e))?;
-    }
+    let settings = settings
+        .iter()
+        .map(|pair| agent_intercom_broker::embed::split_setting(pair))
+        .collect::<std::result::Result<Vec<_>, _>>()
+        .map_err(js_error)?;
+    let config = agent_intercom_broker::embed::config(
+        agent_dir.as_deref().map(std::path::Path::new),
+        socket_path.as_deref().map(std::path::Path::new),
+        settings,
+    )
+    .map_err(js_error)?;
     let socket_path = config.socket_path.display().to_string();
     let intercom_dir = config.intercom_dir.display().to_string();
-    match agent_intercom_broker::start(config) {
-        Ok(handle) => Ok(NativeBroker {
-            handle: Some(handle),
-            socket_path,
-            intercom_dir,
-        }),
-        Err(agent_intercom_broker::StartError::AlreadyRunning(pid)) => Err(broker_error(
-            "BROKER_ALREADY_RUNNING",
-            format!("an intercom broker is already running (pid {pid})"),
-        )),
-        Err(e @ agent_intercom_broker::StartError::Store(_)) => {
-            Err(broker_error(ErrorCode::BrokerStore.as_str(), e.to_string()))
-        }
-        Err(e) => Err(broker_error(ErrorCode::BrokerIo.as_str(), e.to_string())),
-    }
+    let handle = agent_intercom_broker::embed::start(config).map_err(js_error)?;
+    Ok(NativeBroker {
+        handle: Some(handle),
+        socket_path,
+        intercom_dir,
+    })
 }
 
 /// A scratchpad store opened by this process (see lib/scratchpad.js).

@@ -57,7 +57,7 @@ impl RawClient {
         self.stream
             .set_read_timeout(Some(Duration::from_secs(10)))?;
         self.stream.read_exact(&mut body)?;
-        serde_json::from_slice(&body)
+        crate::jstext::parse_frame(&body)
             .map(Some)
             .map_err(io::Error::other)
     }

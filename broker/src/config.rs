@@ -4,66 +4,178 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-/// Everything a broker needs to know. Build with [`BrokerConfig::for_agent_dir`] or
-/// [`BrokerConfig::from_env`], then adjust fields.
-#[derive(Clone, Debug)]
-pub struct BrokerConfig {
-    /// The intercom directory (mode 0700): socket, ownership files, the store.
-    pub intercom_dir: PathBuf,
-    /// The listening socket (default `<intercom_dir>/broker.sock`).
-    pub socket_path: PathBuf,
-    /// Exit this long after the last session leaves; `None` never exits on idle.
-    pub idle_exit: Option<Duration>,
+use agent_intercom_core::{Error, ErrorCode};
+
+/// The unit of a limit: what its number means and the Rust type it becomes.
+pub trait Unit {
+    /// The field's type.
+    type Value: Copy + std::fmt::Debug;
+    /// How the docs and error messages name the unit.
+    const NAME: &'static str;
+    /// The value a validated number stands for.
+    fn value(n: u64) -> Self::Value;
+}
+
+/// A count or a size in bytes.
+pub struct Count;
+impl Unit for Count {
+    type Value = usize;
+    const NAME: &'static str = "count";
+    fn value(n: u64) -> usize {
+        // Every range below fits in 32 bits, so this never truncates on a 64-bit target.
+        usize::try_from(n).unwrap_or(usize::MAX)
+    }
+}
+
+/// Milliseconds.
+pub struct Millis;
+impl Unit for Millis {
+    type Value = Duration;
+    const NAME: &'static str = "milliseconds";
+    fn value(n: u64) -> Duration {
+        Duration::from_millis(n)
+    }
+}
+
+/// Tokens of the per-connection rate limiter.
+pub struct Tokens;
+impl Unit for Tokens {
+    type Value = f64;
+    const NAME: &'static str = "tokens";
+    fn value(n: u64) -> f64 {
+        n as f64
+    }
+}
+
+/// One settable limit: its `key=value` name, unit, default and accepted range (inclusive).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Setting {
+    /// The name `--set`, the C settings text and the Node `settings` object use.
+    pub key: &'static str,
+    /// What the number means.
+    pub unit: &'static str,
+    /// The default.
+    pub default: u64,
+    /// The smallest value accepted.
+    pub min: u64,
+    /// The largest value accepted. Ranges are chosen so that no arithmetic on a limit
+    /// (deadlines, byte counts, token sums) can overflow.
+    pub max: u64,
+    /// What it limits.
+    pub doc: &'static str,
+}
+
+const DAY_MS: u64 = 24 * 60 * 60 * 1000;
+const MIB: u64 = 1024 * 1024;
+
+/// The longest idle-exit delay accepted (`idle_exit_secs`, `idle_exit_ms`): 30 days.
+pub const MAX_IDLE_EXIT_MS: u64 = 30 * DAY_MS;
+
+/// The idle-exit delay by default, in milliseconds.
+pub const DEFAULT_IDLE_EXIT_MS: u64 = 5_000;
+
+macro_rules! limits {
+    ($( $(#[doc = $doc:literal])+ $field:ident: $unit:ident = $default:expr, $min:expr, $max:expr, $key:literal; )+) => {
+        /// Everything a broker needs to know. Build with [`BrokerConfig::for_agent_dir`] or
+        /// [`BrokerConfig::from_env`], then adjust fields or [`BrokerConfig::set`] them by name.
+        #[derive(Clone, Debug)]
+        pub struct BrokerConfig {
+            /// The intercom directory (mode 0700): socket, ownership files, the store.
+            pub intercom_dir: PathBuf,
+            /// The listening socket (default `<intercom_dir>/broker.sock`).
+            pub socket_path: PathBuf,
+            /// Exit this long after the last session leaves; `None` never exits on idle.
+            pub idle_exit: Option<Duration>,
+            /// What goes to stderr.
+            pub log_level: LogLevel,
+            /// Shut down cleanly on SIGTERM and SIGINT (the CLI sets this; embedders usually do not).
+            pub handle_signals: bool,
+            $( $(#[doc = $doc])+ pub $field: <$unit as Unit>::Value, )+
+        }
+
+        /// Every limit [`BrokerConfig::set`] takes besides `idle_exit_secs`, `idle_exit_ms` and
+        /// `log_level`, with its default and range: the one table the docs, the CLI help and the
+        /// bindings read.
+        pub const LIMITS: &[Setting] = &[
+            $( Setting {
+                key: $key,
+                unit: <$unit as Unit>::NAME,
+                default: $default,
+                min: $min,
+                max: $max,
+                doc: concat!($($doc),+),
+            }, )+
+        ];
+
+        impl BrokerConfig {
+            /// Defaults for an agent directory: `<agent_dir>/intercom/broker.sock`.
+            pub fn for_agent_dir(agent_dir: &Path) -> BrokerConfig {
+                let intercom_dir = agent_dir.join("intercom");
+                BrokerConfig {
+                    socket_path: intercom_dir.join("broker.sock"),
+                    intercom_dir,
+                    idle_exit: Some(Duration::from_millis(DEFAULT_IDLE_EXIT_MS)),
+                    log_level: LogLevel::Warn,
+                    handle_signals: false,
+                    $( $field: <$unit as Unit>::value($default), )+
+                }
+            }
+
+            fn set_limit(&mut self, key: &str, n: u64) {
+                match key {
+                    $( $key => self.$field = <$unit as Unit>::value(n), )+
+                    _ => unreachable!("only keys of LIMITS reach set_limit"),
+                }
+            }
+        }
+    };
+}
+
+limits! {
     /// Registered sessions at most.
-    pub max_sessions: usize,
+    max_sessions: Count = 128, 1, 1_000_000, "max_sessions";
     /// Connections that have not registered yet, at most (the oldest is evicted).
-    pub max_unregistered: usize,
+    max_unregistered: Count = 32, 1, 1_000_000, "max_unregistered";
     /// Time a connection has to send `register` (or `health`).
-    pub registration_timeout: Duration,
+    registration_timeout: Millis = 1_000, 1, DAY_MS, "registration_timeout_ms";
     /// Token bucket capacity per connection.
-    pub rate_capacity: f64,
+    rate_capacity: Tokens = 240, 1, 1_000_000_000, "rate_capacity";
     /// Tokens refilled per second.
-    pub rate_refill_per_second: f64,
+    rate_refill_per_second: Tokens = 120, 1, 1_000_000_000, "rate_refill_per_second";
     /// A frame costs ceil(bytes / this) tokens.
-    pub rate_bytes_per_token: usize,
-    /// Largest frame payload accepted.
-    pub max_frame_bytes: usize,
+    rate_bytes_per_token: Count = 8 * 1024, 1, 256 * MIB, "rate_bytes_per_token";
+    /// Largest frame payload accepted, in bytes.
+    max_frame_bytes: Count = MIB, 1024, 256 * MIB, "max_frame_bytes";
     /// Once a frame started, the rest must arrive within this time.
-    pub frame_timeout: Duration,
+    frame_timeout: Millis = 10_000, 1, DAY_MS, "frame_timeout_ms";
     /// Time a receiver has to acknowledge a message.
-    pub delivery_ack_timeout: Duration,
+    delivery_ack_timeout: Millis = 8_000, 1, DAY_MS, "delivery_ack_timeout_ms";
     /// How long a delivery result is kept for duplicate suppression.
-    pub recent_delivery_ttl: Duration,
-    /// Delivery results kept in memory at most; older ones are looked up in the store, so
-    /// memory stays bounded at any message rate.
-    pub max_recent_in_memory: usize,
+    recent_delivery_ttl: Millis = 10 * 60 * 1000, 1, 30 * DAY_MS, "recent_delivery_ttl_ms";
+    /// Delivery results kept in memory at most; older ones are looked up in the store, so memory stays bounded at any message rate.
+    max_recent_in_memory: Count = 50_000, 1, 100_000_000, "max_recent_in_memory";
     /// Deliveries awaiting acknowledgement, in total.
-    pub max_pending_deliveries: usize,
+    max_pending_deliveries: Count = 1024, 1, 100_000_000, "max_pending_deliveries";
     /// Deliveries awaiting acknowledgement, per sender.
-    pub max_pending_deliveries_per_session: usize,
+    max_pending_deliveries_per_session: Count = 64, 1, 100_000_000, "max_pending_deliveries_per_session";
     /// Unresolved asks per sender.
-    pub max_pending_asks_per_session: usize,
+    max_pending_asks_per_session: Count = 64, 1, 1_000_000, "max_pending_asks_per_session";
     /// An ask expires this long after it was sent.
-    pub ask_timeout: Duration,
+    ask_timeout: Millis = 10 * 60 * 1000, 1, 30 * DAY_MS, "ask_timeout_ms";
     /// Presence is rebroadcast unchanged at most this often.
-    pub presence_heartbeat: Duration,
+    presence_heartbeat: Millis = 1_000, 1, DAY_MS, "presence_heartbeat_ms";
     /// Largest message text, in bytes.
-    pub max_text_bytes: usize,
+    max_text_bytes: Count = 256 * 1024, 1, 256 * MIB, "max_text_bytes";
     /// Attachments per message, at most.
-    pub max_attachments: usize,
+    max_attachments: Count = 16, 0, 1_000_000, "max_attachments";
     /// Largest attachment content, in bytes.
-    pub max_attachment_bytes: usize,
+    max_attachment_bytes: Count = 512 * 1024, 1, 256 * MIB, "max_attachment_bytes";
     /// Longest message id, request id or delivery id (UTF-16 units, as JavaScript counts).
-    pub max_message_id_len: usize,
+    max_message_id_len: Count = 256, 1, 65_536, "max_message_id_len";
     /// Longest `send.to`.
-    pub max_target_len: usize,
-    /// Bytes queued for a connection that does not read, at most; past it the connection is
-    /// closed as a slow consumer.
-    pub max_outbound_bytes: usize,
-    /// What goes to stderr.
-    pub log_level: LogLevel,
-    /// Shut down cleanly on SIGTERM and SIGINT (the CLI sets this; embedders usually do not).
-    pub handle_signals: bool,
+    max_target_len: Count = 512, 1, 65_536, "max_target_len";
+    /// Bytes queued for a connection that does not read, at most; past it the connection is closed as a slow consumer.
+    max_outbound_bytes: Count = 16 * MIB, 4096, 4096 * MIB, "max_outbound_bytes";
 }
 
 /// The agent directory: `$PI_CODING_AGENT_DIR` (relative paths resolved against the current
@@ -82,92 +194,77 @@ pub fn agent_dir_from_env() -> PathBuf {
     }
 }
 
-impl BrokerConfig {
-    /// Defaults for an agent directory: `<agent_dir>/intercom/broker.sock`.
-    pub fn for_agent_dir(agent_dir: &Path) -> BrokerConfig {
-        let intercom_dir = agent_dir.join("intercom");
-        BrokerConfig {
-            socket_path: intercom_dir.join("broker.sock"),
-            intercom_dir,
-            idle_exit: Some(Duration::from_secs(5)),
-            max_sessions: 128,
-            max_unregistered: 32,
-            registration_timeout: Duration::from_millis(1000),
-            rate_capacity: 240.0,
-            rate_refill_per_second: 120.0,
-            rate_bytes_per_token: 8 * 1024,
-            max_frame_bytes: 1024 * 1024,
-            frame_timeout: Duration::from_secs(10),
-            delivery_ack_timeout: Duration::from_secs(8),
-            recent_delivery_ttl: Duration::from_secs(10 * 60),
-            max_recent_in_memory: 50_000,
-            max_pending_deliveries: 1024,
-            max_pending_deliveries_per_session: 64,
-            max_pending_asks_per_session: 64,
-            ask_timeout: Duration::from_secs(10 * 60),
-            presence_heartbeat: Duration::from_secs(1),
-            max_text_bytes: 256 * 1024,
-            max_attachments: 16,
-            max_attachment_bytes: 512 * 1024,
-            max_message_id_len: 256,
-            max_target_len: 512,
-            max_outbound_bytes: 16 * 1024 * 1024,
-            log_level: LogLevel::Warn,
-            handle_signals: false,
-        }
-    }
+/// Every key [`BrokerConfig::set`] takes: the [`LIMITS`], then the three that are not limits.
+pub fn setting_keys() -> impl Iterator<Item = &'static str> {
+    LIMITS
+        .iter()
+        .map(|l| l.key)
+        .chain(["idle_exit_secs", "idle_exit_ms", "log_level"])
+}
 
+fn whole(key: &str, value: &str, min: u64, max: u64) -> Result<u64, Error> {
+    let out_of_range = || {
+        Error::new(
+            ErrorCode::InvalidArgument,
+            format!("{key} takes a whole number from {min} to {max}, not {value:?}"),
+        )
+    };
+    // Digits only: no sign, no exponent, no fraction, no blank; a longer run of digits than
+    // u64 holds is out of range, not a different error.
+    if value.is_empty() || !value.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(out_of_range());
+    }
+    let n = value.parse::<u64>().map_err(|_| out_of_range())?;
+    if n < min || n > max {
+        return Err(out_of_range());
+    }
+    Ok(n)
+}
+
+impl BrokerConfig {
     /// Defaults for the agent directory the environment names.
     pub fn from_env() -> BrokerConfig {
         BrokerConfig::for_agent_dir(&agent_dir_from_env())
     }
 
     /// Sets one field by name (`max_sessions=10000`, `idle_exit_secs=0`, `ask_timeout_ms=600000`,
-    /// `log_level=info` ...): how the CLI's `--set` and the Node options reach every limit.
-    pub fn set(&mut self, key: &str, value: &str) -> Result<(), String> {
-        let int = || {
-            value
-                .parse::<u64>()
-                .map_err(|_| format!("{key} takes a whole number, not {value:?}"))
-        };
-        let ms = || int().map(Duration::from_millis);
+    /// `log_level=info` ...): how the CLI's `--set`, the C settings text and the Node options
+    /// reach every limit. An unknown key is `UNKNOWN_KEY`; a value outside the key's range (see
+    /// [`LIMITS`]) or not a whole number is `INVALID_ARGUMENT`, naming the key and the range.
+    /// Nothing is changed on error.
+    pub fn set(&mut self, key: &str, value: &str) -> Result<(), Error> {
         match key {
             "idle_exit_secs" => {
-                self.idle_exit = Some(int()?).filter(|s| *s > 0).map(Duration::from_secs)
+                let secs = whole(key, value, 0, MAX_IDLE_EXIT_MS / 1000)?;
+                self.idle_exit = Some(secs).filter(|s| *s > 0).map(Duration::from_secs);
             }
             "idle_exit_ms" => {
-                self.idle_exit = Some(int()?).filter(|s| *s > 0).map(Duration::from_millis)
+                let ms = whole(key, value, 0, MAX_IDLE_EXIT_MS)?;
+                self.idle_exit = Some(ms).filter(|s| *s > 0).map(Duration::from_millis);
             }
-            "max_sessions" => self.max_sessions = int()? as usize,
-            "max_unregistered" => self.max_unregistered = int()? as usize,
-            "registration_timeout_ms" => self.registration_timeout = ms()?,
-            "rate_capacity" => self.rate_capacity = int()? as f64,
-            "rate_refill_per_second" => self.rate_refill_per_second = int()? as f64,
-            "rate_bytes_per_token" => self.rate_bytes_per_token = int()?.max(1) as usize,
-            "max_frame_bytes" => self.max_frame_bytes = int()? as usize,
-            "frame_timeout_ms" => self.frame_timeout = ms()?,
-            "delivery_ack_timeout_ms" => self.delivery_ack_timeout = ms()?,
-            "recent_delivery_ttl_ms" => self.recent_delivery_ttl = ms()?,
-            "max_recent_in_memory" => self.max_recent_in_memory = int()? as usize,
-            "max_pending_deliveries" => self.max_pending_deliveries = int()? as usize,
-            "max_pending_deliveries_per_session" => {
-                self.max_pending_deliveries_per_session = int()? as usize
-            }
-            "max_pending_asks_per_session" => self.max_pending_asks_per_session = int()? as usize,
-            "ask_timeout_ms" => self.ask_timeout = ms()?,
-            "presence_heartbeat_ms" => self.presence_heartbeat = ms()?,
-            "max_text_bytes" => self.max_text_bytes = int()? as usize,
-            "max_attachments" => self.max_attachments = int()? as usize,
-            "max_attachment_bytes" => self.max_attachment_bytes = int()? as usize,
-            "max_message_id_len" => self.max_message_id_len = int()? as usize,
-            "max_target_len" => self.max_target_len = int()? as usize,
-            "max_outbound_bytes" => self.max_outbound_bytes = int()? as usize,
             "log_level" => {
                 self.log_level = LogLevel::parse(value).ok_or_else(|| {
-                    format!("log_level is off, error, warn, info or debug, not {value:?}")
+                    Error::new(
+                        ErrorCode::InvalidArgument,
+                        format!("log_level is off, error, warn, info or debug, not {value:?}"),
+                    )
                 })?
             }
-            _ => return Err(format!("unknown setting {key:?}")),
+            _ => match LIMITS.iter().find(|l| l.key == key) {
+                Some(limit) => {
+                    let n = whole(key, value, limit.min, limit.max)?;
+                    self.set_limit(key, n);
+                }
+                None => {
+                    return Err(Error::new(
+                        ErrorCode::UnknownKey,
+                        format!(
+                            "unknown setting {key:?}; settings: {}",
+                            setting_keys().collect::<Vec<_>>().join(", ")
+                        ),
+                    ));
+                }
+            },
         }
         Ok(())
     }

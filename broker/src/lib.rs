@@ -16,7 +16,9 @@
 
 pub mod client;
 pub mod config;
+pub mod embed;
 mod ensure;
+pub mod jstext;
 pub mod lifecycle;
 mod server;
 mod state;

@@ -13,7 +13,7 @@ use tokio::net::UnixStream;
 use tokio::sync::{Notify, mpsc};
 
 use crate::config::{BrokerConfig, LogLevel};
-use crate::lifecycle::{self, Ownership, OwnershipError};
+use crate::lifecycle::{self, FileKind, Ownership, OwnershipError};
 use crate::state::{ConnId, Event, Out, State, StopReason};
 use crate::store::{Store, StoreError};
 use crate::wire::error_code;
@@ -21,8 +21,9 @@ use crate::wire::error_code;
 /// Why a broker could not start.
 #[derive(Debug)]
 pub enum StartError {
-    /// Another live process owns the broker of this intercom directory.
-    AlreadyRunning(i32),
+    /// Another live broker (a thread of this process or another process) owns this intercom
+    /// directory; its pid when known.
+    AlreadyRunning(Option<i32>),
     /// The store could not be opened.
     Store(StoreError),
     /// Creating the directory, the socket or a file failed.
@@ -32,8 +33,11 @@ pub enum StartError {
 impl std::fmt::Display for StartError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            StartError::AlreadyRunning(pid) => {
+            StartError::AlreadyRunning(Some(pid)) => {
                 write!(f, "an intercom broker is already running (pid {pid})")
+            }
+            StartError::AlreadyRunning(None) => {
+                write!(f, "an intercom broker is already running")
             }
             StartError::Store(e) => write!(f, "{e}"),
             StartError::Io(e) => write!(f, "cannot start the broker: {e}"),
@@ -66,7 +70,7 @@ impl BrokerHandle {
     pub fn wait(mut self) -> StopReason {
         self.thread
             .take()
-            .map(|t| t.join().unwrap_or(StopReason::Shutdown))
+            .map(|t| t.join().unwrap_or(StopReason::Failed))
             .unwrap_or(StopReason::Shutdown)
     }
 
@@ -91,8 +95,27 @@ impl Drop for BrokerHandle {
     }
 }
 
+/// The runtime files of a broker, with the kind each must be when it exists. A symbolic link
+/// (dangling or not) or a file of another kind at any of them refuses the start.
+fn runtime_files(config: &BrokerConfig) -> Vec<(PathBuf, FileKind)> {
+    let store = config.store_path();
+    let side = |suffix: &str| PathBuf::from(format!("{}{suffix}", store.display()));
+    vec![
+        (config.owner_path(), FileKind::Regular),
+        (config.pid_path(), FileKind::Regular),
+        (config.spawn_lock_path(), FileKind::Regular),
+        (config.socket_path.clone(), FileKind::Socket),
+        (side("-wal"), FileKind::Regular),
+        (side("-shm"), FileKind::Regular),
+        (side("-journal"), FileKind::Regular),
+        (store, FileKind::Regular),
+    ]
+}
+
 /// Starts a broker for `config` on its own thread. Fails with
-/// [`StartError::AlreadyRunning`] when a live broker owns the directory.
+/// [`StartError::AlreadyRunning`] when a live broker owns the directory, and with
+/// [`StartError::Io`] when the intercom directory is not a real directory of this user or a
+/// runtime file is a symbolic link.
 pub fn start(config: BrokerConfig) -> Result<BrokerHandle, StartError> {
     lifecycle::ensure_private_dir(&config.intercom_dir).map_err(StartError::Io)?;
     if let Some(parent) = config.socket_path.parent()
@@ -100,15 +123,20 @@ pub fn start(config: BrokerConfig) -> Result<BrokerHandle, StartError> {
     {
         std::fs::create_dir_all(parent).map_err(StartError::Io)?;
     }
+    for (path, kind) in runtime_files(&config) {
+        lifecycle::check_runtime_file(&path, kind).map_err(StartError::Io)?;
+    }
     let pid = std::process::id() as i32;
-    let ownership =
-        lifecycle::acquire_ownership(&config.owner_path(), pid).map_err(|e| match e {
+    let ownership = lifecycle::acquire_ownership(&config.owner_path(), pid, &config.socket_path)
+        .map_err(|e| match e {
             OwnershipError::Owned(owner) => StartError::AlreadyRunning(owner),
             OwnershipError::Io(e) => StartError::Io(e),
         })?;
     let prepared = (|| {
         let store = Store::open(&config.store_path()).map_err(StartError::Store)?;
-        // We own the directory: any socket file here is stale.
+        // We own the directory: a socket file here is stale (anything else was refused above).
+        lifecycle::check_runtime_file(&config.socket_path, FileKind::Socket)
+            .map_err(StartError::Io)?;
         match std::fs::remove_file(&config.socket_path) {
             Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(StartError::Io(e)),
             _ => {}
@@ -134,16 +162,38 @@ pub fn start(config: BrokerConfig) -> Result<BrokerHandle, StartError> {
     let thread = std::thread::Builder::new()
         .name("agent-intercom-broker".into())
         .spawn(move || {
-            // One thread: the state task and every connection share it, so handing a frame from a
-            // reader to the state task to a writer never crosses threads (no futex wake-ups).
-            let runtime = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .expect("a tokio runtime");
-            let reason =
-                runtime.block_on(run(config.clone(), store, listener, loop_events, events_rx));
-            runtime.shutdown_timeout(Duration::from_millis(200));
-            cleanup(&config, &ownership, pid);
+            let served = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                // One thread: the state task and every connection share it, so handing a frame
+                // from a reader to the state task to a writer never crosses threads.
+                let runtime = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                    .map_err(|e| format!("cannot start its runtime: {e}"))?;
+                let reason =
+                    runtime.block_on(run(config.clone(), store, listener, loop_events, events_rx));
+                runtime.shutdown_timeout(Duration::from_millis(200));
+                Ok::<_, String>(reason)
+            }));
+            // Whatever happened above, the broker's own files go.
+            cleanup(&config, ownership, pid);
+            let reason = match served {
+                Ok(Ok(reason)) => reason,
+                Ok(Err(why)) => {
+                    eprintln!("agent-intercom broker [Error] {why}");
+                    StopReason::Failed
+                }
+                Err(panic) => {
+                    let why = panic
+                        .downcast_ref::<&str>()
+                        .map(|s| s.to_string())
+                        .or_else(|| panic.downcast_ref::<String>().cloned())
+                        .unwrap_or_default();
+                    eprintln!(
+                        "agent-intercom broker [Error] failed (a bug, please report it): {why}"
+                    );
+                    StopReason::Failed
+                }
+            };
             if config.log_level >= LogLevel::Info {
                 eprintln!("agent-intercom broker [Info] stopped ({reason:?})");
             }
@@ -157,7 +207,7 @@ pub fn start(config: BrokerConfig) -> Result<BrokerHandle, StartError> {
     })
 }
 
-fn cleanup(config: &BrokerConfig, ownership: &Ownership, pid: i32) {
+fn cleanup(config: &BrokerConfig, ownership: Ownership, pid: i32) {
     if ownership.holds() {
         let _ = std::fs::remove_file(&config.socket_path);
         if std::fs::read_to_string(config.pid_path()).is_ok_and(|p| p.trim() == pid.to_string()) {
@@ -187,6 +237,12 @@ async fn run(
             config.socket_path.display(),
             std::process::id()
         );
+    }
+    // Fault injection for the tests of a failing broker thread (debug builds only).
+    if cfg!(debug_assertions)
+        && std::env::var_os("AGENT_INTERCOM_FAULT").is_some_and(|f| f == "broker-panic")
+    {
+        panic!("AGENT_INTERCOM_FAULT=broker-panic");
     }
     let mut state = State::new(config.clone(), Some(store));
     let accept_config = Arc::new(config.clone());
@@ -350,7 +406,7 @@ async fn connection(
             }
             Ok(Ok(Ok(payload))) => payload,
         };
-        let value: Value = match serde_json::from_slice(&payload) {
+        let value: Value = match crate::jstext::parse_frame(&payload) {
             Ok(v) => v,
             Err(e) => {
                 let what = if std::str::from_utf8(&payload).is_err() {

@@ -5,7 +5,7 @@ use std::fs::OpenOptions;
 use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
-use rusqlite::{Connection, OptionalExtension, params};
+use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
 
 /// The store's schema version. A store with a newer version is refused, never rewritten.
 pub const SCHEMA_VERSION: i64 = 1;
@@ -15,6 +15,8 @@ pub const SCHEMA_VERSION: i64 = 1;
 pub enum StoreError {
     /// The store was written by a newer broker.
     NewerSchema(i64),
+    /// SQLite says the file is not a database, or is damaged.
+    Corrupt(String),
     /// SQLite or the file system failed.
     Io(String),
 }
@@ -26,6 +28,7 @@ impl std::fmt::Display for StoreError {
                 f,
                 "the broker store has schema version {v}, newer than {SCHEMA_VERSION}; refusing to touch it"
             ),
+            StoreError::Corrupt(e) => write!(f, "broker store is damaged: {e}"),
             StoreError::Io(e) => write!(f, "broker store: {e}"),
         }
     }
@@ -35,7 +38,11 @@ impl std::error::Error for StoreError {}
 
 impl From<rusqlite::Error> for StoreError {
     fn from(e: rusqlite::Error) -> StoreError {
-        StoreError::Io(e.to_string())
+        use rusqlite::ErrorCode::{DatabaseCorrupt, NotADatabase};
+        match e.sqlite_error_code() {
+            Some(NotADatabase | DatabaseCorrupt) => StoreError::Corrupt(e.to_string()),
+            _ => StoreError::Io(e.to_string()),
+        }
     }
 }
 
@@ -88,13 +95,15 @@ fn restrict(path: &Path) {
 }
 
 impl Store {
-    /// Opens (or creates, mode 0600) the store. A corrupt file is moved aside to
-    /// `<name>.corrupt-<millis>` (never deleted) and a fresh store is created.
+    /// Opens (or creates, mode 0600) the store, on a plain path (never as an SQLite URI) and
+    /// never through a symbolic link. A file SQLite reports as not a database, or as corrupt, is
+    /// moved aside to `<name>.corrupt-<millis>` (never deleted) and a fresh store is created; any
+    /// other failure (the file is locked or busy, unreadable, on a full disk) is returned and the
+    /// file is left exactly as it is.
     pub fn open(path: &Path) -> Result<Store, StoreError> {
         match Store::open_inner(path) {
             Ok(store) => Ok(store),
-            Err(StoreError::NewerSchema(v)) => Err(StoreError::NewerSchema(v)),
-            Err(first) => {
+            Err(StoreError::Corrupt(first)) => {
                 let stamp = std::time::SystemTime::now()
                     .duration_since(std::time::UNIX_EPOCH)
                     .map(|d| d.as_millis())
@@ -115,19 +124,35 @@ impl Store {
                 );
                 Store::open_inner(path)
             }
+            Err(other) => Err(other),
         }
     }
 
     fn open_inner(path: &Path) -> Result<Store, StoreError> {
+        for suffix in ["", "-wal", "-shm", "-journal"] {
+            let file = PathBuf::from(format!("{}{suffix}", path.display()));
+            if std::fs::symlink_metadata(&file).is_ok_and(|m| !m.file_type().is_file()) {
+                return Err(StoreError::Io(format!(
+                    "refusing {}: it is a symbolic link or not a regular file",
+                    file.display()
+                )));
+            }
+        }
         // Create the file ourselves so it (and SQLite's -wal/-shm, which copy its mode) is 0600.
         OpenOptions::new()
             .create(true)
             .append(true)
             .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
             .open(path)
             .map_err(|e| StoreError::Io(format!("{}: {e}", path.display())))?;
         restrict(path);
-        let conn = Connection::open(path)?;
+        // No SQLITE_OPEN_URI: the path is a file name, whatever it looks like.
+        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
+            | OpenFlags::SQLITE_OPEN_CREATE
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX
+            | OpenFlags::SQLITE_OPEN_NOFOLLOW;
+        let conn = Connection::open_with_flags(path, flags)?;
         conn.busy_timeout(std::time::Duration::from_secs(5))?;
         // The broker owns the directory (broker.owner): no other process opens the store while it
         // runs, so the store is locked once instead of on every transaction.
@@ -165,7 +190,9 @@ impl Store {
         // Make sure every byte of the file is readable: a damaged page fails here, not later.
         let check: String = conn.query_row("PRAGMA quick_check", [], |r| r.get(0))?;
         if check != "ok" {
-            return Err(StoreError::Io(format!("integrity check failed: {check}")));
+            return Err(StoreError::Corrupt(format!(
+                "integrity check failed: {check}"
+            )));
         }
         for suffix in ["-wal", "-shm"] {
             restrict(&PathBuf::from(format!("{}{suffix}", path.display())));

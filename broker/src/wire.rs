@@ -54,16 +54,19 @@ pub fn remote_access_contract() -> Value {
 
 /// Encodes one frame: length prefix + compact JSON.
 pub fn encode(value: &Value) -> Vec<u8> {
-    let body = serde_json::to_vec(value).expect("a serde_json::Value always serializes");
+    let text = serde_json::to_string(value).expect("a serde_json::Value always serializes");
+    let body = crate::jstext::release(&text);
+    let body = body.as_bytes();
     let mut frame = Vec::with_capacity(body.len() + 4);
     frame.extend_from_slice(&(body.len() as u32).to_be_bytes());
-    frame.extend_from_slice(&body);
+    frame.extend_from_slice(body);
     frame
 }
 
 /// Length in UTF-16 code units: JavaScript's `string.length`, which the adapters' limits use.
+/// Held lone surrogates count as the one unit they are in JavaScript ([`crate::jstext`]).
 pub fn js_len(s: &str) -> usize {
-    s.chars().map(char::len_utf16).sum()
+    crate::jstext::js_len(s)
 }
 
 /// A rejected frame: the error frame's code and text.
@@ -443,7 +446,7 @@ fn parse_send(map: &Map<String, Value>, config: &BrokerConfig) -> ClientFrame {
     let text_ok = content
         .get("text")
         .and_then(Value::as_str)
-        .is_some_and(|t| t.len() <= config.max_text_bytes);
+        .is_some_and(|t| crate::jstext::utf8_len(t) <= config.max_text_bytes);
     let attachments_ok = match content.get("attachments") {
         None => true,
         Some(Value::Array(items)) => {
@@ -457,9 +460,9 @@ fn parse_send(map: &Map<String, Value>, config: &BrokerConfig) -> ClientFrame {
                         .get("name")
                         .and_then(Value::as_str)
                         .is_some_and(|n| js_len(n) <= 256)
-                        && a.get("content")
-                            .and_then(Value::as_str)
-                            .is_some_and(|c| c.len() <= config.max_attachment_bytes)
+                        && a.get("content").and_then(Value::as_str).is_some_and(|c| {
+                            crate::jstext::utf8_len(c) <= config.max_attachment_bytes
+                        })
                         && a.get("language").is_none_or(Value::is_string)
                 })
         }

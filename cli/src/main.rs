@@ -184,14 +184,10 @@ fn broker_config(
             other => return Err(format!("unknown broker option {other:?}")),
         }
     }
-    let agent_dir = agent_dir.unwrap_or_else(agent_intercom_broker::config::agent_dir_from_env);
-    let mut config = agent_intercom_broker::BrokerConfig::for_agent_dir(&agent_dir);
-    if let Some(socket) = socket {
-        config.socket_path = socket;
-    }
-    for (k, v) in sets {
-        config.set(&k, &v)?;
-    }
+    let settings = sets.iter().map(|(k, v)| (k.as_str(), v.as_str()));
+    let mut config =
+        agent_intercom_broker::embed::config(agent_dir.as_deref(), socket.as_deref(), settings)
+            .map_err(|e| format!("{} ({})", e.message(), e.code()))?;
     config.handle_signals = true;
     Ok((config, status))
 }
@@ -215,7 +211,11 @@ fn broker(options: &[String]) -> ExitCode {
         Ok(agent_intercom_broker::Ensured::Started(handle)) => {
             let reason = handle.wait();
             eprintln!("agent-intercom: broker stopped ({reason:?})");
-            ExitCode::SUCCESS
+            if reason == agent_intercom_broker::StopReason::Failed {
+                ExitCode::FAILURE
+            } else {
+                ExitCode::SUCCESS
+            }
         }
         Ok(agent_intercom_broker::Ensured::Running(pid)) => {
             let pid = pid.map_or_else(|| "unknown pid".to_string(), |p| format!("pid {p}"));

@@ -216,3 +216,71 @@ fn a_flood_of_connections_is_refused_cleanly_while_a_session_keeps_working() {
     unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
     assert!(wait_exit(&mut child, Duration::from_secs(5)).success());
 }
+
+fn run_broker(dir: &Dir, extra: &[&str], env: &[(&str, &str)]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_agent-intercom"))
+        .args(["broker", "--agent-dir"])
+        .arg(&dir.0)
+        .args(extra)
+        .envs(env.iter().copied())
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn settings_out_of_range_are_usage_errors_and_start_nothing() {
+    let dir = Dir::new("range");
+    for args in [
+        &["--idle-exit", "18446744073709551615"][..],
+        &["--set", "recent_delivery_ttl_ms=18446744073709551615"],
+        &["--set", "max_sessions=0"],
+        &["--set", "ask_timeout_ms=1.5"],
+        &["--set", "no_such_limit=1"],
+    ] {
+        let out = run_broker(&dir, args, &[]);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        let key = args[1].split('=').next().unwrap();
+        let key = if key == "18446744073709551615" {
+            "idle_exit_secs"
+        } else {
+            key
+        };
+        assert!(err.contains(key), "{args:?}: {err}");
+        let code = if key == "no_such_limit" {
+            "UNKNOWN_KEY"
+        } else {
+            "INVALID_ARGUMENT"
+        };
+        assert!(err.contains(code), "{args:?}: {err}");
+        assert!(
+            !dir.intercom().exists(),
+            "{args:?} created the intercom directory"
+        );
+    }
+}
+
+#[test]
+fn a_failing_broker_thread_exits_non_zero_and_removes_its_files() {
+    let dir = Dir::new("fault");
+    let out = run_broker(
+        &dir,
+        &["--idle-exit", "0"],
+        &[("AGENT_INTERCOM_FAULT", "broker-panic")],
+    );
+    assert!(!out.status.success(), "{:?}", out.status);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("Failed"), "{err}");
+    for name in ["broker.sock", "broker.pid", "broker.owner"] {
+        assert!(
+            std::fs::symlink_metadata(dir.intercom().join(name)).is_err(),
+            "{name} was left behind"
+        );
+    }
+    // And the next broker starts.
+    let mut child = broker(&dir, &["--idle-exit", "0"]);
+    wait_healthy(&dir.socket());
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    assert!(wait_exit(&mut child, Duration::from_secs(5)).success());
+}

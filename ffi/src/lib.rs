@@ -722,39 +722,16 @@ pub unsafe extern "C" fn aic_broker_start(
             )
         };
         let slot = out(out_broker, "out_broker")?;
-        let dir = if dir.is_empty() {
-            agent_intercom_broker::config::agent_dir_from_env()
-        } else {
-            dir.into()
-        };
-        let mut config = agent_intercom_broker::BrokerConfig::for_agent_dir(&dir);
-        for line in settings.lines().map(str::trim).filter(|l| !l.is_empty()) {
-            let (k, v) = line.split_once('=').ok_or_else(|| {
-                fail(
-                    ErrorCode::InvalidArgument,
-                    format!("setting {line:?} is not key=value"),
-                )
-            })?;
-            config
-                .set(k.trim(), v.trim())
-                .map_err(|e| fail(ErrorCode::InvalidArgument, e))?;
-        }
+        let dir = (!dir.is_empty()).then(|| std::path::Path::new(dir));
+        let settings = agent_intercom_broker::embed::settings_lines(settings)?;
+        let config = agent_intercom_broker::embed::config(dir, None, settings)?;
         let socket_path = CString::new(config.socket_path.display().to_string()).map_err(|_| {
             fail(
                 ErrorCode::InvalidArgument,
                 "the socket path holds a NUL byte",
             )
         })?;
-        let handle = agent_intercom_broker::start(config).map_err(|e| match e {
-            agent_intercom_broker::StartError::AlreadyRunning(pid) => fail(
-                ErrorCode::BrokerAlreadyRunning,
-                format!("an intercom broker is already running (pid {pid})"),
-            ),
-            e @ agent_intercom_broker::StartError::Store(_) => {
-                fail(ErrorCode::BrokerStore, e.to_string())
-            }
-            e => fail(ErrorCode::BrokerIo, e.to_string()),
-        })?;
+        let handle = agent_intercom_broker::embed::start(config)?;
         *slot = Box::into_raw(Box::new(aic_broker {
             handle: Some(handle),
             socket_path,

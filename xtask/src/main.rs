@@ -586,7 +586,40 @@ fn outputs() -> Vec<(&'static str, String)> {
         ("vendor/SHA256SUMS", sums),
         ("vendor/agent-intercom-protocol-v4.cjs", cjs),
         ("vendor/agent-intercom-protocol-v4.mjs", module),
+        ("docs/broker.md", broker_doc()),
     ]
+}
+
+/// docs/broker.md with its limits table written from `agent_intercom_broker::config::LIMITS`
+/// (between the `limits:begin` and `limits:end` markers).
+fn broker_doc() -> String {
+    use agent_intercom_broker::config::{DEFAULT_IDLE_EXIT_MS, LIMITS, MAX_IDLE_EXIT_MS};
+    let path = root().join("docs/broker.md");
+    let doc = std::fs::read_to_string(&path).expect("docs/broker.md");
+    let (begin, end) = ("<!-- limits:begin -->\n", "<!-- limits:end -->");
+    let head = &doc[..doc.find(begin).expect("limits:begin marker") + begin.len()];
+    let tail = &doc[doc.find(end).expect("limits:end marker")..];
+    let mut table =
+        String::from("| key | default | accepted | what |\n| --- | ---: | --- | --- |\n");
+    for l in LIMITS {
+        table += &format!(
+            "| `{}` | {} | {} to {} ({}) | {} |\n",
+            l.key,
+            l.default,
+            l.min,
+            l.max,
+            l.unit,
+            l.doc.trim()
+        );
+    }
+    table += &format!(
+        "| `idle_exit_secs` / `idle_exit_ms` | {} ms | 0 (never) to {} s / {} ms | Exit this long after the last session leaves. |\n",
+        DEFAULT_IDLE_EXIT_MS,
+        MAX_IDLE_EXIT_MS / 1000,
+        MAX_IDLE_EXIT_MS
+    );
+    table += "| `log_level` | `warn` | `off`, `error`, `warn`, `info`, `debug` | What goes to stderr. |\n";
+    format!("{head}{table}{tail}")
 }
 
 fn root() -> PathBuf {

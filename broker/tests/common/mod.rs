@@ -81,6 +81,8 @@ pub struct Client {
     /// Frames skipped by `expect` that a later `expect` may still claim.
     pub unclaimed: std::collections::VecDeque<Value>,
     pub id: String,
+    /// The bytes of the last frame received, as the broker wrote them.
+    pub last_raw: Vec<u8>,
 }
 
 impl Client {
@@ -94,6 +96,7 @@ impl Client {
             seen: Vec::new(),
             unclaimed: Default::default(),
             id: String::new(),
+            last_raw: Vec::new(),
         }
     }
 
@@ -128,7 +131,9 @@ impl Client {
         }
         let mut body = vec![0u8; u32::from_be_bytes(header) as usize];
         self.stream.read_exact(&mut body).unwrap();
-        let value: Value = serde_json::from_slice(&body).unwrap();
+        // As JavaScript parses it: lone surrogates included.
+        let value: Value = agent_intercom_broker::jstext::parse_frame(&body).unwrap();
+        self.last_raw = body;
         self.seen.push(value.clone());
         Some(value)
     }
