@@ -8,13 +8,31 @@
  * - Fallible functions return an aic_status (AIC_STATUS_OK == 0). Values are append-only.
  *   When `err` is non-NULL it is set to NULL on entry and, on failure, to an aic_error that the
  *   caller releases with aic_error_free(). Out-parameters are written only on success.
- * - Text inputs are (pointer, length) pairs of UTF-8 bytes, not NUL-terminated. A NULL pointer
- *   with length 0 is the empty string (for scopes: absent, i.e. unscoped); NULL with a non-zero
- *   length is AIC_STATUS_NULL_POINTER. Invalid UTF-8 is AIC_STATUS_INVALID_UTF8.
+ * - Inputs are (pointer, length) pairs: text as UTF-8 bytes, not NUL-terminated; arrays as
+ *   (pointer, element count). Every pair of every function, the fields of aic_candidate and the
+ *   output buffer `out_indices` with its `capacity` included, follows the same rules:
+ *   - A NULL pointer with length 0 is the empty input (for scopes: absent, i.e. unscoped; for
+ *     aic_candidate.name: no name). NULL with a non-zero length is AIC_STATUS_NULL_POINTER.
+ *   - A length whose size in bytes (length * element size for arrays) is above PTRDIFF_MAX is
+ *     AIC_STATUS_INVALID_ARGUMENT, refused before the pointer is read, whatever it is (no C
+ *     object is that large; SIZE_MAX is a typical uninitialised or negative length). The
+ *     message starts with the argument's name as every message about it spells it (the C name,
+ *     or the protocol name where one exists: actorScope for actor_scope, scopeId for the value
+ *     of aic_scope_parse, candidates[0].name for a field).
+ *   - Precondition: a non-NULL pointer is readable (for `out_indices`: writable) for its whole
+ *     length and aligned for its element type. Any other wrong length is undefined behaviour.
+ *   Invalid UTF-8 is AIC_STATUS_INVALID_UTF8.
+ * - A function's result out-parameter is required: NULL is AIC_STATUS_NULL_POINTER, naming it.
+ *   `err` and `out_len` are optional: NULL means not wanted.
+ * - Release functions (aic_error_free, aic_string_free, aic_broker_free, aic_pad_close) take
+ *   NULL as a no-op; accessors of a handle or error give a neutral value for NULL ("", false,
+ *   AIC_STATUS_NULL_POINTER).
  * - Returned `const char *` are static, NUL-terminated and never freed. Returned `char *` are
  *   owned by the caller and released only with aic_string_free().
  * - No function retains a pointer it was given. All functions are thread-safe.
- * - Rust panics never cross this boundary: they become AIC_STATUS_INTERNAL.
+ * - Rust panics never cross this boundary: in a function returning aic_status they become
+ *   AIC_STATUS_INTERNAL. Functions without a status cannot fail: a panic in one (only a bug in
+ *   the embedded data could cause it) aborts the process.
  *
  * ABI stability: aic_abi_version() changes only when an existing function, struct or value
  * changes meaning or layout. Additions (functions, enum values) keep the ABI version.
@@ -240,15 +258,16 @@ typedef struct aic_error aic_error;
 // release with aic_pad_close.
 typedef struct aic_pad aic_pad;
 
-// A session as routing sees it. Text fields are (pointer, length) UTF-8.
-// `name` NULL means the session has no name. `scope` NULL or empty means unscoped; any other
-// scope must be a valid scope id.
+// A session as routing sees it. Text fields are (pointer, length) UTF-8 and follow the
+// (pointer, length) conventions at the top of this header, lengths above PTRDIFF_MAX included.
+// `name` NULL (with `name_len` 0) means the session has no name, unlike "" which is a name.
+// `scope` NULL or empty means unscoped; any other scope must be a valid scope id.
 typedef struct {
   // Full session id.
   const char *id;
   // Length of `id` in bytes.
   size_t id_len;
-  // Name, or NULL for none.
+  // Name, or NULL (with length 0) for none.
   const char *name;
   // Length of `name` in bytes.
   size_t name_len;
@@ -363,7 +382,8 @@ aic_status aic_same_scope(const char *left,
 // Resolves a `send.to` selector (global exact id, then exact case-sensitive name in the actor's
 // scope, then unique id prefix in the actor's scope). Writes the kind, the number of matching
 // candidates to `out_count`, and up to `capacity` of their indices (ascending) to `out_indices`
-// (which may be NULL when `capacity` is 0). AMBIGUOUS_TARGET and SESSION_NOT_FOUND are
+// (which may be NULL only when `capacity` is 0; a capacity of more than PTRDIFF_MAX bytes is
+// refused like an input length). AMBIGUOUS_TARGET and SESSION_NOT_FOUND are
 // outcomes, not failures: the status is AIC_STATUS_OK.
 //
 // # Safety

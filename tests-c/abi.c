@@ -78,7 +78,7 @@ int main(void) {
     CHECK(rk == AIC_RESOLVE_KIND_SAME_SCOPE_PREFIX && count == 1);
     CHECK(aic_resolve_target(NULL, 3, NULL, 0, "x", 1, &rk, idx, 3, &count, NULL) == AIC_STATUS_NULL_POINTER);
     CHECK(aic_resolve_target(NULL, 0, NULL, 0, "x", 1, &rk, idx, 3, &count, NULL) == AIC_STATUS_OK && rk == AIC_RESOLVE_KIND_SESSION_NOT_FOUND);
-    CHECK(aic_resolve_target(c, 3, NULL, 0, "x", 1, &rk, NULL, 3, &count, NULL) == AIC_STATUS_OK); /* nothing to write */
+    CHECK(aic_resolve_target(c, 3, NULL, 0, "x", 1, &rk, NULL, 3, &count, NULL) == AIC_STATUS_NULL_POINTER); /* even with nothing to write */
     CHECK(aic_resolve_target(c, 3, NULL, 0, "id-3", 4, &rk, NULL, 3, &count, NULL) == AIC_STATUS_NULL_POINTER);
     aic_candidate bad_scope[1] = {{"id-9", 4, NULL, 0, "short", 5}};
     CHECK(aic_resolve_target(bad_scope, 1, NULL, 0, "x", 1, &rk, idx, 3, &count, &err) == AIC_STATUS_INVALID_SCOPE);

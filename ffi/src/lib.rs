@@ -7,6 +7,7 @@
 #![allow(non_camel_case_types)]
 
 use std::ffi::{CString, c_char};
+use std::mem::MaybeUninit;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::ptr;
 use std::sync::LazyLock;
@@ -42,9 +43,10 @@ pub enum aic_scope_kind {
     Scoped = 1,
 }
 
-/// A session as routing sees it. Text fields are (pointer, length) UTF-8.
-/// `name` NULL means the session has no name. `scope` NULL or empty means unscoped; any other
-/// scope must be a valid scope id.
+/// A session as routing sees it. Text fields are (pointer, length) UTF-8 and follow the
+/// (pointer, length) conventions at the top of this header, lengths above PTRDIFF_MAX included.
+/// `name` NULL (with `name_len` 0) means the session has no name, unlike "" which is a name.
+/// `scope` NULL or empty means unscoped; any other scope must be a valid scope id.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct aic_candidate {
@@ -52,7 +54,7 @@ pub struct aic_candidate {
     pub id: *const c_char,
     /// Length of `id` in bytes.
     pub id_len: usize,
-    /// Name, or NULL for none.
+    /// Name, or NULL (with length 0) for none.
     pub name: *const c_char,
     /// Length of `name` in bytes.
     pub name_len: usize,
@@ -113,14 +115,29 @@ fn guard(err: *mut *mut aic_error, body: impl FnOnce() -> Result<(), Error>) -> 
     }
 }
 
-/// Borrows a (pointer, length) UTF-8 input. NULL with length 0 is the empty string.
+/// Checks a (pointer, length) pair from C before it may become a slice: the one place every input
+/// and output buffer of every export passes. Ok(true) when a slice may be formed, Ok(false) for
+/// NULL with length 0 (the empty input).
 ///
-/// # Safety
-/// `ptr` must be NULL or valid for reads of `len` bytes for the duration of the call.
-unsafe fn text<'a>(ptr: *const c_char, len: usize, what: &str) -> Result<&'a str, Error> {
+/// A byte size above PTRDIFF_MAX (isize::MAX) describes no C object, and forming such a slice is
+/// undefined behaviour in Rust even if nothing is read, so it is refused first, whatever the
+/// pointer. Misalignment is the other slice precondition a C caller can break.
+fn check_pair<T>(ptr: *const T, len: usize, what: &str) -> Result<bool, Error> {
+    let size = size_of::<T>().max(1);
+    if len > isize::MAX as usize / size {
+        let unit = if size == 1 {
+            " bytes".to_string()
+        } else {
+            format!(" elements of {size} bytes")
+        };
+        return Err(fail(
+            ErrorCode::InvalidArgument,
+            format!("{what} has a length of {len}{unit}, more than PTRDIFF_MAX bytes"),
+        ));
+    }
     if ptr.is_null() {
         return if len == 0 {
-            Ok("")
+            Ok(false)
         } else {
             Err(fail(
                 ErrorCode::NullPointer,
@@ -128,8 +145,52 @@ unsafe fn text<'a>(ptr: *const c_char, len: usize, what: &str) -> Result<&'a str
             ))
         };
     }
-    // SAFETY: guaranteed by the caller.
-    let bytes = unsafe { std::slice::from_raw_parts(ptr.cast::<u8>(), len) };
+    if !ptr.is_aligned() {
+        return Err(fail(
+            ErrorCode::InvalidArgument,
+            format!("{what} is not aligned for its element type"),
+        ));
+    }
+    Ok(true)
+}
+
+/// Borrows a C input array of `len` elements (see check_pair).
+///
+/// # Safety
+/// A non-NULL `ptr` must be valid for reads of `len` elements for `'a`.
+unsafe fn c_slice<'a, T>(ptr: *const T, len: usize, what: &str) -> Result<&'a [T], Error> {
+    Ok(if check_pair(ptr, len, what)? {
+        // SAFETY: size, NULL and alignment checked; readable by the caller's contract.
+        unsafe { std::slice::from_raw_parts(ptr, len) }
+    } else {
+        &[]
+    })
+}
+
+/// Borrows a C output buffer of `len` elements, possibly uninitialised (see check_pair).
+///
+/// # Safety
+/// A non-NULL `ptr` must be valid for writes of `len` elements for `'a`.
+unsafe fn c_slice_out<'a, T>(
+    ptr: *mut T,
+    len: usize,
+    what: &str,
+) -> Result<&'a mut [MaybeUninit<T>], Error> {
+    Ok(if check_pair(ptr.cast_const(), len, what)? {
+        // SAFETY: as c_slice; MaybeUninit because C buffers need not be initialised.
+        unsafe { std::slice::from_raw_parts_mut(ptr.cast::<MaybeUninit<T>>(), len) }
+    } else {
+        &mut []
+    })
+}
+
+/// Borrows a (pointer, length) UTF-8 input. NULL with length 0 is the empty string.
+///
+/// # Safety
+/// `ptr` must be NULL or valid for reads of `len` bytes for the duration of the call.
+unsafe fn text<'a>(ptr: *const c_char, len: usize, what: &str) -> Result<&'a str, Error> {
+    // SAFETY: forwarded contract.
+    let bytes = unsafe { c_slice(ptr.cast::<u8>(), len, what)? };
     std::str::from_utf8(bytes).map_err(|e| {
         fail(
             ErrorCode::InvalidUtf8,
@@ -158,18 +219,8 @@ unsafe fn sessions<'a>(
     candidates: *const aic_candidate,
     count: usize,
 ) -> Result<Vec<Session<'a>>, Error> {
-    if candidates.is_null() {
-        return if count == 0 {
-            Ok(Vec::new())
-        } else {
-            Err(fail(
-                ErrorCode::NullPointer,
-                "candidates is NULL with a non-zero count",
-            ))
-        };
-    }
     // SAFETY: the caller promises `count` readable elements.
-    let items = unsafe { std::slice::from_raw_parts(candidates, count) };
+    let items = unsafe { c_slice(candidates, count, "candidates")? };
     items
         .iter()
         .enumerate()
@@ -177,7 +228,8 @@ unsafe fn sessions<'a>(
             // SAFETY: each field pair follows the (pointer, length) contract.
             unsafe {
                 let id = text(c.id, c.id_len, &format!("candidates[{i}].id"))?;
-                let name = if c.name.is_null() {
+                // NULL with length 0 is no name; any other pair is text, checked as such.
+                let name = if c.name.is_null() && c.name_len == 0 {
                     None
                 } else {
                     Some(text(c.name, c.name_len, &format!("candidates[{i}].name"))?)
@@ -189,6 +241,9 @@ unsafe fn sessions<'a>(
         .collect()
 }
 
+/// Writes the matching indices: up to `capacity` to `out_indices`, and their number to
+/// `out_count`. The buffer is checked like an input (see check_pair) before anything is written,
+/// so a NULL buffer with a non-zero capacity is refused even when there is nothing to write.
 fn write_indices(
     found: &[usize],
     out_indices: *mut usize,
@@ -196,16 +251,10 @@ fn write_indices(
     out_count: *mut usize,
 ) -> Result<(), Error> {
     let count = out(out_count, "out_count")?;
-    if !found.is_empty() && capacity > 0 {
-        if out_indices.is_null() {
-            return Err(fail(
-                ErrorCode::NullPointer,
-                "out_indices is NULL with a non-zero capacity",
-            ));
-        }
-        let n = found.len().min(capacity);
-        // SAFETY: the caller promises `capacity` writable elements.
-        unsafe { ptr::copy_nonoverlapping(found.as_ptr(), out_indices, n) };
+    // SAFETY: the caller promises `capacity` writable elements.
+    let dest = unsafe { c_slice_out(out_indices, capacity, "out_indices")? };
+    for (slot, &index) in dest.iter_mut().zip(found) {
+        slot.write(index);
     }
     *count = found.len();
     Ok(())
@@ -216,7 +265,7 @@ fn owned_string(
     out_str: *mut *mut c_char,
     out_len: *mut usize,
 ) -> Result<(), Error> {
-    let slot = out(out_str, "out")?;
+    let slot = out(out_str, "out_json")?;
     let len = value.len();
     let c = CString::new(value).map_err(|_| fail(ErrorCode::Internal, "output held a NUL byte"))?;
     if !out_len.is_null() {
@@ -414,7 +463,8 @@ pub unsafe extern "C" fn aic_same_scope(
 /// Resolves a `send.to` selector (global exact id, then exact case-sensitive name in the actor's
 /// scope, then unique id prefix in the actor's scope). Writes the kind, the number of matching
 /// candidates to `out_count`, and up to `capacity` of their indices (ascending) to `out_indices`
-/// (which may be NULL when `capacity` is 0). AMBIGUOUS_TARGET and SESSION_NOT_FOUND are
+/// (which may be NULL only when `capacity` is 0; a capacity of more than PTRDIFF_MAX bytes is
+/// refused like an input length). AMBIGUOUS_TARGET and SESSION_NOT_FOUND are
 /// outcomes, not failures: the status is AIC_STATUS_OK.
 ///
 /// # Safety
@@ -938,6 +988,131 @@ mod tests {
             );
             aic_error_free(err);
         }
+    }
+
+    fn refused(result: Result<impl std::fmt::Debug, Error>, code: ErrorCode, what: &str) {
+        let e = result.unwrap_err();
+        assert_eq!(e.code(), code, "{e:?}");
+        assert!(e.message().starts_with(&format!("{what} ")), "{e:?}");
+    }
+
+    #[test]
+    fn check_pair_refuses_sizes_past_isize_max_whatever_the_pointer() {
+        let byte = [b'x'];
+        for len in [usize::MAX, isize::MAX as usize + 1] {
+            for p in [byte.as_ptr(), ptr::null()] {
+                refused(
+                    check_pair(p, len, "json"),
+                    ErrorCode::InvalidArgument,
+                    "json",
+                );
+            }
+        }
+        // The largest possible size passes the size check: the rest is the caller's promise.
+        assert_eq!(
+            check_pair(byte.as_ptr(), isize::MAX as usize, "json"),
+            Ok(true)
+        );
+
+        // Arrays: count * element size.
+        let words = [0usize; 2];
+        let limit = isize::MAX as usize / size_of::<usize>();
+        assert_eq!(check_pair(words.as_ptr(), limit, "out_indices"), Ok(true));
+        for len in [limit + 1, isize::MAX as usize + 1, usize::MAX] {
+            let e = check_pair(words.as_ptr(), len, "out_indices").unwrap_err();
+            assert_eq!(e.code(), ErrorCode::InvalidArgument);
+            let unit = format!(
+                "elements of {} bytes, more than PTRDIFF_MAX",
+                size_of::<usize>()
+            );
+            assert!(e.message().contains(&unit), "{e:?}");
+        }
+        let limit = isize::MAX as usize / size_of::<aic_candidate>();
+        assert_eq!(
+            check_pair(ptr::null::<aic_candidate>(), limit + 1, "candidates")
+                .unwrap_err()
+                .code(),
+            ErrorCode::InvalidArgument
+        );
+    }
+
+    #[test]
+    fn check_pair_null_and_alignment() {
+        assert_eq!(check_pair(ptr::null::<u8>(), 0, "json"), Ok(false));
+        refused(
+            check_pair(ptr::null::<u8>(), 1, "json"),
+            ErrorCode::NullPointer,
+            "json",
+        );
+        let words = [0usize; 2];
+        let odd = words.as_ptr().cast::<u8>().wrapping_add(1).cast::<usize>();
+        refused(
+            check_pair(odd, 1, "out_indices"),
+            ErrorCode::InvalidArgument,
+            "out_indices",
+        );
+    }
+
+    #[test]
+    fn slices_are_refused_before_they_are_formed() {
+        // With debug assertions, forming any of these slices would abort the test process.
+        let byte = [b'x'];
+        unsafe {
+            refused(
+                text(byte.as_ptr().cast(), usize::MAX, "selector"),
+                ErrorCode::InvalidArgument,
+                "selector",
+            );
+            refused(
+                sessions(ptr::null(), usize::MAX),
+                ErrorCode::InvalidArgument,
+                "candidates",
+            );
+            let one = [aic_candidate {
+                id: byte.as_ptr().cast(),
+                id_len: 1,
+                name: ptr::null(),
+                name_len: usize::MAX,
+                scope: ptr::null(),
+                scope_len: 0,
+            }];
+            refused(
+                sessions(one.as_ptr(), 1),
+                ErrorCode::InvalidArgument,
+                "candidates[0].name",
+            );
+            let mut kind = aic_scope_kind::Scoped;
+            let mut err = ptr::null_mut();
+            let status = aic_scope_parse(byte.as_ptr().cast(), usize::MAX, &mut kind, &mut err);
+            assert_eq!(status, ErrorCode::InvalidArgument);
+            assert_eq!(aic_error_code(err), ErrorCode::InvalidArgument);
+            aic_error_free(err);
+        }
+    }
+
+    #[test]
+    fn write_indices_checks_the_buffer_before_writing() {
+        let mut buf = [7usize; 2];
+        let mut count = 99;
+        refused(
+            write_indices(&[1], buf.as_mut_ptr(), usize::MAX, &mut count),
+            ErrorCode::InvalidArgument,
+            "out_indices",
+        );
+        // NULL with a capacity is refused even with nothing to write.
+        refused(
+            write_indices(&[], ptr::null_mut(), 1, &mut count),
+            ErrorCode::NullPointer,
+            "out_indices",
+        );
+        assert_eq!((buf, count), ([7, 7], 99));
+        assert_eq!(
+            write_indices(&[4, 5, 6], buf.as_mut_ptr(), 2, &mut count),
+            Ok(())
+        );
+        assert_eq!((buf, count), ([4, 5], 3));
+        assert_eq!(write_indices(&[4], ptr::null_mut(), 0, &mut count), Ok(()));
+        assert_eq!(count, 1);
     }
 
     #[test]
