@@ -7,13 +7,108 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <fcntl.h>
 #include <sys/un.h>
+#include <pthread.h>
+#include <time.h>
+#include <dirent.h>
 #include <unistd.h>
 
 #include "agent_intercom.h"
 
 static int passed, failed;
 #define CHECK(cond) do { if (cond) passed++; else { failed++; fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond); } } while (0)
+
+/* Eight threads start the broker of one directory at the same moment. */
+#define RACERS 8
+struct race {
+    const char *dir;
+    pthread_barrier_t *barrier;
+    aic_broker *broker;
+    aic_status status;
+};
+
+static void *race_start(void *arg) {
+    struct race *r = arg;
+    const char *settings = "idle_exit_ms=0\nlog_level=off\n";
+    pthread_barrier_wait(r->barrier);
+    r->status = aic_broker_start(r->dir, strlen(r->dir), settings, strlen(settings), &r->broker, NULL);
+    return NULL;
+}
+
+static int corrupt_copies(const char *dir) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/intercom", dir);
+    DIR *d = opendir(path);
+    if (!d) return -1;
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) n += strstr(e->d_name, ".corrupt-") != NULL;
+    closedir(d);
+    return n;
+}
+
+static void racing_threads_start_one_broker(const char *dir) {
+    for (int round = 0; round < 30; round++) {
+        pthread_barrier_t barrier;
+        pthread_barrier_init(&barrier, NULL, RACERS);
+        struct race racers[RACERS];
+        pthread_t threads[RACERS];
+        for (int i = 0; i < RACERS; i++) {
+            racers[i] = (struct race){dir, &barrier, NULL, AIC_STATUS_OK};
+            pthread_create(&threads[i], NULL, race_start, &racers[i]);
+        }
+        int ok = 0, running = 0, other = 0;
+        for (int i = 0; i < RACERS; i++) {
+            pthread_join(threads[i], NULL);
+            if (racers[i].status == AIC_STATUS_OK) ok++;
+            else if (racers[i].status == AIC_STATUS_BROKER_ALREADY_RUNNING) running++;
+            else other++;
+        }
+        pthread_barrier_destroy(&barrier);
+        CHECK(ok == 1 && running == RACERS - 1 && other == 0);
+        CHECK(corrupt_copies(dir) == 0);
+        for (int i = 0; i < RACERS; i++) aic_broker_free(racers[i].broker);
+    }
+}
+
+static aic_status start_with(const char *dir, const char *settings, char *message, size_t cap) {
+    aic_broker *b = NULL;
+    aic_error *err = NULL;
+    aic_status status = aic_broker_start(dir, strlen(dir), settings, strlen(settings), &b, &err);
+    snprintf(message, cap, "%s", err ? aic_error_message(err) : "");
+    aic_error_free(err);
+    aic_broker_free(b);
+    return status;
+}
+
+static void settings_out_of_range_are_refused(const char *dir) {
+    char message[512];
+    CHECK(start_with(dir, "idle_exit_secs=18446744073709551615", message, sizeof message) == AIC_STATUS_INVALID_ARGUMENT);
+    CHECK(strstr(message, "idle_exit_secs") && strstr(message, " to "));
+    CHECK(start_with(dir, "recent_delivery_ttl_ms=18446744073709551615", message, sizeof message) == AIC_STATUS_INVALID_ARGUMENT);
+    CHECK(strstr(message, "recent_delivery_ttl_ms") != NULL);
+    CHECK(start_with(dir, "max_sessions=0", message, sizeof message) == AIC_STATUS_INVALID_ARGUMENT);
+    CHECK(start_with(dir, "ask_timeout_ms=-1", message, sizeof message) == AIC_STATUS_INVALID_ARGUMENT);
+    CHECK(start_with(dir, "no_such_limit=1", message, sizeof message) == AIC_STATUS_UNKNOWN_KEY);
+    CHECK(strstr(message, "no_such_limit") != NULL);
+}
+
+static void a_reused_pid_does_not_block(const char *dir) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/intercom/broker.owner", dir);
+    FILE *f = fopen(path, "w");
+    CHECK(f != NULL);
+    if (!f) return;
+    fputs("1", f); /* pid 1 lives and is no broker */
+    fclose(f);
+    struct timespec old[2] = {{time(NULL) - 3600, 0}, {time(NULL) - 3600, 0}};
+    CHECK(utimensat(AT_FDCWD, path, old, 0) == 0);
+    aic_broker *b = NULL;
+    const char *settings = "idle_exit_ms=0\nlog_level=off\n";
+    CHECK(aic_broker_start(dir, strlen(dir), settings, strlen(settings), &b, NULL) == AIC_STATUS_OK);
+    aic_broker_free(b);
+}
 
 static int connect_to(const char *path) {
     int fd = socket(AF_UNIX, SOCK_STREAM, 0);
@@ -104,6 +199,10 @@ int main(void) {
     CHECK(aic_broker_start(dir, strlen(dir), settings, strlen(settings), &broker, NULL) == AIC_STATUS_OK);
     aic_broker_free(broker);
     CHECK(access(path_copy, F_OK) != 0);
+
+    settings_out_of_range_are_refused(dir);
+    racing_threads_start_one_broker(dir);
+    a_reused_pid_does_not_block(dir);
 
     char cmd[4200];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
