@@ -86,10 +86,7 @@ pub fn ensure(config: BrokerConfig, wait: Duration) -> Result<Ensured, StartErro
     let _ = crate::lifecycle::ensure_private_dir(&config.intercom_dir);
     loop {
         if health(&socket, Duration::from_millis(500)) == Health::Compatible {
-            let pid = std::fs::read_to_string(&pid_path)
-                .ok()
-                .and_then(|p| p.trim().parse().ok());
-            return Ok(Ensured::Running(pid));
+            return Ok(Ensured::Running(crate::lifecycle::read_pid(&pid_path)));
         }
         // Serialize starting with the adapters' convention: whoever holds broker.spawn.lock is
         // starting one; everyone else waits for it to answer.

@@ -199,7 +199,8 @@ fn parse_pid(text: &str) -> Option<i32> {
         .filter(|p: &i32| *p > 0)
 }
 
-fn read_pid(path: &Path) -> Option<i32> {
+/// The pid a runtime file names on its first line, read without following a symbolic link.
+pub fn read_pid(path: &Path) -> Option<i32> {
     parse_pid(&read_nofollow(path).ok()?)
 }
 

@@ -587,7 +587,28 @@ fn outputs() -> Vec<(&'static str, String)> {
         ("vendor/agent-intercom-protocol-v4.cjs", cjs),
         ("vendor/agent-intercom-protocol-v4.mjs", module),
         ("docs/broker.md", broker_doc()),
+        ("include/agent_intercom.h", c_header()),
     ]
+}
+
+/// include/agent_intercom.h, by cbindgen over the ffi crate with its macros expanded (every
+/// export is written with `ffi_fn!`, which cbindgen cannot see through). Expanding takes
+/// `rustc -Zunpretty=expanded`, as hyper's header script does; `RUSTC_BOOTSTRAP=1` allows it on
+/// a stable toolchain for that one command, in its own target folder (`target/expand`) so the
+/// main build is not invalidated.
+fn c_header() -> String {
+    let ffi = root().join("ffi");
+    let mut config =
+        cbindgen::Config::from_file(ffi.join("cbindgen.toml")).expect("ffi/cbindgen.toml");
+    config.parse.expand.crates = vec!["agent-intercom-ffi".to_string()];
+    let mut header = Vec::new();
+    cbindgen::Builder::new()
+        .with_crate(&ffi)
+        .with_config(config)
+        .generate()
+        .expect("cbindgen failed to generate the header")
+        .write(&mut header);
+    String::from_utf8(header).expect("the header is UTF-8")
 }
 
 /// docs/broker.md with its limits table written from `agent_intercom_broker::config::LIMITS`
@@ -630,6 +651,11 @@ fn root() -> PathBuf {
 }
 
 fn main() -> ExitCode {
+    // SAFETY: set before any thread starts; read by the cargo that cbindgen runs (c_header).
+    unsafe {
+        std::env::set_var("RUSTC_BOOTSTRAP", "1");
+        std::env::set_var("CARGO_EXPAND_TARGET_DIR", root().join("target/expand"));
+    }
     let args: Vec<String> = std::env::args().skip(1).collect();
     let check = match args
         .iter()
