@@ -379,6 +379,7 @@ fn main() {
         rss_kib(pid, "VmHWM:")
     );
     if let Some(mut child) = child.take() {
+        // SAFETY: kill has no memory preconditions; `pid` is our own child.
         unsafe { libc::kill(pid as i32, libc::SIGTERM) };
         let _ = child.wait();
     }

@@ -41,6 +41,12 @@ fn broker(dir: &Dir, extra: &[&str]) -> Child {
         .unwrap()
 }
 
+/// Sends `sig` to a process of this test.
+fn signal(pid: i32, sig: i32) {
+    // SAFETY: kill has no memory preconditions.
+    unsafe { libc::kill(pid, sig) };
+}
+
 fn wait_healthy(socket: &Path) {
     let deadline = Instant::now() + Duration::from_secs(10);
     while agent_intercom_broker::health(socket, Duration::from_millis(200))
@@ -89,7 +95,7 @@ fn sigterm_shuts_down_cleanly_removing_only_its_files() {
     let mut child = broker(&dir, &["--idle-exit", "0"]);
     wait_healthy(&dir.socket());
     let _client = register(&dir.socket(), "s1", "r1");
-    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    signal(child.id() as i32, libc::SIGTERM);
     assert!(wait_exit(&mut child, Duration::from_secs(5)).success());
     let left: Vec<String> = std::fs::read_dir(dir.intercom())
         .unwrap()
@@ -116,7 +122,7 @@ fn killed_mid_ask_then_restarted_the_edge_survives_and_the_reply_threads() {
         .send(&json!({ "type": "message_received", "deliveryId": m["deliveryId"] }))
         .unwrap();
     expect(&mut asker, "delivered");
-    unsafe { libc::kill(child.id() as i32, libc::SIGKILL) };
+    signal(child.id() as i32, libc::SIGKILL);
     wait_exit(&mut child, Duration::from_secs(5));
     assert!(dir.socket().exists(), "a killed broker leaves its socket");
     let mut child = broker(&dir, &["--idle-exit", "0"]);
@@ -132,7 +138,7 @@ fn killed_mid_ask_then_restarted_the_edge_survives_and_the_reply_threads() {
         .send(&json!({ "type": "message_received", "deliveryId": reply["deliveryId"] }))
         .unwrap();
     expect(&mut asked, "delivered");
-    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    signal(child.id() as i32, libc::SIGTERM);
     wait_exit(&mut child, Duration::from_secs(5));
 }
 
@@ -178,7 +184,7 @@ fn eight_concurrent_starts_leave_exactly_one_broker() {
         .parse()
         .unwrap();
     assert_eq!(pid, owner.id());
-    unsafe { libc::kill(owner.id() as i32, libc::SIGTERM) };
+    signal(owner.id() as i32, libc::SIGTERM);
     wait_exit(owner, Duration::from_secs(5));
 }
 
@@ -213,7 +219,7 @@ fn a_flood_of_connections_is_refused_cleanly_while_a_session_keeps_working() {
         }
     }
     assert_eq!(told, 1000, "every refused connection is told why ({told})");
-    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    signal(child.id() as i32, libc::SIGTERM);
     assert!(wait_exit(&mut child, Duration::from_secs(5)).success());
 }
 
@@ -281,6 +287,6 @@ fn a_failing_broker_thread_exits_non_zero_and_removes_its_files() {
     // And the next broker starts.
     let mut child = broker(&dir, &["--idle-exit", "0"]);
     wait_healthy(&dir.socket());
-    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    signal(child.id() as i32, libc::SIGTERM);
     assert!(wait_exit(&mut child, Duration::from_secs(5)).success());
 }

@@ -14,6 +14,7 @@ fn guard_turns_panics_into_internal() {
     let mut err: *mut aic_error = ptr::null_mut();
     let status = guard(&mut err, || panic!("boom"));
     assert_eq!(status, ErrorCode::Internal);
+    // SAFETY: guard set `err` to an error of this library, freed once below.
     unsafe {
         assert_eq!(aic_error_code(err), ErrorCode::Internal);
         assert!(
@@ -93,6 +94,8 @@ fn check_pair_null_and_alignment() {
 fn slices_are_refused_before_they_are_formed() {
     // With debug assertions, forming any of these slices would abort the test process.
     let byte = [b'x'];
+    // SAFETY: every pointer is valid for what is read, except the lengths under test, which the
+    // helpers must refuse before reading.
     unsafe {
         refused(
             text(byte.as_ptr().cast(), usize::MAX, "selector"),
@@ -154,6 +157,7 @@ fn write_indices_checks_the_buffer_before_writing() {
 #[test]
 fn status_names() {
     let name = |s: u32| {
+        // SAFETY: aic_status_name returns a static NUL-terminated string.
         unsafe { CStr::from_ptr(aic_status_name(s)) }
             .to_str()
             .unwrap()
