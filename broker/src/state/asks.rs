@@ -1,34 +1,51 @@
 //! Ask edges: who waits for whose reply. Opened by a send that expects a reply, resolved by
 //! the delivered reply, deferred when a party leaves, cancelled or expired.
 
+use agent_intercom_core::asks::{AskEdge, AskState, AskView};
 use serde_json::json;
 
 use super::{ConnId, State, Timer};
 use crate::lifecycle::now_ms;
 use crate::store::EdgeRow;
 
-/// Whether the asker still waits (blocking) or has set the ask aside (deferred).
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub(super) enum EdgeState {
-    Blocking,
-    Deferred,
-}
-
-impl EdgeState {
-    pub(super) fn as_str(self) -> &'static str {
-        match self {
-            EdgeState::Blocking => "blocking",
-            EdgeState::Deferred => "deferred",
-        }
-    }
-}
-
 /// An unresolved ask, keyed by (asker, message id) in `State::edges`; `to` is the asked session.
 pub(super) struct Edge {
     pub(super) to: String,
     pub(super) created_at: i64,
     pub(super) expires_at: i64,
-    pub(super) state: EdgeState,
+    pub(super) state: AskState,
+}
+
+/// The open asks as the core's ask rules see them.
+impl AskView for State {
+    fn by_message(&self, asker: &str, message_id: &str) -> Option<AskEdge<'_>> {
+        let ((asker, message_id), edge) = self
+            .edges
+            .get_key_value(&(asker.to_string(), message_id.to_string()))?;
+        Some(AskEdge {
+            asker,
+            message_id,
+            asked: &edge.to,
+            state: edge.state,
+        })
+    }
+
+    fn between(&self, asker: &str, asked: &str) -> Option<AskEdge<'_>> {
+        let ((asker, asked), message_id) = self
+            .edge_by_pair
+            .get_key_value(&(asker.to_string(), asked.to_string()))?;
+        let edge = self.edges.get(&(asker.clone(), message_id.clone()))?;
+        Some(AskEdge {
+            asker,
+            message_id,
+            asked,
+            state: edge.state,
+        })
+    }
+
+    fn open_from(&self, asker: &str) -> usize {
+        self.edges_from.get(asker).copied().unwrap_or(0)
+    }
 }
 
 impl State {
@@ -50,7 +67,7 @@ impl State {
                 to: to.into(),
                 created_at,
                 expires_at,
-                state: EdgeState::Blocking,
+                state: AskState::Blocking,
             },
         );
         self.edge_by_pair
@@ -100,14 +117,14 @@ impl State {
         let keys: Vec<(String, String)> = self
             .edges
             .iter()
-            .filter(|((from, _), e)| (from == id || e.to == id) && e.state == EdgeState::Blocking)
+            .filter(|((from, _), e)| (from == id || e.to == id) && e.state == AskState::Blocking)
             .map(|(k, _)| k.clone())
             .collect();
         for key in keys {
             let edge = self.edges.get_mut(&key).expect("listed");
-            edge.state = EdgeState::Deferred;
+            edge.state = AskState::Deferred;
             let to = edge.to.clone();
-            self.persist(|s| s.set_edge_state(&key.0, &key.1, EdgeState::Deferred.as_str()));
+            self.persist(|s| s.set_edge_state(&key.0, &key.1, AskState::Deferred.as_str()));
             if key.0 == id {
                 self.notify_deferred(&to, &key.1, &key.0);
             }
@@ -148,12 +165,10 @@ impl State {
                 self.remove_edge(&key, Some("cancelled"));
             } else {
                 let edge = self.edges.get_mut(&key).expect("checked");
-                if edge.state == EdgeState::Blocking {
-                    edge.state = EdgeState::Deferred;
+                if edge.state == AskState::Blocking {
+                    edge.state = AskState::Deferred;
                     let to = edge.to.clone();
-                    self.persist(|s| {
-                        s.set_edge_state(&key.0, &key.1, EdgeState::Deferred.as_str())
-                    });
+                    self.persist(|s| s.set_edge_state(&key.0, &key.1, AskState::Deferred.as_str()));
                     self.notify_deferred(&to, message_id, actor);
                 }
             }
@@ -188,7 +203,7 @@ impl State {
                     to: row.to,
                     created_at: row.created_at,
                     expires_at: row.expires_at,
-                    state: EdgeState::Deferred,
+                    state: AskState::Deferred,
                 },
             );
             if row.state != "deferred" {

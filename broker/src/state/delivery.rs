@@ -1,14 +1,15 @@
 //! Deliveries: sending (duplicate suppression, capacity, resolution, ask rules, frames),
 //! acknowledgement, failure, and the recent results kept for duplicate suppression.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 use std::time::Instant;
 
+use agent_intercom_core::asks::{self, AskRefusal};
 use agent_intercom_core::routing::{self, ResolveKind};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
-use super::asks::EdgeState;
 use super::{ConnId, State, Timer, frame, js, text_frame};
 use crate::lifecycle::now_ms;
 use crate::store::DeliveryRow;
@@ -21,7 +22,8 @@ pub(super) struct Pending {
     pub(super) key: (String, String),
     pub(super) fingerprint: String,
     pub(super) message_id: String,
-    pub(super) reply_to: Option<String>,
+    /// The ask this message answers (asker, message id): resolved once it is delivered.
+    pub(super) resolves: Option<(String, String)>,
     pub(super) expects_reply: bool,
     pub(super) from: String,
     pub(super) to: String,
@@ -96,13 +98,66 @@ fn fingerprint(to: &str, message: &Value) -> String {
         .collect()
 }
 
+/// A send refused before it was accepted: the `delivery_failed` code and reason.
+struct Refusal {
+    code: &'static str,
+    reason: Cow<'static, str>,
+}
+
+impl Refusal {
+    fn new(code: &'static str, reason: &'static str) -> Refusal {
+        Refusal {
+            code,
+            reason: Cow::Borrowed(reason),
+        }
+    }
+}
+
+impl From<AskRefusal> for Refusal {
+    fn from(refusal: AskRefusal) -> Refusal {
+        Refusal::new(refusal.code(), refusal.reason())
+    }
+}
+
+/// What an accepted send does to the open asks (an owned `asks::AskEffect`).
+struct Asks {
+    opens: bool,
+    resolves: Option<(String, String)>,
+}
+
 impl State {
+    /// A `send`: answered from the first send's result when it repeats one, else checked
+    /// (capacity, resolution, the ask rules) and either refused or accepted and delivered.
     pub(super) fn send_message(&mut self, conn: ConnId, actor: &str, send: wire::Send) {
         let key = (actor.to_string(), send.id.clone());
         let fp = fingerprint(&send.to, &send.message);
+        if self.answered_from_recent(conn, &key, &fp) || self.answered_from_pending(conn, &key, &fp)
+        {
+            return;
+        }
+        let checked = self.check_capacity(actor).and_then(|()| {
+            let target = self.resolve_target(conn, actor, &send.to)?;
+            let asks = self.check_asks(actor, &target, &send)?;
+            Ok((target, asks))
+        });
+        match checked {
+            Err(refusal) => self.fail_send(conn, &send.id, false, refusal.code, &refusal.reason),
+            Ok((target, asks)) => {
+                if asks.opens {
+                    self.add_edge(actor, &send.id, &target);
+                }
+                self.deliver(conn, key, fp, send, target, asks.resolves);
+            }
+        }
+    }
+
+    /// Duplicate suppression against settled results: the same message again is answered as
+    /// the first was, the same id with another payload is refused. A result evicted from
+    /// memory is looked up in the store. Whether the send was answered.
+    fn answered_from_recent(&mut self, conn: ConnId, key: &(String, String), fp: &str) -> bool {
         let now = now_ms();
         if self.recent_evicted
-            && !self.recent.contains_key(&key)
+            && !self.recent.contains_key(key)
             && let Some(row) = self
                 .store
                 .as_ref()
@@ -120,73 +175,90 @@ impl State {
             );
             self.remember_recent(key.clone(), recent);
         }
-        if let Some(recent) = self.recent.get(&key) {
-            if recent.expires_at <= now {
-                self.recent.remove(&key);
-            } else if recent.fingerprint != fp {
-                return self.fail_send(
-                    conn,
-                    &send.id,
-                    false,
-                    failure_code::DUPLICATE_MESSAGE_ID,
-                    "Message ID was already used with a different payload",
-                );
-            } else if recent.retryable || !self.sessions.contains_key(&recent.to) {
-                self.recent.remove(&key);
-                self.persist(|s| s.delete_delivery(&key.0, &key.1));
-            } else {
-                // The same message again: answer what was answered.
-                if let Some(delivery_id) = &recent.delivered_id {
-                    self.send_value(conn, json!({ "type": "delivery_accepted", "messageId": send.id, "deliveryId": delivery_id }));
-                }
-                return self.send(conn, recent.response.clone());
-            }
-        }
-        if let Some(existing) = self.pending_by_key.get(&key).cloned() {
-            let p = &self.pending[&existing];
-            if p.fingerprint != fp {
-                return self.fail_send(
-                    conn,
-                    &send.id,
-                    false,
-                    failure_code::DUPLICATE_MESSAGE_ID,
-                    "Message ID is already pending with a different payload",
-                );
-            }
-            let still_valid = self.bindings_unchanged(p);
-            if still_valid {
-                return self.send_value(conn, json!({ "type": "delivery_accepted", "messageId": send.id, "deliveryId": existing }));
-            }
-            self.fail_pending(
-                &existing,
-                failure_code::SESSION_NOT_FOUND,
-                "Delivery target changed while pending",
+        let Some(recent) = self.recent.get(key) else {
+            return false;
+        };
+        if recent.expires_at <= now {
+            self.recent.remove(key);
+            false
+        } else if recent.fingerprint != fp {
+            self.fail_send(
+                conn,
+                &key.1,
+                false,
+                failure_code::DUPLICATE_MESSAGE_ID,
+                "Message ID was already used with a different payload",
             );
+            true
+        } else if recent.retryable || !self.sessions.contains_key(&recent.to) {
+            self.recent.remove(key);
+            self.persist(|s| s.delete_delivery(&key.0, &key.1));
+            false
+        } else {
+            // The same message again: answer what was answered.
+            if let Some(delivery_id) = &recent.delivered_id {
+                self.send_value(conn, json!({ "type": "delivery_accepted", "messageId": key.1, "deliveryId": delivery_id }));
+            }
+            self.send(conn, recent.response.clone());
+            true
         }
+    }
+
+    /// Duplicate suppression against pending deliveries: the same message again is accepted
+    /// again under the same delivery id while both ends keep their bindings; otherwise the
+    /// stale delivery fails and the send goes on. Whether the send was answered.
+    fn answered_from_pending(&mut self, conn: ConnId, key: &(String, String), fp: &str) -> bool {
+        let Some(existing) = self.pending_by_key.get(key).cloned() else {
+            return false;
+        };
+        let p = &self.pending[&existing];
+        if p.fingerprint != fp {
+            self.fail_send(
+                conn,
+                &key.1,
+                false,
+                failure_code::DUPLICATE_MESSAGE_ID,
+                "Message ID is already pending with a different payload",
+            );
+            return true;
+        }
+        if self.bindings_unchanged(p) {
+            self.send_value(
+                conn,
+                json!({ "type": "delivery_accepted", "messageId": key.1, "deliveryId": existing }),
+            );
+            return true;
+        }
+        self.fail_pending(
+            &existing,
+            failure_code::SESSION_NOT_FOUND,
+            "Delivery target changed while pending",
+        );
+        false
+    }
+
+    /// The broker-wide and per-sender bounds on deliveries awaiting acknowledgement.
+    fn check_capacity(&self, actor: &str) -> Result<(), Refusal> {
         if self.pending.len() >= self.config.max_pending_deliveries
             || self.pending_from.get(actor).copied().unwrap_or(0)
                 >= self.config.max_pending_deliveries_per_session
         {
-            return self.fail_send(
-                conn,
-                &send.id,
-                false,
+            return Err(Refusal::new(
                 failure_code::TOO_MANY_PENDING_DELIVERIES,
                 "Too many messages are waiting for receiver acknowledgement",
-            );
+            ));
         }
-        let Some(me) = self.sessions.get(actor) else {
-            return self.fail_send(
-                conn,
-                &send.id,
-                false,
-                failure_code::SENDER_NOT_FOUND,
-                "Sender session not found",
-            );
-        };
+        Ok(())
+    }
+
+    /// The session `to` names, for a sender that is registered on this connection.
+    fn resolve_target(&self, conn: ConnId, actor: &str, to: &str) -> Result<String, Refusal> {
+        let sender_not_found =
+            || Refusal::new(failure_code::SENDER_NOT_FOUND, "Sender session not found");
+        let me = self.sessions.get(actor).ok_or_else(sender_not_found)?;
         let exact: Vec<&str> = self
             .sessions
-            .get_key_value(send.to.as_str())
+            .get_key_value(to)
             .map(|(k, _)| k.as_str())
             .into_iter()
             .collect();
@@ -199,96 +271,62 @@ impl State {
                 let e = &self.sessions[id];
                 (id.as_str(), id.as_str(), e.name.as_deref())
             });
-        let (kind, targets) = routing::resolve_with(&send.to, exact, same_scope);
+        let (kind, targets) = routing::resolve_with(to, exact, same_scope);
         match kind {
             ResolveKind::AmbiguousTarget => {
-                return self.fail_send(
-                    conn,
-                    &send.id,
-                    false,
-                    failure_code::AMBIGUOUS_TARGET,
-                    &format!(
-                        "Multiple sessions match \"{}\". Use the session ID instead.",
-                        send.to
-                    ),
-                );
+                return Err(Refusal {
+                    code: failure_code::AMBIGUOUS_TARGET,
+                    reason: format!(
+                        "Multiple sessions match \"{to}\". Use the session ID instead."
+                    )
+                    .into(),
+                });
             }
             ResolveKind::SessionNotFound => {
-                return self.fail_send(
-                    conn,
-                    &send.id,
-                    false,
+                return Err(Refusal::new(
                     failure_code::SESSION_NOT_FOUND,
                     "Session not found",
-                );
+                ));
             }
             _ => {}
         }
         let target = targets[0].to_string();
         if me.conn != conn {
-            return self.fail_send(
-                conn,
-                &send.id,
-                false,
-                failure_code::SENDER_NOT_FOUND,
-                "Sender session not found",
-            );
+            return Err(sender_not_found());
         }
-        if let Some(reply_to) = &send.reply_to {
-            let edge_key = (target.clone(), reply_to.clone());
-            match self.edges.get(&edge_key) {
-                Some(edge) if edge.to == actor => {}
-                _ => {
-                    return self.fail_send(
-                        conn,
-                        &send.id,
-                        false,
-                        failure_code::INVALID_REPLY_TARGET,
-                        "Reply target does not match a pending ask",
-                    );
-                }
-            }
-        }
-        if send.expects_reply {
-            if self
-                .edge_by_pair
-                .contains_key(&(actor.to_string(), target.clone()))
-            {
-                return self.fail_send(
-                    conn,
-                    &send.id,
-                    false,
-                    failure_code::ASK_ALREADY_PENDING,
-                    "Another ask to this session is still unresolved. Wait for its reply or send a non-blocking follow-up.",
-                );
-            }
-            if let Some(reverse_id) = self.edge_by_pair.get(&(target.clone(), actor.to_string())) {
-                let reverse = &self.edges[&(target.clone(), reverse_id.clone())];
-                let answering = send.reply_to.as_deref() == Some(reverse_id.as_str());
-                if reverse.state == EdgeState::Blocking && !answering {
-                    return self.fail_send(
-                        conn,
-                        &send.id,
-                        false,
-                        failure_code::MUTUAL_ASK,
-                        "Mutual ask refused: target session is already waiting for a reply from this session.",
-                    );
-                }
-            }
-            if self.edges_from.get(actor).copied().unwrap_or(0)
-                >= self.config.max_pending_asks_per_session
-            {
-                return self.fail_send(
-                    conn,
-                    &send.id,
-                    false,
-                    failure_code::TOO_MANY_PENDING_ASKS,
-                    "Too many asks are already waiting for replies",
-                );
-            }
-            self.add_edge(actor, &send.id, &target);
-        }
-        let me = &self.sessions[actor];
+        Ok(target)
+    }
+
+    /// The ask-threading rules (`agent_intercom_core::asks`) over the open asks.
+    fn check_asks(&self, actor: &str, target: &str, send: &wire::Send) -> Result<Asks, Refusal> {
+        let effect = asks::check_ask(
+            self,
+            actor,
+            target,
+            send.reply_to.as_deref(),
+            send.expects_reply,
+            self.config.max_pending_asks_per_session,
+        )?;
+        Ok(Asks {
+            opens: effect.opens,
+            resolves: effect
+                .resolves
+                .map(|k| (k.asker.to_string(), k.message_id.to_string())),
+        })
+    }
+
+    /// Accepts a checked send: `delivery_accepted` to the sender, `message` to the recipient,
+    /// and a pending delivery with its acknowledgement timer.
+    fn deliver(
+        &mut self,
+        conn: ConnId,
+        key: (String, String),
+        fp: String,
+        send: wire::Send,
+        target: String,
+        resolves: Option<(String, String)>,
+    ) {
+        let me = &self.sessions[&key.0];
         let them = &self.sessions[&target];
         let delivery_id = uuid::Uuid::new_v4().to_string();
         let pending = Pending {
@@ -296,10 +334,10 @@ impl State {
             key: key.clone(),
             fingerprint: fp,
             message_id: send.id.clone(),
-            reply_to: send.reply_to.clone(),
+            resolves,
             expects_reply: send.expects_reply,
-            from: actor.to_string(),
-            to: target.clone(),
+            from: key.0.clone(),
+            to: target,
             from_conn: conn,
             to_conn: them.conn,
             from_generation: me.generation,
@@ -316,7 +354,7 @@ impl State {
         );
         self.send(conn, text_frame(&accepted));
         self.send(to_conn, text_frame(&message));
-        *self.pending_from.entry(actor.to_string()).or_default() += 1;
+        *self.pending_from.entry(key.0.clone()).or_default() += 1;
         self.pending_by_key.insert(key, delivery_id.clone());
         let timer = self.schedule(
             self.config.delivery_ack_timeout,
@@ -408,9 +446,9 @@ impl State {
             );
         }
         let p = self.take_pending(delivery_id).expect("checked");
-        if let Some(reply_to) = &p.reply_to {
+        if let Some(ask) = &p.resolves {
             // The reply is delivered: the ask it answers is resolved.
-            self.remove_edge(&(p.to.clone(), reply_to.clone()), None);
+            self.remove_edge(ask, None);
         }
         let response =
             json!({ "type": "delivered", "messageId": p.message_id, "deliveryId": delivery_id });
