@@ -5,7 +5,6 @@ use agent_intercom_core::asks::{AskEdge, AskState, AskView};
 use serde_json::json;
 
 use super::{ConnId, State, Timer};
-use crate::lifecycle::now_ms;
 use crate::store::EdgeRow;
 
 /// An unresolved ask, keyed by (asker, message id) in `State::edges`; `to` is the asked session.
@@ -50,7 +49,7 @@ impl AskView for State {
 
 impl State {
     pub(super) fn add_edge(&mut self, from: &str, message_id: &str, to: &str) {
-        let created_at = now_ms();
+        let created_at = self.clock.now_ms();
         let expires_at = created_at + self.config.ask_timeout.as_millis() as i64;
         let row = EdgeRow {
             from: from.into(),

@@ -11,7 +11,6 @@ use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
 use super::{ConnId, State, Timer, frame, js, text_frame};
-use crate::lifecycle::now_ms;
 use crate::store::DeliveryRow;
 use crate::wire::{self, failure_code};
 
@@ -155,7 +154,7 @@ impl State {
     /// the first was, the same id with another payload is refused. A result evicted from
     /// memory is looked up in the store. Whether the send was answered.
     fn answered_from_recent(&mut self, conn: ConnId, key: &(String, String), fp: &str) -> bool {
-        let now = now_ms();
+        let now = self.clock.now_ms();
         if self.recent_evicted
             && !self.recent.contains_key(key)
             && let Some(row) = self
@@ -330,7 +329,7 @@ impl State {
         let them = &self.sessions[&target];
         let delivery_id = uuid::Uuid::new_v4().to_string();
         let pending = Pending {
-            timer: (Instant::now(), 0), // set once scheduled, below
+            timer: (self.clock.now(), 0), // set once scheduled, below
             key: key.clone(),
             fingerprint: fp,
             message_id: send.id.clone(),
@@ -388,7 +387,7 @@ impl State {
     }
 
     fn remember(&mut self, p: &Pending, response: &Value, retryable: bool) {
-        let expires_at = now_ms() + self.config.recent_delivery_ttl.as_millis() as i64;
+        let expires_at = self.clock.now_ms() + self.config.recent_delivery_ttl.as_millis() as i64;
         let row = DeliveryRow {
             from: p.from.clone(),
             message_id: p.message_id.clone(),

@@ -12,15 +12,16 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
 use crate::config::{BrokerConfig, LogLevel};
-use crate::lifecycle::now_ms;
 use crate::store::Store;
 use crate::wire::{self, ClientFrame, Rejection, error_code, failure_code};
 
 mod asks;
+mod clock;
 mod delivery;
 mod sessions;
 
 use asks::Edge;
+pub use clock::{Clock, SystemClock};
 use delivery::{Pending, Recent};
 use sessions::Entry;
 
@@ -112,6 +113,7 @@ enum Timer {
 /// The broker state.
 pub struct State {
     config: BrokerConfig,
+    clock: Box<dyn Clock>,
     store: Option<Store>,
     conns: HashMap<ConnId, Conn>,
     unregistered: VecDeque<(ConnId, u64)>,
@@ -164,8 +166,14 @@ impl State {
     /// A state over an open store (None keeps everything in memory), loading persisted asks (as
     /// deferred) and delivery results.
     pub fn new(config: BrokerConfig, store: Option<Store>) -> State {
+        State::with_clock(config, store, Box::new(SystemClock))
+    }
+
+    /// [`State::new`] with time from `clock`.
+    pub fn with_clock(config: BrokerConfig, store: Option<Store>, clock: Box<dyn Clock>) -> State {
         let mut state = State {
             config,
+            clock,
             store,
             conns: HashMap::new(),
             unregistered: VecDeque::new(),
@@ -207,7 +215,7 @@ impl State {
     }
 
     fn load(&mut self) {
-        let now = now_ms();
+        let now = self.clock.now_ms();
         let Some(store) = &self.store else { return };
         let (edges, deliveries) = match (store.load_edges(now), store.load_deliveries(now)) {
             (Ok(e), Ok(d)) => (e, d),
@@ -258,13 +266,13 @@ impl State {
 
     fn schedule(&mut self, after: Duration, timer: Timer) -> (Instant, u64) {
         self.timer_seq += 1;
-        let key = (Instant::now() + after, self.timer_seq);
+        let key = (self.clock.now() + after, self.timer_seq);
         self.timers.insert(key, timer);
         key
     }
 
     fn schedule_at_ms(&mut self, at_ms: i64, timer: Timer) {
-        let delay = (at_ms - now_ms()).max(0) as u64;
+        let delay = (at_ms - self.clock.now_ms()).max(0) as u64;
         let _ = self.schedule(Duration::from_millis(delay), timer);
     }
 
@@ -365,7 +373,7 @@ impl State {
 
     /// Fires every timer that is due.
     pub fn fire_due_timers(&mut self) {
-        let now = Instant::now();
+        let now = self.clock.now();
         while let Some(entry) = self.timers.first_entry() {
             if entry.key().0 > now {
                 break;
@@ -417,7 +425,7 @@ impl State {
                 }
             }
             Timer::Prune => {
-                let now = now_ms();
+                let now = self.clock.now_ms();
                 self.recent.retain(|_, r| r.expires_at > now);
                 self.persist(|s| s.prune_deliveries(now));
                 // Hand memory freed after a burst back to the system (glibc keeps it otherwise).

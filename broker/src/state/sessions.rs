@@ -10,7 +10,6 @@ use serde_json::{Value, json};
 
 use super::{ConnId, State, frame, js, text_frame};
 use crate::config::LogLevel;
-use crate::lifecycle::now_ms;
 use crate::wire::{Register, error_code};
 
 /// A registered session, keyed by its id in `State::sessions`.
@@ -155,7 +154,7 @@ impl State {
             pid_json: record.pid.clone(),
             started_json: record.started_at.clone(),
             last_activity: Value::Number(record.last_activity.clone()),
-            last_presence: Instant::now(),
+            last_presence: self.clock.now(),
             info_text: String::new(),
         });
         if let Some(e) = entry.as_mut() {
@@ -310,8 +309,8 @@ impl State {
             e.model = model;
             changed = true;
         }
-        e.last_activity = json!(now_ms());
-        let now = Instant::now();
+        e.last_activity = json!(self.clock.now_ms());
+        let now = self.clock.now();
         if changed || now.duration_since(e.last_presence) >= heartbeat {
             e.last_presence = now;
         }

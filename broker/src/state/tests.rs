@@ -127,3 +127,193 @@ fn a_rejected_connection_gets_its_frames_in_order_even_when_it_closes_in_the_sam
     }
     assert_eq!(kinds, vec!["sessions", "error", "CLOSE"]);
 }
+
+/// A clock the test moves by hand: timers fire when it says so, not after a sleep.
+#[derive(Clone)]
+struct ManualClock {
+    start: Instant,
+    start_ms: i64,
+    elapsed_ms: Arc<std::sync::atomic::AtomicU64>,
+}
+
+impl ManualClock {
+    fn new() -> ManualClock {
+        ManualClock {
+            start: Instant::now(),
+            start_ms: 1_700_000_000_000,
+            elapsed_ms: Default::default(),
+        }
+    }
+
+    fn advance(&self, ms: u64) {
+        self.elapsed_ms.fetch_add(ms, Ordering::Relaxed);
+    }
+}
+
+impl Clock for ManualClock {
+    fn now(&self) -> Instant {
+        self.start + Duration::from_millis(self.elapsed_ms.load(Ordering::Relaxed))
+    }
+
+    fn now_ms(&self) -> i64 {
+        self.start_ms + self.elapsed_ms.load(Ordering::Relaxed) as i64
+    }
+}
+
+/// Whole frames received, closes as `{"type":"CLOSE"}`.
+fn frames(rx: &mut mpsc::UnboundedReceiver<Out>) -> Vec<Value> {
+    let mut out = Vec::new();
+    while let Ok(o) = rx.try_recv() {
+        out.push(match o {
+            Out::Frame(bytes) => serde_json::from_slice(&bytes[4..]).unwrap(),
+            Out::Close => json!({ "type": "CLOSE" }),
+        });
+    }
+    out
+}
+
+/// A state on a manual clock with sessions `a` (connection 1) and `b` (connection 2)
+/// registered, their greetings drained.
+fn two_sessions(
+    configure: impl FnOnce(&mut BrokerConfig),
+) -> (State, ManualClock, Vec<mpsc::UnboundedReceiver<Out>>) {
+    let mut config = BrokerConfig::for_agent_dir(std::path::Path::new("/nonexistent"));
+    config.idle_exit = None;
+    config.log_level = LogLevel::Off;
+    configure(&mut config);
+    let clock = ManualClock::new();
+    let mut state = State::with_clock(config, None, Box::new(clock.clone()));
+    let mut rxs = Vec::new();
+    for (conn, id) in [(1, "a"), (2, "b")] {
+        let (tx, rx) = mpsc::unbounded_channel();
+        state.handle(Event::Accepted {
+            conn,
+            tx,
+            queued: Default::default(),
+            kill: Default::default(),
+        });
+        state.handle(Event::Frame {
+            conn,
+            value: register(id, id, None),
+        });
+        rxs.push(rx);
+    }
+    state.flush();
+    for rx in rxs.iter_mut() {
+        frames(rx);
+    }
+    (state, clock, rxs)
+}
+
+fn send(id: &str, to: &str, expects_reply: bool) -> Value {
+    json!({ "type": "send", "to": to, "message": { "id": id, "timestamp": 1, "expectsReply": expects_reply, "content": { "text": "x" } } })
+}
+
+#[test]
+fn an_unacknowledged_delivery_times_out_when_the_clock_says_so() {
+    let (mut state, clock, mut rxs) = two_sessions(|c| {
+        c.delivery_ack_timeout = Duration::from_millis(8_000);
+    });
+    state.handle(Event::Frame {
+        conn: 1,
+        value: send("m1", "b", false),
+    });
+    state.flush();
+    assert_eq!(frames(&mut rxs[0])[0]["type"], "delivery_accepted");
+    assert_eq!(frames(&mut rxs[1])[0]["type"], "message");
+    assert!(
+        state
+            .next_deadline()
+            .is_some_and(|at| at <= clock.now() + Duration::from_millis(8_000)),
+        "the acknowledgement deadline is armed on the state's clock"
+    );
+
+    clock.advance(7_999);
+    state.fire_due_timers();
+    state.flush();
+    assert!(frames(&mut rxs[0]).is_empty(), "not yet due");
+
+    clock.advance(1);
+    state.fire_due_timers();
+    state.flush();
+    let failed = frames(&mut rxs[0]);
+    assert_eq!(failed.len(), 1, "{failed:?}");
+    assert_eq!(failed[0]["type"], "delivery_failed");
+    assert_eq!(failed[0]["messageId"], "m1");
+    assert_eq!(failed[0]["accepted"], true);
+    assert_eq!(failed[0]["code"], failure_code::DELIVERY_TIMEOUT);
+    assert!(frames(&mut rxs[1]).is_empty());
+}
+
+#[test]
+fn an_ask_expires_when_the_clock_says_so_and_may_then_be_asked_again() {
+    let (mut state, clock, mut rxs) = two_sessions(|c| {
+        c.ask_timeout = Duration::from_millis(60_000);
+    });
+    state.handle(Event::Frame {
+        conn: 1,
+        value: send("q1", "b", true),
+    });
+    state.flush();
+    assert_eq!(frames(&mut rxs[0])[0]["type"], "delivery_accepted");
+    let message = frames(&mut rxs[1]).remove(0);
+    state.handle(Event::Frame {
+        conn: 2,
+        value: json!({ "type": "message_received", "deliveryId": message["deliveryId"] }),
+    });
+    state.flush();
+    assert_eq!(frames(&mut rxs[0])[0]["type"], "delivered");
+
+    clock.advance(59_999);
+    state.fire_due_timers();
+    state.handle(Event::Frame {
+        conn: 1,
+        value: send("q2", "b", true),
+    });
+    state.flush();
+    let refused = frames(&mut rxs[0]);
+    assert_eq!(refused[0]["code"], "ASK_ALREADY_PENDING", "{refused:?}");
+    assert!(frames(&mut rxs[1]).is_empty(), "not yet expired");
+
+    clock.advance(1);
+    state.fire_due_timers();
+    state.flush();
+    let cancelled = frames(&mut rxs[1]);
+    assert_eq!(cancelled.len(), 1, "{cancelled:?}");
+    assert_eq!(
+        cancelled[0],
+        json!({ "type": "ask_cancelled", "messageId": "q1", "fromSessionId": "a", "reason": "expired" })
+    );
+
+    state.handle(Event::Frame {
+        conn: 1,
+        value: send("q3", "b", true),
+    });
+    state.flush();
+    assert_eq!(frames(&mut rxs[0])[0]["type"], "delivery_accepted");
+}
+
+#[test]
+fn a_connection_that_never_registers_is_refused_at_the_registration_timeout() {
+    let mut config = BrokerConfig::for_agent_dir(std::path::Path::new("/nonexistent"));
+    config.idle_exit = None;
+    config.log_level = LogLevel::Off;
+    config.registration_timeout = Duration::from_millis(1_000);
+    let clock = ManualClock::new();
+    let mut state = State::with_clock(config, None, Box::new(clock.clone()));
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    state.handle(Event::Accepted {
+        conn: 1,
+        tx,
+        queued: Default::default(),
+        kill: Default::default(),
+    });
+    clock.advance(999);
+    state.fire_due_timers();
+    state.flush();
+    assert!(outputs(&mut rx).is_empty());
+    clock.advance(1);
+    state.fire_due_timers();
+    state.flush();
+    assert_eq!(outputs(&mut rx), vec!["error", "CLOSE"]);
+}
