@@ -386,6 +386,19 @@ impl State {
         Some(p)
     }
 
+    /// Records a settled delivery's answer and tells its sender, if the sender is still on
+    /// the connection it sent from.
+    fn settle(&mut self, p: &Pending, response: Value, retryable: bool) {
+        self.remember(p, &response, retryable);
+        if self
+            .sessions
+            .get(&p.from)
+            .is_some_and(|e| e.conn == p.from_conn)
+        {
+            self.send_value(p.from_conn, response);
+        }
+    }
+
     fn remember(&mut self, p: &Pending, response: &Value, retryable: bool) {
         let expires_at = self.clock.now_ms() + self.config.recent_delivery_ttl.as_millis() as i64;
         let row = DeliveryRow {
@@ -451,14 +464,7 @@ impl State {
         }
         let response =
             json!({ "type": "delivered", "messageId": p.message_id, "deliveryId": delivery_id });
-        self.remember(&p, &response, false);
-        if self
-            .sessions
-            .get(&p.from)
-            .is_some_and(|e| e.conn == p.from_conn)
-        {
-            self.send_value(p.from_conn, response);
-        }
+        self.settle(&p, response, false);
     }
 
     /// The recipient refused a delivery (its message id conflicts with one it already holds).
@@ -483,14 +489,7 @@ impl State {
             );
         }
         let response = json!({ "type": "delivery_failed", "messageId": p.message_id, "accepted": true, "code": code, "reason": reason });
-        self.remember(&p, &response, true);
-        if self
-            .sessions
-            .get(&p.from)
-            .is_some_and(|e| e.conn == p.from_conn)
-        {
-            self.send_value(p.from_conn, response);
-        }
+        self.settle(&p, response, true);
     }
 
     pub(super) fn fail_pending_of(&mut self, id: &str, conn: ConnId) {

@@ -11,18 +11,24 @@ fn register(id: &str, runtime: &str, scope: Option<&str>) -> Value {
     f
 }
 
-fn outputs(rx: &mut mpsc::UnboundedReceiver<Out>) -> Vec<String> {
+/// Whole frames received, closes as `{"type":"CLOSE"}`.
+fn frames(rx: &mut mpsc::UnboundedReceiver<Out>) -> Vec<Value> {
     let mut out = Vec::new();
     while let Ok(o) = rx.try_recv() {
         out.push(match o {
-            Out::Frame(bytes) => serde_json::from_slice::<Value>(&bytes[4..]).unwrap()["type"]
-                .as_str()
-                .unwrap()
-                .to_string(),
-            Out::Close => "CLOSE".into(),
+            Out::Frame(bytes) => serde_json::from_slice(&bytes[4..]).unwrap(),
+            Out::Close => json!({ "type": "CLOSE" }),
         });
     }
     out
+}
+
+/// The types of the frames received, closes as `CLOSE`.
+fn outputs(rx: &mut mpsc::UnboundedReceiver<Out>) -> Vec<String> {
+    frames(rx)
+        .iter()
+        .map(|f| f["type"].as_str().unwrap().to_string())
+        .collect()
 }
 
 /// Frames that were already in flight on a superseded connection when the replacement
@@ -160,16 +166,15 @@ impl Clock for ManualClock {
     }
 }
 
-/// Whole frames received, closes as `{"type":"CLOSE"}`.
-fn frames(rx: &mut mpsc::UnboundedReceiver<Out>) -> Vec<Value> {
-    let mut out = Vec::new();
-    while let Ok(o) = rx.try_recv() {
-        out.push(match o {
-            Out::Frame(bytes) => serde_json::from_slice(&bytes[4..]).unwrap(),
-            Out::Close => json!({ "type": "CLOSE" }),
-        });
-    }
-    out
+/// A state in memory on a manual clock, quiet and without idle exit.
+fn on_manual_clock(configure: impl FnOnce(&mut BrokerConfig)) -> (State, ManualClock) {
+    let mut config = BrokerConfig::for_agent_dir(std::path::Path::new("/nonexistent"));
+    config.idle_exit = None;
+    config.log_level = LogLevel::Off;
+    configure(&mut config);
+    let clock = ManualClock::new();
+    let state = State::with_clock(config, None, Box::new(clock.clone()));
+    (state, clock)
 }
 
 /// A state on a manual clock with sessions `a` (connection 1) and `b` (connection 2)
@@ -177,12 +182,7 @@ fn frames(rx: &mut mpsc::UnboundedReceiver<Out>) -> Vec<Value> {
 fn two_sessions(
     configure: impl FnOnce(&mut BrokerConfig),
 ) -> (State, ManualClock, Vec<mpsc::UnboundedReceiver<Out>>) {
-    let mut config = BrokerConfig::for_agent_dir(std::path::Path::new("/nonexistent"));
-    config.idle_exit = None;
-    config.log_level = LogLevel::Off;
-    configure(&mut config);
-    let clock = ManualClock::new();
-    let mut state = State::with_clock(config, None, Box::new(clock.clone()));
+    let (mut state, clock) = on_manual_clock(configure);
     let mut rxs = Vec::new();
     for (conn, id) in [(1, "a"), (2, "b")] {
         let (tx, rx) = mpsc::unbounded_channel();
@@ -205,6 +205,19 @@ fn two_sessions(
     (state, clock, rxs)
 }
 
+/// One frame from `conn`, then the batch ends.
+fn step(state: &mut State, conn: ConnId, value: Value) {
+    state.handle(Event::Frame { conn, value });
+    state.flush();
+}
+
+/// The clock moves on `ms`; what fell due fires and the batch ends.
+fn tick(state: &mut State, clock: &ManualClock, ms: u64) {
+    clock.advance(ms);
+    state.fire_due_timers();
+    state.flush();
+}
+
 fn send(id: &str, to: &str, expects_reply: bool) -> Value {
     json!({ "type": "send", "to": to, "message": { "id": id, "timestamp": 1, "expectsReply": expects_reply, "content": { "text": "x" } } })
 }
@@ -214,11 +227,7 @@ fn an_unacknowledged_delivery_times_out_when_the_clock_says_so() {
     let (mut state, clock, mut rxs) = two_sessions(|c| {
         c.delivery_ack_timeout = Duration::from_millis(8_000);
     });
-    state.handle(Event::Frame {
-        conn: 1,
-        value: send("m1", "b", false),
-    });
-    state.flush();
+    step(&mut state, 1, send("m1", "b", false));
     assert_eq!(frames(&mut rxs[0])[0]["type"], "delivery_accepted");
     assert_eq!(frames(&mut rxs[1])[0]["type"], "message");
     assert!(
@@ -228,14 +237,10 @@ fn an_unacknowledged_delivery_times_out_when_the_clock_says_so() {
         "the acknowledgement deadline is armed on the state's clock"
     );
 
-    clock.advance(7_999);
-    state.fire_due_timers();
-    state.flush();
+    tick(&mut state, &clock, 7_999);
     assert!(frames(&mut rxs[0]).is_empty(), "not yet due");
 
-    clock.advance(1);
-    state.fire_due_timers();
-    state.flush();
+    tick(&mut state, &clock, 1);
     let failed = frames(&mut rxs[0]);
     assert_eq!(failed.len(), 1, "{failed:?}");
     assert_eq!(failed[0]["type"], "delivery_failed");
@@ -250,34 +255,23 @@ fn an_ask_expires_when_the_clock_says_so_and_may_then_be_asked_again() {
     let (mut state, clock, mut rxs) = two_sessions(|c| {
         c.ask_timeout = Duration::from_millis(60_000);
     });
-    state.handle(Event::Frame {
-        conn: 1,
-        value: send("q1", "b", true),
-    });
-    state.flush();
+    step(&mut state, 1, send("q1", "b", true));
     assert_eq!(frames(&mut rxs[0])[0]["type"], "delivery_accepted");
     let message = frames(&mut rxs[1]).remove(0);
-    state.handle(Event::Frame {
-        conn: 2,
-        value: json!({ "type": "message_received", "deliveryId": message["deliveryId"] }),
-    });
-    state.flush();
+    step(
+        &mut state,
+        2,
+        json!({ "type": "message_received", "deliveryId": message["deliveryId"] }),
+    );
     assert_eq!(frames(&mut rxs[0])[0]["type"], "delivered");
 
-    clock.advance(59_999);
-    state.fire_due_timers();
-    state.handle(Event::Frame {
-        conn: 1,
-        value: send("q2", "b", true),
-    });
-    state.flush();
+    tick(&mut state, &clock, 59_999);
+    step(&mut state, 1, send("q2", "b", true));
     let refused = frames(&mut rxs[0]);
     assert_eq!(refused[0]["code"], "ASK_ALREADY_PENDING", "{refused:?}");
     assert!(frames(&mut rxs[1]).is_empty(), "not yet expired");
 
-    clock.advance(1);
-    state.fire_due_timers();
-    state.flush();
+    tick(&mut state, &clock, 1);
     let cancelled = frames(&mut rxs[1]);
     assert_eq!(cancelled.len(), 1, "{cancelled:?}");
     assert_eq!(
@@ -285,22 +279,15 @@ fn an_ask_expires_when_the_clock_says_so_and_may_then_be_asked_again() {
         json!({ "type": "ask_cancelled", "messageId": "q1", "fromSessionId": "a", "reason": "expired" })
     );
 
-    state.handle(Event::Frame {
-        conn: 1,
-        value: send("q3", "b", true),
-    });
-    state.flush();
+    step(&mut state, 1, send("q3", "b", true));
     assert_eq!(frames(&mut rxs[0])[0]["type"], "delivery_accepted");
 }
 
 #[test]
 fn a_connection_that_never_registers_is_refused_at_the_registration_timeout() {
-    let mut config = BrokerConfig::for_agent_dir(std::path::Path::new("/nonexistent"));
-    config.idle_exit = None;
-    config.log_level = LogLevel::Off;
-    config.registration_timeout = Duration::from_millis(1_000);
-    let clock = ManualClock::new();
-    let mut state = State::with_clock(config, None, Box::new(clock.clone()));
+    let (mut state, clock) = on_manual_clock(|c| {
+        c.registration_timeout = Duration::from_millis(1_000);
+    });
     let (tx, mut rx) = mpsc::unbounded_channel();
     state.handle(Event::Accepted {
         conn: 1,
@@ -308,12 +295,8 @@ fn a_connection_that_never_registers_is_refused_at_the_registration_timeout() {
         queued: Default::default(),
         kill: Default::default(),
     });
-    clock.advance(999);
-    state.fire_due_timers();
-    state.flush();
+    tick(&mut state, &clock, 999);
     assert!(outputs(&mut rx).is_empty());
-    clock.advance(1);
-    state.fire_due_timers();
-    state.flush();
+    tick(&mut state, &clock, 1);
     assert_eq!(outputs(&mut rx), vec!["error", "CLOSE"]);
 }
