@@ -1,6 +1,10 @@
 //! The broker's state machine. One task owns all state and handles events in order, which makes
 //! every ordering guarantee (replacement, acknowledgement, ask threading) a matter of sequence.
 //! Protocol rules come from `agent_intercom_core`; this module adds connections, state and time.
+//!
+//! This file holds the state, the event and frame dispatch, timers and the batch flush;
+//! `sessions` registration, presence and lifecycle broadcasts; `delivery` sends, acknowledgements
+//! and duplicate suppression; `asks` the open asks; `clock` where time comes from.
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::Arc;
