@@ -134,14 +134,20 @@ pub enum AskRefusal {
     TooManyPendingAsks,
 }
 
+// A free constant, not an associated one: cbindgen reads core and would export an associated
+// constant into the C header.
+const ALL_REFUSALS: [AskRefusal; 4] = [
+    AskRefusal::InvalidReplyTarget,
+    AskRefusal::AskAlreadyPending,
+    AskRefusal::MutualAsk,
+    AskRefusal::TooManyPendingAsks,
+];
+
 impl AskRefusal {
     /// Every refusal, in the order [`check_ask`] tries them.
-    pub const ALL: [AskRefusal; 4] = [
-        AskRefusal::InvalidReplyTarget,
-        AskRefusal::AskAlreadyPending,
-        AskRefusal::MutualAsk,
-        AskRefusal::TooManyPendingAsks,
-    ];
+    pub const fn all() -> [AskRefusal; 4] {
+        ALL_REFUSALS
+    }
 
     /// The `delivery_failed` code.
     pub const fn code(self) -> &'static str {
@@ -169,7 +175,7 @@ impl AskRefusal {
 
     /// The refusal with this code.
     pub fn from_code(code: &str) -> Option<AskRefusal> {
-        AskRefusal::ALL.into_iter().find(|r| r.code() == code)
+        ALL_REFUSALS.into_iter().find(|r| r.code() == code)
     }
 }
 
@@ -256,7 +262,7 @@ mod tests {
 
     #[test]
     fn codes_and_state_names_round_trip() {
-        for refusal in AskRefusal::ALL {
+        for refusal in AskRefusal::all() {
             assert_eq!(AskRefusal::from_code(refusal.code()), Some(refusal));
             assert!(refusal.to_string().starts_with(refusal.code()));
         }

@@ -140,7 +140,7 @@ fn asks_v1_vectors() {
 #[test]
 fn asks_v1_covers_every_refusal() {
     let text = read();
-    for refusal in AskRefusal::ALL {
+    for refusal in AskRefusal::all() {
         assert!(
             text.contains(&format!("\"refused\": \"{}\"", refusal.code())),
             "no case refuses with {}",
