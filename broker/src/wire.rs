@@ -26,18 +26,18 @@ pub mod error_code {
 /// Codes of `delivery_failed` frames.
 pub mod failure_code {
     #![allow(missing_docs)]
+    // The ask-threading refusals live in core, with the rules that decide them.
+    pub use agent_intercom_core::asks::{
+        ASK_ALREADY_PENDING, INVALID_REPLY_TARGET, MUTUAL_ASK, TOO_MANY_PENDING_ASKS,
+    };
     pub const INVALID_MESSAGE: &str = "INVALID_MESSAGE";
     pub const CONTROL_DISPATCH_UNAVAILABLE: &str = "CONTROL_DISPATCH_UNAVAILABLE";
     pub const SESSION_NOT_FOUND: &str = "SESSION_NOT_FOUND";
     pub const AMBIGUOUS_TARGET: &str = "AMBIGUOUS_TARGET";
     pub const SENDER_NOT_FOUND: &str = "SENDER_NOT_FOUND";
-    pub const INVALID_REPLY_TARGET: &str = "INVALID_REPLY_TARGET";
-    pub const MUTUAL_ASK: &str = "MUTUAL_ASK";
-    pub const ASK_ALREADY_PENDING: &str = "ASK_ALREADY_PENDING";
     pub const DUPLICATE_MESSAGE_ID: &str = "DUPLICATE_MESSAGE_ID";
     pub const CONFLICTING_MESSAGE_ID: &str = "CONFLICTING_MESSAGE_ID";
     pub const TOO_MANY_PENDING_DELIVERIES: &str = "TOO_MANY_PENDING_DELIVERIES";
-    pub const TOO_MANY_PENDING_ASKS: &str = "TOO_MANY_PENDING_ASKS";
     pub const RECIPIENT_DISCONNECTED: &str = "RECIPIENT_DISCONNECTED";
     pub const SENDER_DISCONNECTED: &str = "SENDER_DISCONNECTED";
     pub const DELIVERY_TIMEOUT: &str = "DELIVERY_TIMEOUT";

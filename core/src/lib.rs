@@ -18,6 +18,7 @@
 
 #![deny(missing_docs)]
 
+pub mod asks;
 pub mod canonical;
 pub mod corpus;
 pub mod error;

@@ -1,0 +1,539 @@
+//! Deliveries: sending (duplicate suppression, capacity, resolution, ask rules, frames),
+//! acknowledgement, failure, and the recent results kept for duplicate suppression.
+
+use std::borrow::Cow;
+use std::sync::Arc;
+use std::time::Instant;
+
+use agent_intercom_core::asks::{self, AskRefusal};
+use agent_intercom_core::routing::{self, ResolveKind};
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+
+use super::{ConnId, State, Timer, frame, js, text_frame};
+use crate::store::DeliveryRow;
+use crate::wire::{self, failure_code};
+
+/// A delivery awaiting the recipient's acknowledgement, keyed by delivery id.
+pub(super) struct Pending {
+    /// Its delivery-timeout timer.
+    pub(super) timer: (Instant, u64),
+    pub(super) key: (String, String),
+    pub(super) fingerprint: String,
+    pub(super) message_id: String,
+    /// The ask this message answers (asker, message id): resolved once it is delivered.
+    pub(super) resolves: Option<(String, String)>,
+    pub(super) expects_reply: bool,
+    pub(super) from: String,
+    pub(super) to: String,
+    pub(super) from_conn: ConnId,
+    pub(super) to_conn: ConnId,
+    pub(super) from_generation: u64,
+    pub(super) to_generation: u64,
+}
+
+/// A settled delivery's answer, kept for duplicate suppression, keyed by (sender, message id).
+pub(super) struct Recent {
+    pub(super) fingerprint: String,
+    pub(super) to: String,
+    /// The answer, encoded once: `delivered` or `delivery_failed`.
+    pub(super) response: Arc<Vec<u8>>,
+    /// For a `delivered` answer, its delivery id (a replay sends `delivery_accepted` first).
+    pub(super) delivered_id: Option<String>,
+    pub(super) retryable: bool,
+    pub(super) expires_at: i64,
+}
+
+impl Recent {
+    pub(super) fn new(
+        fingerprint: String,
+        to: String,
+        response: &Value,
+        retryable: bool,
+        expires_at: i64,
+    ) -> Recent {
+        let delivered_id = (response["type"] == "delivered")
+            .then(|| response["deliveryId"].as_str().unwrap_or("").to_string());
+        Recent {
+            fingerprint,
+            to,
+            response: frame(response),
+            delivered_id,
+            retryable,
+            expires_at,
+        }
+    }
+}
+
+/// Feeds serialized JSON straight into the digest.
+struct DigestWriter(Sha256);
+
+impl std::io::Write for DigestWriter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.update(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Digest of what makes two sends "the same message": {to, replyTo, expectsReply, content}.
+/// serde_json's maps are ordered by key, so equal payloads serialize (and hash) equally.
+fn fingerprint(to: &str, message: &Value) -> String {
+    let mut digest = DigestWriter(Sha256::new());
+    let parts = (
+        to,
+        message.get("replyTo"),
+        message.get("expectsReply"),
+        message.get("content"),
+    );
+    serde_json::to_writer(&mut digest, &parts).expect("hashing cannot fail");
+    digest
+        .0
+        .finalize()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// A send refused before it was accepted: the `delivery_failed` code and reason.
+struct Refusal {
+    code: &'static str,
+    reason: Cow<'static, str>,
+}
+
+impl Refusal {
+    fn new(code: &'static str, reason: &'static str) -> Refusal {
+        Refusal {
+            code,
+            reason: Cow::Borrowed(reason),
+        }
+    }
+}
+
+impl From<AskRefusal> for Refusal {
+    fn from(refusal: AskRefusal) -> Refusal {
+        Refusal::new(refusal.code(), refusal.reason())
+    }
+}
+
+/// What an accepted send does to the open asks (an owned `asks::AskEffect`).
+struct Asks {
+    opens: bool,
+    resolves: Option<(String, String)>,
+}
+
+impl State {
+    /// A `send`: answered from the first send's result when it repeats one, else checked
+    /// (capacity, resolution, the ask rules) and either refused or accepted and delivered.
+    pub(super) fn send_message(&mut self, conn: ConnId, actor: &str, send: wire::Send) {
+        let key = (actor.to_string(), send.id.clone());
+        let fp = fingerprint(&send.to, &send.message);
+        if self.answered_from_recent(conn, &key, &fp) || self.answered_from_pending(conn, &key, &fp)
+        {
+            return;
+        }
+        let checked = self.check_capacity(actor).and_then(|()| {
+            let target = self.resolve_target(conn, actor, &send.to)?;
+            let asks = self.check_asks(actor, &target, &send)?;
+            Ok((target, asks))
+        });
+        match checked {
+            Err(refusal) => self.fail_send(conn, &send.id, false, refusal.code, &refusal.reason),
+            Ok((target, asks)) => {
+                if asks.opens {
+                    self.add_edge(actor, &send.id, &target);
+                }
+                self.deliver(conn, key, fp, send, target, asks.resolves);
+            }
+        }
+    }
+
+    /// Duplicate suppression against settled results: the same message again is answered as
+    /// the first was, the same id with another payload is refused. A result evicted from
+    /// memory is looked up in the store. Whether the send was answered.
+    fn answered_from_recent(&mut self, conn: ConnId, key: &(String, String), fp: &str) -> bool {
+        let now = self.clock.now_ms();
+        if self.recent_evicted
+            && !self.recent.contains_key(key)
+            && let Some(row) = self
+                .store
+                .as_ref()
+                .and_then(|s| s.get_delivery(&key.0, &key.1).ok().flatten())
+            && row.expires_at > now
+            && let Ok(response) = serde_json::from_str::<Value>(&row.response)
+        {
+            // Older than the in-memory window: the store still knows the answer.
+            let recent = Recent::new(
+                row.fingerprint,
+                row.to,
+                &response,
+                row.retryable,
+                row.expires_at,
+            );
+            self.remember_recent(key.clone(), recent);
+        }
+        let Some(recent) = self.recent.get(key) else {
+            return false;
+        };
+        if recent.expires_at <= now {
+            self.recent.remove(key);
+            false
+        } else if recent.fingerprint != fp {
+            self.fail_send(
+                conn,
+                &key.1,
+                false,
+                failure_code::DUPLICATE_MESSAGE_ID,
+                "Message ID was already used with a different payload",
+            );
+            true
+        } else if recent.retryable || !self.sessions.contains_key(&recent.to) {
+            self.recent.remove(key);
+            self.persist(|s| s.delete_delivery(&key.0, &key.1));
+            false
+        } else {
+            // The same message again: answer what was answered.
+            if let Some(delivery_id) = &recent.delivered_id {
+                self.send_value(conn, json!({ "type": "delivery_accepted", "messageId": key.1, "deliveryId": delivery_id }));
+            }
+            self.send(conn, recent.response.clone());
+            true
+        }
+    }
+
+    /// Duplicate suppression against pending deliveries: the same message again is accepted
+    /// again under the same delivery id while both ends keep their bindings; otherwise the
+    /// stale delivery fails and the send goes on. Whether the send was answered.
+    fn answered_from_pending(&mut self, conn: ConnId, key: &(String, String), fp: &str) -> bool {
+        let Some(existing) = self.pending_by_key.get(key).cloned() else {
+            return false;
+        };
+        let p = &self.pending[&existing];
+        if p.fingerprint != fp {
+            self.fail_send(
+                conn,
+                &key.1,
+                false,
+                failure_code::DUPLICATE_MESSAGE_ID,
+                "Message ID is already pending with a different payload",
+            );
+            return true;
+        }
+        if self.bindings_unchanged(p) {
+            self.send_value(
+                conn,
+                json!({ "type": "delivery_accepted", "messageId": key.1, "deliveryId": existing }),
+            );
+            return true;
+        }
+        self.fail_pending(
+            &existing,
+            failure_code::SESSION_NOT_FOUND,
+            "Delivery target changed while pending",
+        );
+        false
+    }
+
+    /// The broker-wide and per-sender bounds on deliveries awaiting acknowledgement.
+    fn check_capacity(&self, actor: &str) -> Result<(), Refusal> {
+        if self.pending.len() >= self.config.max_pending_deliveries
+            || self.pending_from.get(actor).copied().unwrap_or(0)
+                >= self.config.max_pending_deliveries_per_session
+        {
+            return Err(Refusal::new(
+                failure_code::TOO_MANY_PENDING_DELIVERIES,
+                "Too many messages are waiting for receiver acknowledgement",
+            ));
+        }
+        Ok(())
+    }
+
+    /// The session `to` names, for a sender that is registered on this connection.
+    fn resolve_target(&self, conn: ConnId, actor: &str, to: &str) -> Result<String, Refusal> {
+        let sender_not_found =
+            || Refusal::new(failure_code::SENDER_NOT_FOUND, "Sender session not found");
+        let me = self.sessions.get(actor).ok_or_else(sender_not_found)?;
+        let exact: Vec<&str> = self
+            .sessions
+            .get_key_value(to)
+            .map(|(k, _)| k.as_str())
+            .into_iter()
+            .collect();
+        let same_scope = self
+            .by_scope
+            .get(&me.scope)
+            .into_iter()
+            .flat_map(|b| b.values())
+            .map(|id| {
+                let e = &self.sessions[id];
+                (id.as_str(), id.as_str(), e.name.as_deref())
+            });
+        let (kind, targets) = routing::resolve_with(to, exact, same_scope);
+        match kind {
+            ResolveKind::AmbiguousTarget => {
+                return Err(Refusal {
+                    code: failure_code::AMBIGUOUS_TARGET,
+                    reason: format!(
+                        "Multiple sessions match \"{to}\". Use the session ID instead."
+                    )
+                    .into(),
+                });
+            }
+            ResolveKind::SessionNotFound => {
+                return Err(Refusal::new(
+                    failure_code::SESSION_NOT_FOUND,
+                    "Session not found",
+                ));
+            }
+            _ => {}
+        }
+        let target = targets[0].to_string();
+        if me.conn != conn {
+            return Err(sender_not_found());
+        }
+        Ok(target)
+    }
+
+    /// The ask-threading rules (`agent_intercom_core::asks`) over the open asks.
+    fn check_asks(&self, actor: &str, target: &str, send: &wire::Send) -> Result<Asks, Refusal> {
+        let effect = asks::check_ask(
+            self,
+            actor,
+            target,
+            send.reply_to.as_deref(),
+            send.expects_reply,
+            self.config.max_pending_asks_per_session,
+        )?;
+        Ok(Asks {
+            opens: effect.opens,
+            resolves: effect
+                .resolves
+                .map(|k| (k.asker.to_string(), k.message_id.to_string())),
+        })
+    }
+
+    /// Accepts a checked send: `delivery_accepted` to the sender, `message` to the recipient,
+    /// and a pending delivery with its acknowledgement timer.
+    fn deliver(
+        &mut self,
+        conn: ConnId,
+        key: (String, String),
+        fp: String,
+        send: wire::Send,
+        target: String,
+        resolves: Option<(String, String)>,
+    ) {
+        let me = &self.sessions[&key.0];
+        let them = &self.sessions[&target];
+        let delivery_id = uuid::Uuid::new_v4().to_string();
+        let pending = Pending {
+            timer: (self.clock.now(), 0), // set once scheduled, below
+            key: key.clone(),
+            fingerprint: fp,
+            message_id: send.id.clone(),
+            resolves,
+            expects_reply: send.expects_reply,
+            from: key.0.clone(),
+            to: target,
+            from_conn: conn,
+            to_conn: them.conn,
+            from_generation: me.generation,
+            to_generation: them.generation,
+        };
+        let to_conn = them.conn;
+        let (message_id, delivery) = (js(&send.id), js(&delivery_id));
+        let accepted = format!(
+            r#"{{"type":"delivery_accepted","messageId":{message_id},"deliveryId":{delivery}}}"#
+        );
+        let message = format!(
+            r#"{{"type":"message","deliveryId":{delivery},"from":{},"message":{}}}"#,
+            me.info_text, send.message
+        );
+        self.send(conn, text_frame(&accepted));
+        self.send(to_conn, text_frame(&message));
+        *self.pending_from.entry(key.0.clone()).or_default() += 1;
+        self.pending_by_key.insert(key, delivery_id.clone());
+        let timer = self.schedule(
+            self.config.delivery_ack_timeout,
+            Timer::DeliveryTimeout(delivery_id.clone()),
+        );
+        self.pending
+            .insert(delivery_id, Pending { timer, ..pending });
+    }
+
+    /// Both ends of a pending delivery still hold the bindings it was accepted for.
+    fn bindings_unchanged(&self, p: &Pending) -> bool {
+        let same = |id: &str, generation: u64| {
+            self.sessions
+                .get(id)
+                .is_some_and(|e| e.generation == generation)
+        };
+        same(&p.from, p.from_generation) && same(&p.to, p.to_generation)
+    }
+
+    fn take_pending(&mut self, delivery_id: &str) -> Option<Pending> {
+        let p = self.pending.remove(delivery_id)?;
+        self.timers.remove(&p.timer);
+        self.pending_by_key.remove(&p.key);
+        if let Some(n) = self.pending_from.get_mut(&p.from) {
+            *n -= 1;
+            if *n == 0 {
+                self.pending_from.remove(&p.from);
+            }
+        }
+        Some(p)
+    }
+
+    /// Records a settled delivery's answer and tells its sender, if the sender is still on
+    /// the connection it sent from.
+    fn settle(&mut self, p: &Pending, response: Value, retryable: bool) {
+        self.remember(p, &response, retryable);
+        if self
+            .sessions
+            .get(&p.from)
+            .is_some_and(|e| e.conn == p.from_conn)
+        {
+            self.send_value(p.from_conn, response);
+        }
+    }
+
+    fn remember(&mut self, p: &Pending, response: &Value, retryable: bool) {
+        let expires_at = self.clock.now_ms() + self.config.recent_delivery_ttl.as_millis() as i64;
+        let row = DeliveryRow {
+            from: p.from.clone(),
+            message_id: p.message_id.clone(),
+            fingerprint: p.fingerprint.clone(),
+            to: p.to.clone(),
+            response: response.to_string(),
+            retryable,
+            expires_at,
+        };
+        self.persist(|s| s.put_delivery(&row));
+        self.recent.insert(
+            p.key.clone(),
+            Recent::new(
+                p.fingerprint.clone(),
+                p.to.clone(),
+                response,
+                retryable,
+                expires_at,
+            ),
+        );
+    }
+
+    /// Keeps a delivery result in memory, evicting the oldest past `max_recent_in_memory` (the
+    /// store keeps every result for the whole window; see `send_message`).
+    fn remember_recent(&mut self, key: (String, String), recent: Recent) {
+        if self.recent.insert(key.clone(), recent).is_none() {
+            self.recent_order.push_back(key);
+        }
+        while self.recent.len() > self.config.max_recent_in_memory {
+            let Some(oldest) = self.recent_order.pop_front() else {
+                break;
+            };
+            self.recent.remove(&oldest);
+            self.recent_evicted = true;
+        }
+        if self.recent_order.len() > 2 * self.config.max_recent_in_memory.max(1) {
+            let recent = &self.recent;
+            self.recent_order.retain(|k| recent.contains_key(k));
+        }
+    }
+
+    pub(super) fn acknowledge(&mut self, conn: ConnId, actor: &str, delivery_id: &str) {
+        let Some(p) = self.pending.get(delivery_id) else {
+            return;
+        };
+        if p.to != actor || p.to_conn != conn {
+            return;
+        }
+        let valid = self.bindings_unchanged(p);
+        if !valid {
+            return self.fail_pending(
+                delivery_id,
+                failure_code::SESSION_NOT_FOUND,
+                "Delivery target changed before acknowledgement",
+            );
+        }
+        let p = self.take_pending(delivery_id).expect("checked");
+        if let Some(ask) = &p.resolves {
+            // The reply is delivered: the ask it answers is resolved.
+            self.remove_edge(ask, None);
+        }
+        let response =
+            json!({ "type": "delivered", "messageId": p.message_id, "deliveryId": delivery_id });
+        self.settle(&p, response, false);
+    }
+
+    /// The recipient refused a delivery (its message id conflicts with one it already holds).
+    pub(super) fn reject(&mut self, conn: ConnId, actor: &str, delivery_id: &str, reason: &str) {
+        if self
+            .pending
+            .get(delivery_id)
+            .is_some_and(|p| p.to == actor && p.to_conn == conn)
+        {
+            self.fail_pending(delivery_id, failure_code::CONFLICTING_MESSAGE_ID, reason);
+        }
+    }
+
+    pub(super) fn fail_pending(&mut self, delivery_id: &str, code: &str, reason: &str) {
+        let Some(p) = self.take_pending(delivery_id) else {
+            return;
+        };
+        if p.expects_reply {
+            self.remove_edge(
+                &(p.from.clone(), p.message_id.clone()),
+                Some("delivery_failed"),
+            );
+        }
+        let response = json!({ "type": "delivery_failed", "messageId": p.message_id, "accepted": true, "code": code, "reason": reason });
+        self.settle(&p, response, true);
+    }
+
+    pub(super) fn fail_pending_of(&mut self, id: &str, conn: ConnId) {
+        let doomed: Vec<(String, &'static str, &'static str)> = self
+            .pending
+            .iter()
+            .filter_map(|(did, p)| {
+                if p.to == id && p.to_conn == conn {
+                    Some((
+                        did.clone(),
+                        failure_code::RECIPIENT_DISCONNECTED,
+                        "Recipient disconnected before acknowledging the message",
+                    ))
+                } else if p.from == id && p.from_conn == conn {
+                    Some((
+                        did.clone(),
+                        failure_code::SENDER_DISCONNECTED,
+                        "Sender disconnected before delivery was acknowledged",
+                    ))
+                } else {
+                    None
+                }
+            })
+            .collect();
+        for (did, code, reason) in doomed {
+            self.fail_pending(&did, code, reason);
+        }
+    }
+
+    /// Delivery results loaded from the store at start.
+    pub(super) fn restore_results(&mut self, rows: Vec<DeliveryRow>) {
+        for row in rows {
+            if let Ok(response) = serde_json::from_str::<Value>(&row.response) {
+                self.recent.insert(
+                    (row.from, row.message_id),
+                    Recent::new(
+                        row.fingerprint,
+                        row.to,
+                        &response,
+                        row.retryable,
+                        row.expires_at,
+                    ),
+                );
+            }
+        }
+    }
+}

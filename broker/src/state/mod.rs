@@ -1,0 +1,676 @@
+//! The broker's state machine. One task owns all state and handles events in order, which makes
+//! every ordering guarantee (replacement, acknowledgement, ask threading) a matter of sequence.
+//! Protocol rules come from `agent_intercom_core`; this module adds connections, state and time.
+//!
+//! This file holds the state, the event and frame dispatch, timers and the batch flush;
+//! `sessions` registration, presence and lifecycle broadcasts; `delivery` sends, acknowledgements
+//! and duplicate suppression; `asks` the open asks; `clock` where time comes from.
+
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use agent_intercom_core::routing::{self, FrameDisposition};
+use serde_json::{Value, json};
+use tokio::sync::mpsc;
+
+use crate::config::{BrokerConfig, LogLevel};
+use crate::store::Store;
+use crate::wire::{self, ClientFrame, Rejection, error_code, failure_code};
+
+mod asks;
+mod clock;
+mod delivery;
+mod sessions;
+
+use asks::Edge;
+pub use clock::{Clock, SystemClock};
+use delivery::{Pending, Recent};
+use sessions::Entry;
+
+/// A connection's identity, unique for the broker's lifetime.
+pub type ConnId = u64;
+
+/// What a connection's writer task is told.
+#[derive(Debug)]
+pub enum Out {
+    /// Bytes of one encoded frame (shared when broadcast).
+    Frame(Arc<Vec<u8>>),
+    /// Flush, then close the connection.
+    Close,
+}
+
+/// What the server tells the state task.
+#[derive(Debug)]
+pub enum Event {
+    /// A new connection and its writer.
+    Accepted {
+        /// Its id.
+        conn: ConnId,
+        /// Its writer.
+        tx: mpsc::UnboundedSender<Out>,
+        /// Bytes handed to the writer and not yet written to the socket.
+        queued: Arc<AtomicUsize>,
+        /// Ends the connection at once, even while its writer is blocked.
+        kill: Arc<tokio::sync::Notify>,
+    },
+    /// A well-formed JSON frame arrived.
+    Frame {
+        /// From.
+        conn: ConnId,
+        /// The parsed JSON.
+        value: Value,
+    },
+    /// The connection broke the protocol below the frame level (bad length, invalid UTF-8 or
+    /// JSON, rate limit): answer with an error frame, in order, and close it.
+    Reject {
+        /// Which.
+        conn: ConnId,
+        /// The error frame's code.
+        code: &'static str,
+        /// Why.
+        message: String,
+    },
+    /// The connection is gone (always the last event of a connection).
+    Closed {
+        /// Which.
+        conn: ConnId,
+    },
+    /// Stop: close everything.
+    Shutdown,
+}
+
+/// Why the state task stopped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StopReason {
+    /// No session for the idle-exit period.
+    Idle,
+    /// Asked to.
+    Shutdown,
+    /// The broker's thread failed (a bug: it panicked, or its runtime could not start). Its
+    /// files were removed all the same; the CLI exits non-zero.
+    Failed,
+}
+
+struct Conn {
+    tx: mpsc::UnboundedSender<Out>,
+    queued: Arc<AtomicUsize>,
+    kill: Arc<tokio::sync::Notify>,
+    /// Closed for not reading: nothing more is queued for it.
+    closing: bool,
+    /// The session this connection registered, and the binding generation it got.
+    binding: Option<(String, u64)>,
+    /// Bumped whenever the registration timeout is (re)armed.
+    unregistered_since: Option<u64>,
+}
+
+#[derive(Clone, PartialEq, Eq, PartialOrd, Ord)]
+enum Timer {
+    Registration(ConnId, u64),
+    DeliveryTimeout(String),
+    AskExpiry(String, String, i64),
+    Idle(u64),
+    Prune,
+}
+
+/// The broker state.
+pub struct State {
+    config: BrokerConfig,
+    clock: Box<dyn Clock>,
+    store: Option<Store>,
+    conns: HashMap<ConnId, Conn>,
+    unregistered: VecDeque<(ConnId, u64)>,
+    sessions: HashMap<String, Entry>,
+    by_scope: HashMap<Option<String>, BTreeMap<u64, String>>,
+    pending: HashMap<String, Pending>,
+    pending_by_key: HashMap<(String, String), String>,
+    pending_from: HashMap<String, usize>,
+    /// Delivery results kept in memory (a bounded cache: all of them are in the store).
+    recent: HashMap<(String, String), Recent>,
+    /// Insertion order of `recent`, for evicting the oldest past the bound.
+    recent_order: VecDeque<(String, String)>,
+    /// Set once a result left memory: from then on a miss is looked up in the store.
+    recent_evicted: bool,
+    edges: HashMap<(String, String), Edge>,
+    edge_by_pair: HashMap<(String, String), String>,
+    edges_from: HashMap<String, usize>,
+    /// Pending timers by (deadline, sequence). Delivery timeouts are removed as soon as their
+    /// delivery settles, so memory follows what is pending, not the message rate.
+    timers: BTreeMap<(Instant, u64), Timer>,
+    timer_seq: u64,
+    /// Frames produced by the current batch, released by [`State::flush`].
+    outbox: std::cell::RefCell<Vec<(ConnId, Out)>>,
+    /// Connections closed during the current batch, kept until its frames are released.
+    departed: Vec<(ConnId, Conn)>,
+    next_seq: u64,
+    idle_seq: u64,
+    stop: Option<StopReason>,
+}
+
+fn frame(value: &Value) -> Arc<Vec<u8>> {
+    Arc::new(wire::encode(value))
+}
+
+/// A frame from JSON text built by hand on hot paths (the parts are already valid JSON).
+fn text_frame(text: &str) -> Arc<Vec<u8>> {
+    let text = crate::jstext::release(text);
+    let mut bytes = Vec::with_capacity(text.len() + 4);
+    bytes.extend_from_slice(&(text.len() as u32).to_be_bytes());
+    bytes.extend_from_slice(text.as_bytes());
+    Arc::new(bytes)
+}
+
+/// A JSON string literal.
+fn js(s: &str) -> String {
+    Value::String(s.to_string()).to_string()
+}
+
+impl State {
+    /// A state over an open store (None keeps everything in memory), loading persisted asks (as
+    /// deferred) and delivery results.
+    pub fn new(config: BrokerConfig, store: Option<Store>) -> State {
+        State::with_clock(config, store, Box::new(SystemClock))
+    }
+
+    /// [`State::new`] with time from `clock`.
+    pub fn with_clock(config: BrokerConfig, store: Option<Store>, clock: Box<dyn Clock>) -> State {
+        let mut state = State {
+            config,
+            clock,
+            store,
+            conns: HashMap::new(),
+            unregistered: VecDeque::new(),
+            sessions: HashMap::new(),
+            by_scope: HashMap::new(),
+            pending: HashMap::new(),
+            pending_by_key: HashMap::new(),
+            pending_from: HashMap::new(),
+            recent: HashMap::new(),
+            recent_order: VecDeque::new(),
+            recent_evicted: false,
+            edges: HashMap::new(),
+            edge_by_pair: HashMap::new(),
+            edges_from: HashMap::new(),
+            timers: BTreeMap::new(),
+            timer_seq: 0,
+            outbox: std::cell::RefCell::new(Vec::new()),
+            departed: Vec::new(),
+            next_seq: 1,
+            idle_seq: 0,
+            stop: None,
+        };
+        state.load();
+        state.schedule(
+            state
+                .config
+                .recent_delivery_ttl
+                .min(Duration::from_secs(60)),
+            Timer::Prune,
+        );
+        state.arm_idle();
+        state
+    }
+
+    fn log(&self, level: LogLevel, message: impl FnOnce() -> String) {
+        if level <= self.config.log_level {
+            eprintln!("agent-intercom broker [{level:?}] {}", message());
+        }
+    }
+
+    fn load(&mut self) {
+        let now = self.clock.now_ms();
+        let Some(store) = &self.store else { return };
+        let (edges, deliveries) = match (store.load_edges(now), store.load_deliveries(now)) {
+            (Ok(e), Ok(d)) => (e, d),
+            (Err(e), _) | (_, Err(e)) => {
+                self.log(LogLevel::Error, || {
+                    format!("cannot load persisted state: {e}")
+                });
+                return;
+            }
+        };
+        self.restore_edges(edges);
+        self.restore_results(deliveries);
+        self.log(LogLevel::Info, || {
+            format!(
+                "loaded {} ask edges and {} delivery results",
+                self.edges.len(),
+                self.recent.len()
+            )
+        });
+    }
+
+    fn persist(&self, write: impl FnOnce(&Store) -> Result<(), crate::store::StoreError>) {
+        if let Some(store) = &self.store
+            && let Err(e) = store.begin()
+        {
+            self.log(LogLevel::Error, || {
+                format!("store transaction failed to start: {e}")
+            });
+        }
+        if let Some(store) = &self.store
+            && let Err(e) = write(store)
+        {
+            self.log(LogLevel::Error, || {
+                format!("store write failed (state kept in memory): {e}")
+            });
+        }
+    }
+
+    /// Whether the state task should stop, and why.
+    pub fn stopped(&self) -> Option<StopReason> {
+        self.stop
+    }
+
+    /// The next timer deadline.
+    pub fn next_deadline(&self) -> Option<Instant> {
+        self.timers.first_key_value().map(|((at, _), _)| *at)
+    }
+
+    fn schedule(&mut self, after: Duration, timer: Timer) -> (Instant, u64) {
+        self.timer_seq += 1;
+        let key = (self.clock.now() + after, self.timer_seq);
+        self.timers.insert(key, timer);
+        key
+    }
+
+    fn schedule_at_ms(&mut self, at_ms: i64, timer: Timer) {
+        let delay = (at_ms - self.clock.now_ms()).max(0) as u64;
+        let _ = self.schedule(Duration::from_millis(delay), timer);
+    }
+
+    fn send(&self, conn: ConnId, bytes: Arc<Vec<u8>>) {
+        self.outbox.borrow_mut().push((conn, Out::Frame(bytes)));
+    }
+
+    /// Ends a batch of events: commits what the batch stored, then releases the frames it
+    /// produced. A frame that reports a durable fact (a delivery result, an ask) therefore
+    /// never leaves before the fact is on disk (group commit).
+    pub fn flush(&mut self) {
+        if let Some(store) = &self.store
+            && let Err(e) = store.commit()
+        {
+            self.log(LogLevel::Error, || {
+                format!("store commit failed (state kept in memory): {e}")
+            });
+        }
+        let limit = self.config.max_outbound_bytes;
+        let mut slow = Vec::new();
+        for (conn, out) in self.outbox.get_mut().drain(..) {
+            let Some(c) = self.conns.get_mut(&conn).or_else(|| {
+                self.departed
+                    .iter_mut()
+                    .find(|(id, _)| *id == conn)
+                    .map(|(_, c)| c)
+            }) else {
+                continue;
+            };
+            if c.closing {
+                continue;
+            }
+            if let Out::Frame(bytes) = &out {
+                // A connection that stops reading may not make the broker hold unbounded
+                // memory for it: past the limit it is closed as a slow consumer.
+                if c.queued.fetch_add(bytes.len(), Ordering::Relaxed) + bytes.len() > limit {
+                    c.closing = true;
+                    c.kill.notify_one();
+                    slow.push(conn);
+                    continue;
+                }
+            }
+            let _ = c.tx.send(out);
+        }
+        self.departed.clear();
+        for conn in slow {
+            self.log(LogLevel::Warn, || {
+                format!("connection {conn} closed: it stopped reading ({limit} bytes queued)")
+            });
+        }
+    }
+
+    fn send_value(&self, conn: ConnId, value: Value) {
+        self.send(conn, frame(&value));
+    }
+
+    fn close(&self, conn: ConnId) {
+        self.outbox.borrow_mut().push((conn, Out::Close));
+    }
+
+    fn refuse(&self, conn: ConnId, code: &str, message: &str) {
+        self.log(LogLevel::Warn, || {
+            format!("connection {conn} refused: {code}")
+        });
+        self.send_value(
+            conn,
+            json!({ "type": "error", "code": code, "error": message }),
+        );
+        self.close(conn);
+    }
+
+    fn fail_send(&self, conn: ConnId, message_id: &str, accepted: bool, code: &str, reason: &str) {
+        self.send_value(
+            conn,
+            json!({ "type": "delivery_failed", "messageId": message_id, "accepted": accepted, "code": code, "reason": reason }),
+        );
+    }
+
+    /// Handles one event.
+    pub fn handle(&mut self, event: Event) {
+        match event {
+            Event::Accepted {
+                conn,
+                tx,
+                queued,
+                kill,
+            } => self.accepted(conn, tx, queued, kill),
+            Event::Frame { conn, value } => self.frame(conn, value),
+            Event::Reject {
+                conn,
+                code,
+                message,
+            } => self.refuse(conn, code, &message),
+            Event::Closed { conn } => self.closed(conn),
+            Event::Shutdown => self.shutdown(StopReason::Shutdown),
+        }
+    }
+
+    /// Fires every timer that is due.
+    pub fn fire_due_timers(&mut self) {
+        let now = self.clock.now();
+        while let Some(entry) = self.timers.first_entry() {
+            if entry.key().0 > now {
+                break;
+            }
+            let timer = entry.remove();
+            self.fire(timer);
+        }
+    }
+
+    fn fire(&mut self, timer: Timer) {
+        match timer {
+            Timer::Registration(conn, since) => {
+                if self
+                    .conns
+                    .get(&conn)
+                    .is_some_and(|c| c.unregistered_since == Some(since))
+                {
+                    let ms = self.config.registration_timeout.as_millis();
+                    self.refuse(
+                        conn,
+                        error_code::INVALID_REQUEST,
+                        &format!("No register frame within {ms} ms"),
+                    );
+                }
+            }
+            Timer::DeliveryTimeout(delivery_id) => {
+                self.fail_pending(
+                    &delivery_id,
+                    failure_code::DELIVERY_TIMEOUT,
+                    "Recipient did not acknowledge the message in time",
+                );
+            }
+            Timer::AskExpiry(from, message_id, expires_at) => {
+                let key = (from, message_id);
+                if self
+                    .edges
+                    .get(&key)
+                    .is_some_and(|e| e.expires_at == expires_at)
+                {
+                    self.remove_edge(&key, Some("expired"));
+                }
+            }
+            Timer::Idle(seq) => {
+                if seq == self.idle_seq && self.sessions.is_empty() {
+                    self.log(LogLevel::Info, || {
+                        "no sessions for the idle period; exiting".into()
+                    });
+                    self.shutdown(StopReason::Idle);
+                }
+            }
+            Timer::Prune => {
+                let now = self.clock.now_ms();
+                self.recent.retain(|_, r| r.expires_at > now);
+                self.persist(|s| s.prune_deliveries(now));
+                // Hand memory freed after a burst back to the system (glibc keeps it otherwise).
+                #[cfg(all(target_os = "linux", target_env = "gnu"))]
+                // SAFETY: malloc_trim only releases free heap pages.
+                unsafe {
+                    libc::malloc_trim(0);
+                }
+                self.schedule(
+                    self.config.recent_delivery_ttl.min(Duration::from_secs(60)),
+                    Timer::Prune,
+                );
+            }
+        }
+    }
+
+    fn arm_idle(&mut self) {
+        if let Some(after) = self.config.idle_exit
+            && self.sessions.is_empty()
+        {
+            self.idle_seq += 1;
+            self.schedule(after, Timer::Idle(self.idle_seq));
+        }
+    }
+
+    fn shutdown(&mut self, reason: StopReason) {
+        for conn in self.conns.keys() {
+            self.close(*conn);
+        }
+        self.stop = Some(reason);
+    }
+
+    fn accepted(
+        &mut self,
+        conn: ConnId,
+        tx: mpsc::UnboundedSender<Out>,
+        queued: Arc<AtomicUsize>,
+        kill: Arc<tokio::sync::Notify>,
+    ) {
+        self.conns.insert(
+            conn,
+            Conn {
+                tx,
+                queued,
+                kill,
+                closing: false,
+                binding: None,
+                unregistered_since: None,
+            },
+        );
+        self.arm_registration(conn);
+    }
+
+    fn arm_registration(&mut self, conn: ConnId) {
+        let since = self.next_seq;
+        self.next_seq += 1;
+        if let Some(c) = self.conns.get_mut(&conn) {
+            c.unregistered_since = Some(since);
+        }
+        self.unregistered.push_back((conn, since));
+        self.schedule(
+            self.config.registration_timeout,
+            Timer::Registration(conn, since),
+        );
+        // Hold at most max_unregistered connections that have not registered: evict the oldest.
+        let mut live = self
+            .unregistered
+            .iter()
+            .filter(|(c, s)| {
+                self.conns
+                    .get(c)
+                    .is_some_and(|x| x.unregistered_since == Some(*s))
+            })
+            .count();
+        while live > self.config.max_unregistered {
+            let Some((oldest, since)) = self.unregistered.pop_front() else {
+                break;
+            };
+            if self
+                .conns
+                .get(&oldest)
+                .is_some_and(|x| x.unregistered_since == Some(since))
+            {
+                if let Some(c) = self.conns.get_mut(&oldest) {
+                    c.unregistered_since = None;
+                }
+                self.refuse(
+                    oldest,
+                    error_code::INVALID_REQUEST,
+                    "Too many connections waiting to register; closing the oldest",
+                );
+                live -= 1;
+            }
+        }
+        // Forget queue entries of connections that registered or left.
+        while let Some((c, s)) = self.unregistered.front() {
+            if self
+                .conns
+                .get(c)
+                .is_some_and(|x| x.unregistered_since == Some(*s))
+            {
+                break;
+            }
+            self.unregistered.pop_front();
+        }
+    }
+
+    fn closed(&mut self, conn: ConnId) {
+        let Some(c) = self.conns.remove(&conn) else {
+            return;
+        };
+        let binding = c.binding.clone();
+        // Frames already produced for it in this batch (an error frame, say) still go out.
+        self.departed.push((conn, c));
+        if let Some((id, generation)) = binding
+            && self
+                .sessions
+                .get(&id)
+                .is_some_and(|e| e.conn == conn && e.generation == generation)
+        {
+            self.log(LogLevel::Info, || format!("session {id} disconnected"));
+            self.session_gone(&id, conn, None);
+        }
+    }
+
+    fn frame(&mut self, conn: ConnId, value: Value) {
+        let Some(c) = self.conns.get(&conn) else {
+            return;
+        };
+        if let Some((id, generation)) = &c.binding {
+            let current = self.sessions.get(id).map(|e| e.generation);
+            if routing::frame_disposition(*generation, current) == FrameDisposition::Discard {
+                // A frame from a superseded connection: dropped, nothing emitted.
+                self.close(conn);
+                return;
+            }
+        }
+        let bound = c.binding.as_ref().map(|(id, _)| id.clone());
+        let parsed = match wire::parse_client_frame(&value, &self.config) {
+            Ok(f) => f,
+            Err(Rejection { code, message }) => return self.refuse(conn, code, &message),
+        };
+        if let ClientFrame::Health { request_id } = &parsed {
+            return self.send_value(
+                conn,
+                json!({
+                    "type": "health_ok",
+                    "requestId": request_id,
+                    "protocol": agent_intercom_core::protocol::PROTOCOL_NAME,
+                    "version": agent_intercom_core::protocol::PROTOCOL_VERSION,
+                    "endpoint": "local",
+                    "remoteAccess": wire::remote_access_contract(),
+                }),
+            );
+        }
+        if let ClientFrame::AccessControl = parsed {
+            return self.refuse(
+                conn,
+                error_code::ACCESS_DENIED,
+                "Remote access administration is not served by this broker",
+            );
+        }
+        match (parsed, bound) {
+            (ClientFrame::Register(register), None) => self.register(conn, *register),
+            (ClientFrame::Register(_), Some(_)) => self.refuse(
+                conn,
+                error_code::INVALID_REQUEST,
+                "Received duplicate register message",
+            ),
+            (other, None) => {
+                let kind = value
+                    .get("type")
+                    .and_then(Value::as_str)
+                    .unwrap_or("?")
+                    .chars()
+                    .take(64)
+                    .collect::<String>();
+                let _ = other;
+                self.refuse(
+                    conn,
+                    error_code::INVALID_REQUEST,
+                    &format!("Received {kind} before register"),
+                );
+            }
+            (ClientFrame::Unregister { preserve_asks }, Some(id)) => {
+                self.session_gone(
+                    &id,
+                    conn,
+                    if preserve_asks {
+                        None
+                    } else {
+                        Some("session_disconnected")
+                    },
+                );
+                if let Some(c) = self.conns.get_mut(&conn) {
+                    c.binding = None;
+                }
+                self.arm_registration(conn);
+            }
+            (ClientFrame::List { request_id }, Some(id)) => self.list(conn, &id, &request_id),
+            (ClientFrame::Send(send), Some(id)) => self.send_message(conn, &id, *send),
+            (
+                ClientFrame::InvalidSend {
+                    message_id,
+                    code,
+                    reason,
+                },
+                Some(_),
+            ) => self.fail_send(conn, &message_id, false, code, &reason),
+            (ClientFrame::MessageReceived { delivery_id }, Some(id)) => {
+                self.acknowledge(conn, &id, &delivery_id)
+            }
+            (
+                ClientFrame::MessageRejected {
+                    delivery_id,
+                    reason,
+                },
+                Some(id),
+            ) => self.reject(conn, &id, &delivery_id, &reason),
+            (
+                ClientFrame::AskControl {
+                    cancel,
+                    request_id,
+                    message_id,
+                },
+                Some(id),
+            ) => self.ask_control(conn, &id, cancel, &request_id, &message_id),
+            (
+                ClientFrame::Presence {
+                    name,
+                    status,
+                    model,
+                },
+                Some(id),
+            ) => self.presence(&id, name, status, model),
+            (ClientFrame::Health { .. } | ClientFrame::AccessControl, Some(_)) => {
+                unreachable!("answered above")
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

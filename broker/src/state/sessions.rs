@@ -1,0 +1,323 @@
+//! Sessions: registration and replacement, the scope index, listing, presence, and what
+//! their audience hears when they come and go.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use agent_intercom_core::routing::{self, LifecycleKind, Session};
+use agent_intercom_core::scope::ScopeId;
+use serde_json::{Value, json};
+
+use super::{ConnId, State, frame, js, text_frame};
+use crate::config::LogLevel;
+use crate::wire::{Register, error_code};
+
+/// A registered session, keyed by its id in `State::sessions`.
+pub(super) struct Entry {
+    pub(super) conn: ConnId,
+    pub(super) generation: u64,
+    pub(super) seq: u64,
+    pub(super) scope: Option<String>,
+    pub(super) runtime_instance_id: Option<String>,
+    pub(super) pid: f64,
+    pub(super) started_at: f64,
+    pub(super) name: Option<String>,
+    pub(super) status: Option<String>,
+    pub(super) model: String,
+    pub(super) cwd: String,
+    pub(super) pid_json: serde_json::Number,
+    pub(super) started_json: serde_json::Number,
+    pub(super) last_activity: Value,
+    pub(super) last_presence: Instant,
+    /// SessionInfo as JSON text, kept current: it goes into every message, list and event.
+    pub(super) info_text: String,
+}
+
+impl Entry {
+    pub(super) fn refresh(&mut self, id: &str) {
+        self.info_text = self.info(id).to_string();
+    }
+
+    fn info(&self, id: &str) -> Value {
+        let mut info = serde_json::Map::new();
+        info.insert("id".into(), Value::String(id.into()));
+        if let Some(name) = &self.name {
+            info.insert("name".into(), Value::String(name.clone()));
+        }
+        info.insert("cwd".into(), Value::String(self.cwd.clone()));
+        info.insert("model".into(), Value::String(self.model.clone()));
+        info.insert("pid".into(), Value::Number(self.pid_json.clone()));
+        info.insert("startedAt".into(), Value::Number(self.started_json.clone()));
+        info.insert("lastActivity".into(), self.last_activity.clone());
+        if let Some(status) = &self.status {
+            info.insert("status".into(), Value::String(status.clone()));
+        }
+        info.insert("trustedLocal".into(), Value::Bool(true));
+        info.insert("origin".into(), Value::String("local".into()));
+        Value::Object(info)
+    }
+
+    pub(super) fn scope_id(&self) -> Option<ScopeId<'_>> {
+        self.scope.as_deref().and_then(ScopeId::parse)
+    }
+}
+fn number_f64(n: &serde_json::Number) -> f64 {
+    n.as_f64().unwrap_or(f64::NAN)
+}
+
+impl State {
+    /// A session leaves: left to its audience, pending deliveries failed, asks deferred (or
+    /// cancelled with `cancel_reason`).
+    pub(super) fn session_gone(&mut self, id: &str, conn: ConnId, cancel_reason: Option<&str>) {
+        self.broadcast_about(
+            id,
+            frame(&json!({ "type": "session_left", "sessionId": id })),
+        );
+        self.remove_session(id);
+        self.fail_pending_of(id, conn);
+        match cancel_reason {
+            Some(reason) => self.cancel_edges_of(id, reason),
+            None => self.defer_edges_of(id),
+        }
+        self.arm_idle();
+    }
+
+    /// Sends `message` to everyone who hears lifecycle events about `subject_id`.
+    fn broadcast_about(&self, subject_id: &str, bytes: Arc<Vec<u8>>) {
+        let Some(subject) = self.sessions.get(subject_id) else {
+            return;
+        };
+        let subject_scope = subject.scope_id();
+        for id in self
+            .by_scope
+            .get(&subject.scope)
+            .into_iter()
+            .flat_map(|b| b.values())
+        {
+            let entry = &self.sessions[id];
+            let candidate = Session {
+                id,
+                name: entry.name.as_deref(),
+                scope: entry.scope_id(),
+            };
+            if routing::hears(subject_id, subject_scope, &candidate) {
+                self.send(entry.conn, bytes.clone());
+            }
+        }
+    }
+
+    pub(super) fn register(&mut self, conn: ConnId, register: Register) {
+        let id = register
+            .session_id
+            .clone()
+            .unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
+        let record = &register.session;
+        let previous = self.sessions.get(&id);
+        if previous.is_none() && self.sessions.len() >= self.config.max_sessions {
+            return self.refuse(
+                conn,
+                error_code::TOO_MANY_SESSIONS,
+                "Too many registered intercom sessions",
+            );
+        }
+        if let Some(prev) = previous {
+            let same_runtime =
+                if prev.runtime_instance_id.is_some() || record.runtime_instance_id.is_some() {
+                    prev.runtime_instance_id.is_some()
+                        && prev.runtime_instance_id == record.runtime_instance_id
+                } else {
+                    prev.pid == number_f64(&record.pid)
+                        && prev.started_at == number_f64(&record.started_at)
+                };
+            if !same_runtime {
+                return self.refuse(
+                    conn,
+                    error_code::SESSION_ID_IN_USE,
+                    &format!("Session ID \"{id}\" is already active in another local runtime; close the existing session or use a different session ID"),
+                );
+            }
+        }
+        let generation = self.next_seq;
+        self.next_seq += 1;
+        let mut entry = Some(Entry {
+            conn,
+            generation,
+            seq: generation,
+            scope: register.scope.clone(),
+            runtime_instance_id: record.runtime_instance_id.clone(),
+            pid: number_f64(&record.pid),
+            started_at: number_f64(&record.started_at),
+            name: record.name.clone(),
+            status: record.status.clone(),
+            model: record.model.clone(),
+            cwd: record.cwd.clone(),
+            pid_json: record.pid.clone(),
+            started_json: record.started_at.clone(),
+            last_activity: Value::Number(record.last_activity.clone()),
+            last_presence: self.clock.now(),
+            info_text: String::new(),
+        });
+        if let Some(e) = entry.as_mut() {
+            e.refresh(&id);
+        }
+        if let Some(c) = self.conns.get_mut(&conn) {
+            c.binding = Some((id.clone(), generation));
+            c.unregistered_since = None;
+        }
+        let old = self.sessions.get(&id).map(|p| (p.conn, p.scope.clone()));
+        let new_scope = register.scope.clone();
+        match old {
+            Some((old_conn, old_scope)) => {
+                // Replacement: the plan orders old-scope `left` strictly before new-scope `joined`.
+                let plan = routing::plan_replacement(
+                    &id,
+                    old_scope.as_deref().and_then(ScopeId::parse),
+                    new_scope.as_deref().and_then(ScopeId::parse),
+                );
+                for event in plan.events {
+                    match event.kind {
+                        LifecycleKind::Left => {
+                            self.broadcast_about(
+                                &id,
+                                frame(&json!({ "type": "session_left", "sessionId": id })),
+                            );
+                            self.fail_pending_of(&id, old_conn);
+                            self.defer_edges_of(&id);
+                            self.install(&id, entry.take().expect("one left event"));
+                            self.registered(conn, &id);
+                        }
+                        LifecycleKind::Joined => {
+                            let joined = format!(
+                                r#"{{"type":"session_joined","session":{}}}"#,
+                                self.sessions[&id].info_text
+                            );
+                            self.broadcast_about(&id, text_frame(&joined));
+                        }
+                    }
+                }
+                self.close(old_conn);
+                self.log(LogLevel::Info, || {
+                    format!("session {id} replaced its connection")
+                });
+            }
+            None => {
+                self.install(&id, entry.take().expect("installed once"));
+                self.registered(conn, &id);
+                let joined = format!(
+                    r#"{{"type":"session_joined","session":{}}}"#,
+                    self.sessions[&id].info_text
+                );
+                self.broadcast_about(&id, text_frame(&joined));
+                self.log(LogLevel::Info, || format!("session {id} registered"));
+            }
+        }
+        self.idle_seq += 1; // cancels a pending idle exit
+    }
+
+    /// Removes a session and its place in its scope's index.
+    fn remove_session(&mut self, id: &str) {
+        if let Some(old) = self.sessions.remove(id)
+            && let Some(bucket) = self.by_scope.get_mut(&old.scope)
+        {
+            bucket.remove(&old.seq);
+            if bucket.is_empty() {
+                self.by_scope.remove(&old.scope);
+            }
+        }
+    }
+
+    fn install(&mut self, id: &str, entry: Entry) {
+        self.remove_session(id);
+        self.by_scope
+            .entry(entry.scope.clone())
+            .or_default()
+            .insert(entry.seq, id.to_string());
+        self.sessions.insert(id.to_string(), entry);
+    }
+
+    fn registered(&self, conn: ConnId, id: &str) {
+        self.send_value(
+            conn,
+            json!({
+                "type": "registered",
+                "sessionId": id,
+                "protocol": agent_intercom_core::protocol::PROTOCOL_NAME,
+                "version": agent_intercom_core::protocol::PROTOCOL_VERSION,
+            }),
+        );
+    }
+
+    pub(super) fn list(&self, conn: ConnId, actor: &str, request_id: &str) {
+        let Some(me) = self.sessions.get(actor) else {
+            return;
+        };
+        let actor_scope = me.scope_id();
+        let sessions: Vec<&str> = self
+            .by_scope
+            .get(&me.scope)
+            .into_iter()
+            .flat_map(|b| b.values())
+            .filter(|id| {
+                let e = &self.sessions[*id];
+                routing::lists(
+                    actor,
+                    actor_scope,
+                    &Session {
+                        id,
+                        name: e.name.as_deref(),
+                        scope: e.scope_id(),
+                    },
+                )
+            })
+            .map(|id| self.sessions[id].info_text.as_str())
+            .collect::<Vec<_>>();
+        let text = format!(
+            r#"{{"type":"sessions","requestId":{},"sessions":[{}]}}"#,
+            js(request_id),
+            sessions.join(",")
+        );
+        self.send(conn, text_frame(&text));
+    }
+
+    pub(super) fn presence(
+        &mut self,
+        id: &str,
+        name: Option<String>,
+        status: Option<String>,
+        model: Option<String>,
+    ) {
+        let heartbeat = self.config.presence_heartbeat;
+        let Some(e) = self.sessions.get_mut(id) else {
+            return;
+        };
+        let mut changed = false;
+        if let Some(name) = name
+            && e.name.as_deref() != Some(name.as_str())
+        {
+            e.name = Some(name);
+            changed = true;
+        }
+        if let Some(status) = status
+            && e.status.as_deref() != Some(status.as_str())
+        {
+            e.status = Some(status);
+            changed = true;
+        }
+        if let Some(model) = model
+            && e.model != model
+        {
+            e.model = model;
+            changed = true;
+        }
+        e.last_activity = json!(self.clock.now_ms());
+        let now = self.clock.now();
+        if changed || now.duration_since(e.last_presence) >= heartbeat {
+            e.last_presence = now;
+        }
+        e.refresh(id);
+        if e.last_presence == now {
+            let update = format!(r#"{{"type":"presence_update","session":{}}}"#, e.info_text);
+            self.broadcast_about(id, text_frame(&update));
+        }
+    }
+}
