@@ -136,6 +136,9 @@ test('bad input: stable codes, wrong JS types, nothing stored', () => {
     throwsCode(assert, () => s.post({ from: 'a', content: 'x', privacy: 'whisper' }), 'INVALID_ARGUMENT')
     throwsCode(assert, () => s.post({ from: 'a', content: 'x'.repeat(17) }), 'CONTENT_TOO_LARGE')
     throwsCode(assert, () => s.post({ from: 42, content: 'x' }), 'INVALID_ARGUMENT')
+    const typo = throwsCode(assert, () => s.post({ from: 'a', to: 'b', Privacy: 'private', content: 'x' }), 'UNKNOWN_KEY')
+    assert.match(typo.message, /"Privacy"/)
+    throwsCode(assert, () => s.post({ from: 'a', content: 'x', ttl: 1 }), 'UNKNOWN_KEY')
     throwsCode(assert, () => s.post({ from: 'a', content: 'x', n: 10n }), 'INVALID_ARGUMENT')
     const cyclic = { from: 'a', content: 'x' }; cyclic.self = cyclic
     throwsCode(assert, () => s.post(cyclic), 'INVALID_ARGUMENT')

@@ -234,6 +234,8 @@ static void store_round_trip(const char *scratch) {
         {"post", "{\"from\":\"a\",\"content\":\"x\",\"privacy\":\"private\"}", AIC_STATUS_PRIVATE_WITHOUT_RECIPIENT},
         {"post", "{\"from\":\"a\",\"content\":\"x\",\"privacy\":\"loud\"}", AIC_STATUS_INVALID_ARGUMENT},
         {"post", "{\"from\":1,\"content\":\"x\"}", AIC_STATUS_INVALID_ARGUMENT},
+        {"post", "{\"from\":\"a\",\"to\":\"b\",\"Privacy\":\"private\",\"content\":\"x\"}", AIC_STATUS_UNKNOWN_KEY},
+        {"post", "{\"from\":\"a\",\"content\":\"x\",\"ttl\":1}", AIC_STATUS_UNKNOWN_KEY},
         {"task.get", "{\"id\":\"missing\"}", AIC_STATUS_NOT_FOUND},
         {"nonsense", "{}", AIC_STATUS_INVALID_ARGUMENT},
     };
@@ -282,7 +284,7 @@ static void store_round_trip(const char *scratch) {
     st = aic_pad_open(path, strlen(path), "{\"per_project_cap\":0}", 21, &pad, NULL);
     check(st == AIC_STATUS_INVALID_ARGUMENT && pad == NULL, "bad option", aic_status_name(st));
     st = aic_pad_open(path, strlen(path), "{\"colour\":1}", 12, &pad, NULL);
-    check(st == AIC_STATUS_INVALID_ARGUMENT && pad == NULL, "unknown option", aic_status_name(st));
+    check(st == AIC_STATUS_UNKNOWN_KEY && pad == NULL, "unknown option", aic_status_name(st));
     st = aic_pad_open(NULL, 0, NULL, 0, &pad, NULL);
     check(st == AIC_STATUS_INVALID_ARGUMENT, "empty path", aic_status_name(st));
     remove(path);

@@ -373,6 +373,16 @@ fn request_of(line: &[u8]) -> Result<Request, agent_intercom_core::Error> {
             "a request is a JSON object {\"op\":..,\"args\":{..}}",
         )
     })?;
+    // The line's own keys are checked like an operation's, so a typo ("arg") is not ignored.
+    if let Some(key) = obj
+        .keys()
+        .find(|k| !["op", "args", "id"].contains(&k.as_str()))
+    {
+        return Err(Error::new(
+            ErrorCode::UnknownKey,
+            format!("a request line does not take {key:?}; it takes: op, args, id"),
+        ));
+    }
     let id = obj.remove("id").unwrap_or(serde_json::Value::Null);
     let op = match obj.remove("op") {
         Some(serde_json::Value::String(op)) => op,

@@ -538,7 +538,7 @@ fn usage_config_and_rule_checks_without_a_store() {
     let (code, _, err) = run(&["--config", r#"{"colour":1}"#, "list", r#"{"agent":"a"}"#]);
     assert_eq!(code, Some(2));
     assert!(
-        err.contains("[INVALID_ARGUMENT]") && err.contains("per_project_cap"),
+        err.contains("[UNKNOWN_KEY]") && err.contains("per_project_cap"),
         "{err}"
     );
     let (code, _, err) = run(&["list", "[1"]);
@@ -553,4 +553,41 @@ fn usage_config_and_rule_checks_without_a_store() {
     assert_eq!(code, Some(2));
     assert!(err.contains("[INVALID_TTL]"), "{err}");
     assert!(!db.exists(), "rule checks opened no store");
+}
+
+#[test]
+fn a_typo_in_an_argument_key_is_refused_and_nothing_is_posted() {
+    let tmp = Tmp::new("typo");
+    let db = tmp.db();
+    let (code, _, err) = pad(
+        &db,
+        &[
+            "post",
+            r#"{"from":"a","to":"b","Privacy":"private","content":"secret"}"#,
+        ],
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("[UNKNOWN_KEY]") && err.contains("\"Privacy\"") && err.contains("privacy"),
+        "{err}"
+    );
+    let (code, _, err) = pad(&db, &["post", r#"{"from":"a","content":"x","ttl":1}"#]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("[UNKNOWN_KEY]") && err.contains("ttl_hours"),
+        "{err}"
+    );
+    assert_eq!(count(&db, "outsider"), 0, "nothing was posted");
+    // The same through --stdin, where the request line's own keys are checked as well.
+    let responses = converse(
+        lines_process(&db),
+        vec![
+            json!({"op": "post", "args": {"from": "a", "to": "b", "Privacy": "private", "content": "s"}}).to_string(),
+            json!({"op": "post", "arg": {"from": "a", "content": "s"}}).to_string(),
+        ],
+    );
+    for r in &responses {
+        assert_eq!(r["error"]["code"], "UNKNOWN_KEY", "{r}");
+    }
+    assert_eq!(count(&db, "outsider"), 0, "nothing was posted");
 }

@@ -155,3 +155,105 @@ fn task_lifecycle_and_rate_refusal() {
     assert!(second["retry_after_ms"].as_u64().unwrap() > 0);
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+#[test]
+fn unknown_argument_keys_are_refused_before_anything_is_written() {
+    let (mut s, dir) = store("unknown-keys");
+    // A typo'd privacy key must not post the message in public.
+    let err = api::handle(
+        &mut s,
+        "post",
+        &json!({"from": "a", "to": "b", "Privacy": "private", "content": "secret"}),
+        &no_env,
+    )
+    .unwrap_err();
+    assert_eq!(err.code(), ErrorCode::UnknownKey, "{}", err.message());
+    assert!(
+        err.message().contains("\"Privacy\"") && err.message().contains("privacy"),
+        "names the key and the accepted ones: {}",
+        err.message()
+    );
+    let err = api::handle(
+        &mut s,
+        "post",
+        &json!({"from": "a", "content": "x", "ttl": 1}),
+        &no_env,
+    )
+    .unwrap_err();
+    assert_eq!(err.code(), ErrorCode::UnknownKey, "{}", err.message());
+    assert!(err.message().contains("ttl_hours"), "{}", err.message());
+    let listed = api::handle(&mut s, "list", &json!({"agent": "outsider"}), &no_env).unwrap();
+    assert_eq!(listed["messages"], json!([]), "nothing was posted");
+    // Nested objects are checked too, and every operation and rule check refuses.
+    let cases: &[(&str, Value)] = &[
+        ("register", json!({"agent": "a", "teem": "x"})),
+        ("unread", json!({"agent": "a", "project": "/p"})),
+        ("list", json!({"agent": "a", "limt": 3})),
+        (
+            "task.create",
+            json!({"creator": "a", "title": "t", "asignee": "b"}),
+        ),
+        ("cost.list", json!({"x": 1})),
+        (
+            "cost.record",
+            json!({"agent": "a", "tool": "t", "input_tokens": 5, "pricing": {"input_per_million": 9}}),
+        ),
+        ("events", json!({"agent": "a", "kind": ["message.posted"]})),
+        ("export", json!({"agent": "a", "ful": true})),
+        (
+            "rate.take",
+            json!({"agent": "a", "tool": "t", "agent_per_minute": 1}),
+        ),
+        ("check.ttl", json!({"ttl": 3})),
+        ("check.redact", json!({"text": "x", "root": "/p"})),
+        (
+            "check.visible",
+            json!({"message": {"from": "a", "privacy": "public", "expires_at": 9, "To": "b"},
+                   "reader": {"agent": "b"}, "now": 1}),
+        ),
+        (
+            "check.visible",
+            json!({"message": {"from": "a", "privacy": "public", "expires_at": 9},
+                   "reader": {"agent": "b", "Team": "t"}, "now": 1}),
+        ),
+    ];
+    for (op, args) in cases {
+        let err = api::handle(&mut s, op, args, &no_env).unwrap_err();
+        assert_eq!(
+            err.code(),
+            ErrorCode::UnknownKey,
+            "{op} {args}: {}",
+            err.message()
+        );
+    }
+    let costs = api::handle(&mut s, "cost.list", &json!({}), &no_env).unwrap();
+    assert_eq!(costs, json!([]), "the refused cost.record wrote nothing");
+    // metadata is data, not arguments: any keys.
+    api::handle(
+        &mut s,
+        "post",
+        &json!({"from": "a", "content": "x", "metadata": {"Privacy": 1, "anything": [true]}}),
+        &no_env,
+    )
+    .unwrap();
+    // null counts as absent.
+    api::handle(
+        &mut s,
+        "post",
+        &json!({"from": "a", "content": "x", "privacy": null, "ttl_hours": null}),
+        &no_env,
+    )
+    .unwrap();
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn unknown_store_options_are_refused_with_unknown_key() {
+    let err = api::config(&json!({"per_project_cap": 5, "colour": 1})).unwrap_err();
+    assert_eq!(err.code(), ErrorCode::UnknownKey, "{}", err.message());
+    assert!(
+        err.message().contains("\"colour\"") && err.message().contains("per_project_cap"),
+        "{}",
+        err.message()
+    );
+}
