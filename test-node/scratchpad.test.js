@@ -26,7 +26,8 @@ function asCheck (c) {
       }, (res) => res.visible === c.visible]
     }
     case 'ttl':
-      return ['check.ttl', { ttl_hours: c.ttlHours }, (res, err) => typeof c.expected === 'number' ? res && res.hours === c.expected : err && err.code === c.expected]
+      // ttlJson: number text canonical JSON cannot hold (0.5, 1e300), as a JS number.
+      return ['check.ttl', { ttl_hours: c.ttlJson !== undefined ? JSON.parse(c.ttlJson) : c.ttlHours }, (res, err) => typeof c.expected === 'number' ? res && res.hours === c.expected : err && err.code === c.expected]
     case 'transition':
       return ['check.transition', { from: c.from, to: c.to }, (res, err) => c.allowed ? !!res : err && err.code === 'INVALID_TRANSITION']
     case 'addressing':
@@ -132,6 +133,7 @@ test('bad input: stable codes, wrong JS types, nothing stored', () => {
     const s = pad.openScratchpad({ path: join(dir, 'pad.sqlite'), maxContentBytes: 16 })
     throwsCode(assert, () => s.post({ from: 'a', content: 'x', ttl_hours: 0 }), 'INVALID_TTL')
     throwsCode(assert, () => s.post({ from: 'a', content: 'x', ttl_hours: 1e300 }), 'INVALID_TTL')
+    throwsCode(assert, () => s.post({ from: 'a', content: 'x', ttl_hours: 0.5 }), 'INVALID_TTL')
     throwsCode(assert, () => s.post({ from: 'a', content: 'x', privacy: 'private' }), 'PRIVATE_WITHOUT_RECIPIENT')
     throwsCode(assert, () => s.post({ from: 'a', content: 'x', privacy: 'whisper' }), 'INVALID_ARGUMENT')
     throwsCode(assert, () => s.post({ from: 'a', content: 'x'.repeat(17) }), 'CONTENT_TOO_LARGE')

@@ -143,7 +143,11 @@ static int run_vectors(const char *dir, const char *scratch) {
             copy(rr, "agent", r, "agent"); copy(rr, "team", r, "team"); copy(rr, "project_root", r, "projectRoot");
             copy(args, "now", c, "now");
         } else if (strcmp(kind, "ttl") == 0) {
-            op = "check.ttl"; copy(args, "ttl_hours", c, "ttlHours");
+            op = "check.ttl";
+            /* ttlJson is number text canonical JSON cannot hold (0.5, 1e300): sent as written. */
+            const cJSON *text = get(c, "ttlJson");
+            if (cJSON_IsString(text)) cJSON_AddItemToObject(args, "ttl_hours", cJSON_CreateRaw(text->valuestring));
+            else copy(args, "ttl_hours", c, "ttlHours");
         } else if (strcmp(kind, "transition") == 0) {
             op = "check.transition"; copy(args, "from", c, "from"); copy(args, "to", c, "to");
         } else if (strcmp(kind, "addressing") == 0) {
@@ -231,6 +235,7 @@ static void store_round_trip(const char *scratch) {
     struct { const char *op, *args; aic_status want; } bad[] = {
         {"post", "{\"from\":\"a\",\"content\":\"x\",\"ttl_hours\":0}", AIC_STATUS_INVALID_TTL},
         {"post", "{\"from\":\"a\",\"content\":\"x\",\"ttl_hours\":100000}", AIC_STATUS_INVALID_TTL},
+        {"post", "{\"from\":\"a\",\"content\":\"x\",\"ttl_hours\":0.5}", AIC_STATUS_INVALID_TTL},
         {"post", "{\"from\":\"a\",\"content\":\"x\",\"privacy\":\"private\"}", AIC_STATUS_PRIVATE_WITHOUT_RECIPIENT},
         {"post", "{\"from\":\"a\",\"content\":\"x\",\"privacy\":\"loud\"}", AIC_STATUS_INVALID_ARGUMENT},
         {"post", "{\"from\":1,\"content\":\"x\"}", AIC_STATUS_INVALID_ARGUMENT},

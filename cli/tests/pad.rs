@@ -370,6 +370,11 @@ fn bad_inputs_are_refused_with_stable_codes_and_change_nothing() {
         ),
         (
             "post",
+            json!({"from": "a", "content": "x", "ttl_hours": 0.5}).to_string(),
+            "INVALID_TTL",
+        ),
+        (
+            "post",
             json!({"from": "a", "content": "x", "privacy": "private"}).to_string(),
             "PRIVATE_WITHOUT_RECIPIENT",
         ),

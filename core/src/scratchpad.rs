@@ -138,15 +138,31 @@ pub fn check_transition(from: TaskState, to: TaskState) -> Result<(), Error> {
     }
 }
 
+fn invalid_ttl() -> Error {
+    Error::new(
+        ErrorCode::InvalidTtl,
+        format!("ttl_hours must be a whole number of hours from 1 to {MAX_TTL_HOURS}"),
+    )
+}
+
 /// Validates a time to live in hours (`None` = the default).
 pub fn ttl_hours(requested: Option<i64>) -> Result<u32, Error> {
     match requested {
         None => Ok(DEFAULT_TTL_HOURS),
         Some(h) if (1..=MAX_TTL_HOURS as i64).contains(&h) => Ok(h as u32),
-        Some(_) => Err(Error::new(
-            ErrorCode::InvalidTtl,
-            format!("ttl_hours must be from 1 to {MAX_TTL_HOURS}"),
-        )),
+        Some(_) => Err(invalid_ttl()),
+    }
+}
+
+/// Validates a time to live given as a number that is not an integer: a whole number written as
+/// a float (`24.0`, `1e300`) is checked like [`ttl_hours`]; a fraction (`0.5`) is an invalid
+/// time to live, `INVALID_TTL`, never rounded.
+pub fn ttl_hours_of_number(requested: f64) -> Result<u32, Error> {
+    if requested.is_finite() && requested.fract() == 0.0 {
+        // Saturates beyond the i64 range, which the range check then refuses.
+        ttl_hours(Some(requested as i64))
+    } else {
+        Err(invalid_ttl())
     }
 }
 
@@ -351,6 +367,14 @@ mod tests {
             assert_eq!(
                 ttl_hours(Some(bad)).unwrap_err().code(),
                 ErrorCode::InvalidTtl
+            );
+        }
+        assert_eq!(ttl_hours_of_number(24.0), Ok(24));
+        for bad in [0.5, 1.5, -0.0, 720.5, 1e300, f64::NAN, f64::INFINITY] {
+            assert_eq!(
+                ttl_hours_of_number(bad).unwrap_err().code(),
+                ErrorCode::InvalidTtl,
+                "{bad}"
             );
         }
         assert_eq!(

@@ -50,9 +50,16 @@ fn scratchpad_v1_vectors() {
                 );
             }
             "ttl" => {
-                let requested = case.get("ttlHours").and_then(Value::as_i64);
-                let got =
-                    scratchpad::ttl_hours(requested).map_err(|e| e.code().as_str().to_string());
+                // ttlJson: the argument as JSON number text (fractions canonical JSON refuses);
+                // an integer text is an integer, anything else a float, as the facade reads it.
+                let got = match s(case, "ttlJson") {
+                    Some(text) => match text.parse::<i64>() {
+                        Ok(h) => scratchpad::ttl_hours(Some(h)),
+                        Err(_) => scratchpad::ttl_hours_of_number(text.parse().unwrap()),
+                    },
+                    None => scratchpad::ttl_hours(case.get("ttlHours").and_then(Value::as_i64)),
+                }
+                .map_err(|e| e.code().as_str().to_string());
                 match case.get("expected").unwrap() {
                     Value::Int(h) => assert_eq!(got, Ok(*h as u32), "{id}"),
                     Value::String(code) => assert_eq!(got, Err(code.to_string()), "{id}"),

@@ -371,6 +371,19 @@ impl<'a> Args<'a> {
             },
         }
     }
+    /// A time to live in hours: absent is the default; any number that is not a whole number of
+    /// hours from 1 to 720 (`0.5` too) is `INVALID_TTL`; another type is `INVALID_ARGUMENT`.
+    fn ttl_hours(&self, key: &str) -> Result<u32, Error> {
+        use agent_intercom_core::scratchpad::{ttl_hours, ttl_hours_of_number};
+        match self.value(key) {
+            None => ttl_hours(None),
+            Some(Value::Number(n)) => match n.as_i64() {
+                Some(h) => ttl_hours(Some(h)),
+                None => ttl_hours_of_number(n.as_f64().unwrap_or(f64::NAN)),
+            },
+            Some(_) => Err(bad(format!("{} must be a number of hours", self.name(key)))),
+        }
+    }
     fn int(&self, key: &str) -> Result<i64, Error> {
         self.opt_int(key)?
             .ok_or_else(|| bad(format!("{} is required", self.name(key))))
@@ -469,7 +482,7 @@ pub fn check(op: &str, args: &Value) -> Result<Value, Error> {
             };
             json!({ "visible": rules::visible(&message, &reader, a.int("now")?) })
         }
-        "check.ttl" => json!({ "hours": rules::ttl_hours(a.opt_int("ttl_hours")?)? }),
+        "check.ttl" => json!({ "hours": a.ttl_hours("ttl_hours")? }),
         "check.transition" => {
             rules::check_transition(
                 TaskState::parse(a.str("from")?, "from")?,
@@ -583,7 +596,7 @@ pub fn handle(
                 metadata,
                 task_id: a.opt_str("task_id")?.map(str::to_string),
                 project_root: a.opt_str("project_root")?.map(str::to_string),
-                ttl_hours: a.opt_int("ttl_hours")?,
+                ttl_hours: Some(a.ttl_hours("ttl_hours")?.into()),
             })?;
             json!({ "id": posted.id, "expires_at": posted.expires_at, "evicted": posted.evicted })
         }

@@ -104,6 +104,26 @@ fn bad_requests_get_stable_codes() {
         (
             "post",
             json!({"from": "a", "content": "x", "ttl_hours": 1.5}),
+            ErrorCode::InvalidTtl,
+        ),
+        (
+            "post",
+            json!({"from": "a", "content": "x", "ttl_hours": 0.5}),
+            ErrorCode::InvalidTtl,
+        ),
+        (
+            "check.ttl",
+            json!({"ttl_hours": 0.5}),
+            ErrorCode::InvalidTtl,
+        ),
+        (
+            "check.ttl",
+            json!({"ttl_hours": -0.0}),
+            ErrorCode::InvalidTtl,
+        ),
+        (
+            "post",
+            json!({"from": "a", "content": "x", "ttl_hours": "24"}),
             ErrorCode::InvalidArgument,
         ),
         ("frobnicate", json!({}), ErrorCode::InvalidArgument),
