@@ -32,6 +32,8 @@ function asCheck (c) {
       return ['check.transition', { from: c.from, to: c.to }, (res, err) => c.allowed ? !!res : err && err.code === 'INVALID_TRANSITION']
     case 'addressing':
       return ['check.addressing', { privacy: c.privacy, to: c.to }, (res, err) => c.expected === 'ok' ? !!res : err && err.code === c.expected]
+    case 'task_read':
+      return ['check.task_read', { task: { creator: c.task.creator, assignee: c.task.assignee }, agent: c.agent }, (res, err) => c.expected === 'ok' ? !!res : err && err.code === c.expected]
     case 'redaction':
       return ['check.redact', { text: c.text, project_root: c.projectRoot }, (res) => res && res.text === c.expected]
     case 'rate':
@@ -114,6 +116,13 @@ test('post, unread once, privacy, tasks and costs against a real store', () => {
     const refused = throwsCode(assert, () => s.taskTransition({ id: task.id, by: 'b', to: 'submitted' }), 'INVALID_TRANSITION')
     assert.match(refused.message, /working/)
     assert.match(refused.message, /submitted/)
+    s.taskArtifact({ id: task.id, by: 'b', name: 'notes', content: 'the plan' })
+    assert.strictEqual(s.taskArtifacts({ id: task.id, agent: 'a' })[0].content, 'the plan')
+    assert.strictEqual(s.taskHistory({ id: task.id, agent: 'b' }).length, 2)
+    for (const read of ['taskGet', 'taskHistory', 'taskArtifacts']) {
+      throwsCode(assert, () => s[read]({ id: task.id, agent: 'c' }), 'FORBIDDEN')
+      throwsCode(assert, () => s[read]({ id: task.id }), 'INVALID_ARGUMENT')
+    }
     s.costRecord({ agent: 'a', tool: 'read', input_tokens: 1000, pricing: { input_per_million_micros: 3000000 } })
     assert.strictEqual(s.costList()[0].cost_micros, 3000)
     const snapshot = s.export({ agent: 'a' })
@@ -148,7 +157,7 @@ test('bad input: stable codes, wrong JS types, nothing stored', () => {
     throwsCode(assert, () => s.post([1]), 'INVALID_ARGUMENT')
     throwsCode(assert, () => s.request(7, {}), 'INVALID_ARGUMENT')
     throwsCode(assert, () => s.request('nope', {}), 'INVALID_ARGUMENT')
-    throwsCode(assert, () => s.taskGet({ id: 'missing' }), 'NOT_FOUND')
+    throwsCode(assert, () => s.taskGet({ id: 'missing', agent: 'a' }), 'NOT_FOUND')
     assert.deepStrictEqual(s.list({ agent: 'a' }).messages, [], 'no refused post was stored')
     s.close()
     throwsCode(assert, () => pad.openScratchpad({ path: join(dir, 'p2.sqlite'), perProjectCap: 0 }), 'INVALID_ARGUMENT')

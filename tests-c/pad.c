@@ -152,6 +152,11 @@ static int run_vectors(const char *dir, const char *scratch) {
             op = "check.transition"; copy(args, "from", c, "from"); copy(args, "to", c, "to");
         } else if (strcmp(kind, "addressing") == 0) {
             op = "check.addressing"; copy(args, "privacy", c, "privacy"); copy(args, "to", c, "to");
+        } else if (strcmp(kind, "task_read") == 0) {
+            op = "check.task_read";
+            cJSON *tt = cJSON_AddObjectToObject(args, "task");
+            copy(tt, "creator", get(c, "task"), "creator"); copy(tt, "assignee", get(c, "task"), "assignee");
+            copy(args, "agent", c, "agent");
         } else if (strcmp(kind, "redaction") == 0) {
             op = "check.redact"; copy(args, "text", c, "text"); copy(args, "project_root", c, "projectRoot");
         } else if (strcmp(kind, "rate") == 0) {
@@ -177,7 +182,7 @@ static int run_vectors(const char *dir, const char *scratch) {
                                    : code && strcmp(code, e->valuestring) == 0;
         } else if (strcmp(kind, "transition") == 0) {
             ok = cJSON_IsTrue(get(c, "allowed")) ? got != NULL : code && strcmp(code, "INVALID_TRANSITION") == 0;
-        } else if (strcmp(kind, "addressing") == 0) {
+        } else if (strcmp(kind, "addressing") == 0 || strcmp(kind, "task_read") == 0) {
             const char *e = get(c, "expected")->valuestring;
             ok = strcmp(e, "ok") == 0 ? got != NULL : code && strcmp(code, e) == 0;
         } else if (strcmp(kind, "redaction") == 0) {
@@ -241,7 +246,8 @@ static void store_round_trip(const char *scratch) {
         {"post", "{\"from\":1,\"content\":\"x\"}", AIC_STATUS_INVALID_ARGUMENT},
         {"post", "{\"from\":\"a\",\"to\":\"b\",\"Privacy\":\"private\",\"content\":\"x\"}", AIC_STATUS_UNKNOWN_KEY},
         {"post", "{\"from\":\"a\",\"content\":\"x\",\"ttl\":1}", AIC_STATUS_UNKNOWN_KEY},
-        {"task.get", "{\"id\":\"missing\"}", AIC_STATUS_NOT_FOUND},
+        {"task.get", "{\"id\":\"missing\",\"agent\":\"a\"}", AIC_STATUS_NOT_FOUND},
+        {"task.get", "{\"id\":\"missing\"}", AIC_STATUS_INVALID_ARGUMENT},
         {"nonsense", "{}", AIC_STATUS_INVALID_ARGUMENT},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {

@@ -34,7 +34,8 @@ usage:
       --config JSON      limits: per_project_cap, per_recipient_cap, max_content_bytes, allow_full_export
       OP: register post unread list task.create task.get task.transition task.history task.artifact
           task.artifacts rate.take cost.record cost.list export events, and the rule checks
-          check.visible check.ttl check.transition check.addressing check.redact (docs/scratchpad.md)
+          check.visible check.ttl check.transition check.addressing check.task_read check.redact
+          check.rate (docs/scratchpad.md)
   agent-intercom version                  print versions
 
 exit status: 0 ok, 1 a check failed, 2 bad usage or invalid input";

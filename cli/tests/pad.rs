@@ -414,9 +414,15 @@ fn bad_inputs_are_refused_with_stable_codes_and_change_nothing() {
         );
     }
     assert_eq!(count(&db, "b"), 1, "no refused post was stored");
-    let (_, task, _) = pad(&db, &["task.get", &json!({"id": id}).to_string()]);
+    let (_, task, _) = pad(
+        &db,
+        &["task.get", &json!({"id": id, "agent": "a"}).to_string()],
+    );
     assert_eq!(task["state"], "submitted");
-    let (_, history, _) = pad(&db, &["task.history", &json!({"id": id}).to_string()]);
+    let (_, history, _) = pad(
+        &db,
+        &["task.history", &json!({"id": id, "agent": "b"}).to_string()],
+    );
     assert_eq!(
         history.as_array().map(Vec::len),
         Some(1),
@@ -595,4 +601,31 @@ fn a_typo_in_an_argument_key_is_refused_and_nothing_is_posted() {
         assert_eq!(r["error"]["code"], "UNKNOWN_KEY", "{r}");
     }
     assert_eq!(count(&db, "outsider"), 0, "nothing was posted");
+}
+
+#[test]
+fn a_task_its_history_and_its_artifacts_are_for_its_participants_only() {
+    let tmp = Tmp::new("task-read");
+    let db = tmp.db();
+    let (code, task, err) = pad(
+        &db,
+        &[
+            "task.create",
+            r#"{"creator":"a","assignee":"b","title":"t"}"#,
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    let id = task["id"].as_str().unwrap();
+    let artifact = json!({"id": id, "by": "b", "name": "n", "content": "the secret plan"});
+    let (code, _, err) = pad(&db, &["task.artifact", &artifact.to_string()]);
+    assert_eq!(code, 0, "{err}");
+    for op in ["task.get", "task.history", "task.artifacts"] {
+        let (code, out, err) = pad(&db, &[op, &json!({"id": id, "agent": "c"}).to_string()]);
+        assert_eq!(code, 2, "{op}: {out}");
+        assert!(err.contains("[FORBIDDEN]"), "{op}: {err}");
+        assert!(!err.contains("secret"), "{err}");
+        let (code, out, err) = pad(&db, &[op, &json!({"id": id, "agent": "b"}).to_string()]);
+        assert_eq!(code, 0, "{op}: {err}");
+        assert!(!out.is_null());
+    }
 }

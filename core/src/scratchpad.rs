@@ -231,6 +231,36 @@ pub fn visible(message: &MessageView<'_>, reader: &ReaderView<'_>, now_ms: i64) 
     }
 }
 
+/// What the task rules need to know of a task.
+#[derive(Clone, Copy, Debug)]
+pub struct TaskView<'a> {
+    /// Who created it.
+    pub creator: &'a str,
+    /// Who works on it, if anyone.
+    pub assignee: Option<&'a str>,
+}
+
+/// Whether `agent` takes part in a task: it is the task's creator or its assignee (names compare
+/// exactly; the empty name takes part in nothing). Only participants read a task, update it and
+/// attach artifacts to it.
+pub fn is_participant(task: &TaskView<'_>, agent: &str) -> bool {
+    !agent.is_empty() && (agent == task.creator || task.assignee == Some(agent))
+}
+
+/// The task read rule, used by every task read (the task, its history, its artifacts, export):
+/// participants only ([`is_participant`]); anyone else is `FORBIDDEN`. Task ids are not secret
+/// (they travel in messages and events), their contents are.
+pub fn check_task_read(task: &TaskView<'_>, agent: &str) -> Result<(), Error> {
+    if is_participant(task, agent) {
+        Ok(())
+    } else {
+        Err(Error::new(
+            ErrorCode::Forbidden,
+            "only the task's creator and assignee may read it, its history and its artifacts",
+        ))
+    }
+}
+
 /// A token bucket's state: tokens (in thousandths, to stay exact) and when it was last refilled.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Bucket {
@@ -389,6 +419,28 @@ mod tests {
         );
         assert!(check_addressing(Privacy::Private, Some("b")).is_ok());
         assert!(check_addressing(Privacy::Public, None).is_ok());
+    }
+
+    #[test]
+    fn only_participants_read_a_task() {
+        let task = TaskView {
+            creator: "c",
+            assignee: Some("w"),
+        };
+        assert!(check_task_read(&task, "c").is_ok());
+        assert!(check_task_read(&task, "w").is_ok());
+        for outsider in ["x", "", "C", "w "] {
+            assert_eq!(
+                check_task_read(&task, outsider).unwrap_err().code(),
+                ErrorCode::Forbidden,
+                "{outsider:?}"
+            );
+        }
+        let unassigned = TaskView {
+            creator: "c",
+            assignee: Some(""),
+        };
+        assert!(!is_participant(&unassigned, ""));
     }
 
     #[test]

@@ -1,7 +1,9 @@
 //! Runs vectors/scratchpad-v1.json through the core's scratchpad rules.
 
 use agent_intercom_core::canonical::{self, Value};
-use agent_intercom_core::scratchpad::{self, MessageView, Privacy, ReaderView, TaskState};
+use agent_intercom_core::scratchpad::{
+    self, MessageView, Privacy, ReaderView, TaskState, TaskView,
+};
 
 fn s<'a>(v: &'a Value<'a>, k: &str) -> Option<&'a str> {
     v.get(k).and_then(Value::as_str)
@@ -83,6 +85,17 @@ fn scratchpad_v1_vectors() {
                     .map(|_| "ok".to_string())
                     .unwrap_or_else(|e| e.code().as_str().to_string());
                 assert_eq!(got, expected, "{id}");
+            }
+            "task_read" => {
+                let t = case.get("task").unwrap();
+                let task = TaskView {
+                    creator: s(t, "creator").unwrap(),
+                    assignee: s(t, "assignee"),
+                };
+                let got = scratchpad::check_task_read(&task, s(case, "agent").unwrap())
+                    .map(|_| "ok".to_string())
+                    .unwrap_or_else(|e| e.code().as_str().to_string());
+                assert_eq!(got, s(case, "expected").unwrap(), "{id}");
             }
             "redaction" => {
                 let got = scratchpad::redact(s(case, "text").unwrap(), s(case, "projectRoot"));

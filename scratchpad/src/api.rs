@@ -100,17 +100,17 @@ const STORE_TABLE: [Request; 15] = [
             arg("project_root"),
         ],
     ),
-    takes("task.get", &[arg("id")]),
+    takes("task.get", &[arg("id"), arg("agent")]),
     takes(
         "task.transition",
         &[arg("id"), arg("by"), arg("to"), arg("reason")],
     ),
-    takes("task.history", &[arg("id")]),
+    takes("task.history", &[arg("id"), arg("agent")]),
     takes(
         "task.artifact",
         &[arg("id"), arg("by"), arg("name"), arg("content")],
     ),
-    takes("task.artifacts", &[arg("id")]),
+    takes("task.artifacts", &[arg("id"), arg("agent")]),
     takes(
         "rate.take",
         &[
@@ -157,7 +157,7 @@ const STORE_TABLE: [Request; 15] = [
     ),
 ];
 
-const CHECK_TABLE: [Request; 6] = [
+const CHECK_TABLE: [Request; 7] = [
     takes(
         "check.visible",
         &[
@@ -181,6 +181,13 @@ const CHECK_TABLE: [Request; 6] = [
     takes("check.addressing", &[arg("privacy"), arg("to")]),
     takes("check.redact", &[arg("text"), arg("project_root")]),
     takes("check.rate", &[arg("per_minute"), arg("takes")]),
+    takes(
+        "check.task_read",
+        &[
+            object("task", &[arg("creator"), arg("assignee")]),
+            arg("agent"),
+        ],
+    ),
 ];
 
 /// The store operations and the argument keys each takes.
@@ -455,7 +462,7 @@ fn task_json(t: &crate::Task) -> Value {
 /// Evaluates one rule check (see [`CHECKS`]); no store is involved.
 pub fn check(op: &str, args: &Value) -> Result<Value, Error> {
     use agent_intercom_core::scratchpad::{
-        self as rules, MessageView, Privacy, ReaderView, TaskState,
+        self as rules, MessageView, Privacy, ReaderView, TaskState, TaskView,
     };
     let request = request_of(op).filter(|r| is_check(r.name)).ok_or_else(|| {
         bad(format!(
@@ -518,6 +525,15 @@ pub fn check(op: &str, args: &Value) -> Result<Value, Error> {
                 })
                 .collect();
             Value::Array(out)
+        }
+        "check.task_read" => {
+            let t = a.object("task", true)?;
+            let task = TaskView {
+                creator: t.str("creator")?,
+                assignee: t.opt_str("assignee")?,
+            };
+            rules::check_task_read(&task, a.str("agent")?)?;
+            json!({ "ok": true })
         }
         "check.redact" => {
             json!({ "text": rules::redact(a.str("text")?, a.opt_str("project_root")?) })
@@ -606,11 +622,11 @@ pub fn handle(
             json!({ "messages": page.messages.iter().map(message_json).collect::<Vec<_>>(), "next": page.next })
         }
         "task.create" => task_json(&store.create_task(a.str("creator")?, a.opt_str("assignee")?, a.str("title")?, a.opt_str("project_root")?)?),
-        "task.get" => task_json(&store.task(a.str("id")?)?),
+        "task.get" => task_json(&store.task(a.str("id")?, a.str("agent")?)?),
         "task.transition" => task_json(&store.transition_task(a.str("id")?, a.str("by")?, a.str("to")?, a.opt_str("reason")?)?),
         "task.history" => Value::Array(
             store
-                .task_history(a.str("id")?)?
+                .task_history(a.str("id")?, a.str("agent")?)?
                 .iter()
                 .map(|t| json!({ "from": t.from, "to": t.to, "by": t.by, "reason": t.reason, "at": t.at }))
                 .collect(),
@@ -620,7 +636,7 @@ pub fn handle(
             json!({ "ok": true })
         }
         "task.artifacts" => Value::Array(
-            store.artifacts(a.str("id")?)?.iter().map(|x| json!({ "by": x.by, "name": x.name, "content": x.content, "at": x.at })).collect(),
+            store.artifacts(a.str("id")?, a.str("agent")?)?.iter().map(|x| json!({ "by": x.by, "name": x.name, "content": x.content, "at": x.at })).collect(),
         ),
         "rate.take" => {
             let from_env = RateLimits::from_env(env)?;
@@ -751,7 +767,9 @@ mod tests {
             "task.create" => {
                 json!({"creator": "a", "title": "t", "assignee": "b", "project_root": "/p"})
             }
-            "task.get" | "task.history" | "task.artifacts" => json!({"id": "missing"}),
+            "task.get" | "task.history" | "task.artifacts" => {
+                json!({"id": "missing", "agent": "a"})
+            }
             "task.transition" => {
                 json!({"id": "missing", "by": "a", "to": "working", "reason": "r"})
             }
@@ -776,6 +794,7 @@ mod tests {
             "check.addressing" => json!({"privacy": "private", "to": "b"}),
             "check.redact" => json!({"text": "x", "project_root": "/p"}),
             "check.rate" => json!({"per_minute": 1, "takes": [0, 1]}),
+            "check.task_read" => json!({"task": {"creator": "a", "assignee": "b"}, "agent": "b"}),
             other => panic!("add {other} to full_args"),
         }
     }

@@ -27,7 +27,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use agent_intercom_core::scratchpad::{
-    self, MessageView, Priority, Privacy, ReaderView, TaskState,
+    self, MessageView, Priority, Privacy, ReaderView, TaskState, TaskView,
 };
 use agent_intercom_core::{Error, ErrorCode};
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
@@ -769,6 +769,15 @@ pub struct Task {
     pub updated_at: i64,
 }
 
+impl Task {
+    fn view(&self) -> TaskView<'_> {
+        TaskView {
+            creator: &self.creator,
+            assignee: self.assignee.as_deref(),
+        }
+    }
+}
+
 /// One recorded state change of a task.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Transition {
@@ -948,11 +957,18 @@ impl Store {
             now,
         )?;
         tx.commit().map_err(io)?;
-        self.task(&id)
+        self.task_row(&id)
     }
 
-    /// A task by id.
-    pub fn task(&mut self, id: &str) -> Result<Task, Error> {
+    /// A task by id, for `agent`: only its participants may read it (`FORBIDDEN`; see
+    /// `agent_intercom_core::scratchpad::check_task_read`); `NOT_FOUND` when there is none.
+    pub fn task(&mut self, id: &str, agent: &str) -> Result<Task, Error> {
+        let task = self.task_row(id)?;
+        scratchpad::check_task_read(&task.view(), agent)?;
+        Ok(task)
+    }
+
+    fn task_row(&self, id: &str) -> Result<Task, Error> {
         self.conn
             .query_row(
                 "SELECT id, creator, assignee, title, state, project_root, created_at, updated_at FROM tasks WHERE id = ?1",
@@ -1002,7 +1018,11 @@ impl Store {
         let Some((creator, assignee, state)) = row else {
             return Err(Error::new(ErrorCode::NotFound, "no such task"));
         };
-        if by != creator && Some(by) != assignee.as_deref() {
+        let task = TaskView {
+            creator: &creator,
+            assignee: assignee.as_deref(),
+        };
+        if !scratchpad::is_participant(&task, by) {
             return Err(Error::new(
                 ErrorCode::Forbidden,
                 "only the task's creator and assignee may update it",
@@ -1045,12 +1065,13 @@ impl Store {
             .map_err(io)?;
         emit(&tx, "task.transition", by, other, &root, id, now)?;
         tx.commit().map_err(io)?;
-        self.task(id)
+        self.task_row(id)
     }
 
-    /// The task's transitions, oldest first (creation included).
-    pub fn task_history(&mut self, id: &str) -> Result<Vec<Transition>, Error> {
-        self.task(id)?;
+    /// The task's transitions, oldest first (creation included), for `agent`: participants only,
+    /// as [`Store::task`].
+    pub fn task_history(&mut self, id: &str, agent: &str) -> Result<Vec<Transition>, Error> {
+        self.task(id, agent)?;
         let mut stmt = self
             .conn
             .prepare("SELECT from_state, to_state, by_agent, reason, at FROM task_history WHERE task_id = ?1 ORDER BY seq")
@@ -1079,8 +1100,8 @@ impl Store {
         name: &str,
         content: &str,
     ) -> Result<(), Error> {
-        let task = self.task(id)?;
-        if by != task.creator && Some(by) != task.assignee.as_deref() {
+        let task = self.task_row(id)?;
+        if !scratchpad::is_participant(&task.view(), by) {
             return Err(Error::new(
                 ErrorCode::Forbidden,
                 "only the task's creator and assignee may attach artifacts",
@@ -1115,9 +1136,9 @@ impl Store {
         tx.commit().map_err(io)
     }
 
-    /// The task's artifacts, oldest first.
-    pub fn artifacts(&mut self, id: &str) -> Result<Vec<Artifact>, Error> {
-        self.task(id)?;
+    /// The task's artifacts, oldest first, for `agent`: participants only, as [`Store::task`].
+    pub fn artifacts(&mut self, id: &str, agent: &str) -> Result<Vec<Artifact>, Error> {
+        self.task(id, agent)?;
         let mut stmt = self.conn.prepare("SELECT by_agent, name, content, at FROM task_artifacts WHERE task_id = ?1 ORDER BY seq").map_err(io)?;
         let rows = stmt
             .query_map([id], |r| {
@@ -1392,9 +1413,17 @@ impl Store {
                     },
                 )
                 .map_err(io)?;
+            // The query selects the participants' tasks; the read rule is still the judge.
             rows.collect::<Result<Vec<_>, _>>()
                 .map_err(io)?
                 .into_iter()
+                .filter(|(_, creator, assignee, ..)| {
+                    let task = TaskView {
+                        creator,
+                        assignee: assignee.as_deref(),
+                    };
+                    scratchpad::check_task_read(&task, agent).is_ok()
+                })
                 .map(|(id, creator, assignee, title, state, created, updated)| {
                     obj(vec![
                         ("id", s(&id)),

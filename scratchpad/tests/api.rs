@@ -70,7 +70,11 @@ fn bad_requests_get_stable_codes() {
             json!({"from": "a", "content": "x", "ttl_hours": 100000}),
             ErrorCode::InvalidTtl,
         ),
-        ("task.get", json!({"id": "nope"}), ErrorCode::NotFound),
+        (
+            "task.get",
+            json!({"id": "nope", "agent": "a"}),
+            ErrorCode::NotFound,
+        ),
         (
             "rate.take",
             json!({"agent": "a", "tool": "t", "agent_per_min": -1}),
@@ -276,4 +280,56 @@ fn unknown_store_options_are_refused_with_unknown_key() {
         "{}",
         err.message()
     );
+}
+
+#[test]
+fn only_participants_read_a_task_its_history_and_its_artifacts() {
+    let (mut s, dir) = store("task-read");
+    let t = api::handle(
+        &mut s,
+        "task.create",
+        &json!({"creator": "a", "assignee": "b", "title": "t"}),
+        &no_env,
+    )
+    .unwrap();
+    let id = t["id"].as_str().unwrap().to_string();
+    api::handle(
+        &mut s,
+        "task.artifact",
+        &json!({"id": id, "by": "b", "name": "notes", "content": "the secret plan"}),
+        &no_env,
+    )
+    .unwrap();
+    for op in ["task.get", "task.history", "task.artifacts"] {
+        for participant in ["a", "b"] {
+            api::handle(
+                &mut s,
+                op,
+                &json!({"id": id, "agent": participant}),
+                &no_env,
+            )
+            .unwrap_or_else(|e| panic!("{op} by {participant}: {e:?}"));
+        }
+        let err = api::handle(&mut s, op, &json!({"id": id, "agent": "c"}), &no_env).unwrap_err();
+        assert_eq!(err.code(), ErrorCode::Forbidden, "{op}: {}", err.message());
+        assert!(!err.message().contains("secret"), "{}", err.message());
+        let err = api::handle(&mut s, op, &json!({"id": id}), &no_env).unwrap_err();
+        assert_eq!(
+            err.code(),
+            ErrorCode::InvalidArgument,
+            "{op} needs the reader"
+        );
+        let err =
+            api::handle(&mut s, op, &json!({"id": "missing", "agent": "a"}), &no_env).unwrap_err();
+        assert_eq!(err.code(), ErrorCode::NotFound, "{op}");
+    }
+    let artifacts = api::handle(
+        &mut s,
+        "task.artifacts",
+        &json!({"id": id, "agent": "a"}),
+        &no_env,
+    )
+    .unwrap();
+    assert_eq!(artifacts[0]["content"], "the secret plan");
+    std::fs::remove_dir_all(dir).unwrap();
 }

@@ -438,7 +438,7 @@ fn tasks_follow_the_table_with_participants_and_history() {
         "{err}"
     );
     let history: Vec<(Option<String>, String, String)> = store
-        .task_history(&task.id)
+        .task_history(&task.id, "creator")
         .unwrap()
         .into_iter()
         .map(|t| (t.from, t.to, t.by))
@@ -451,7 +451,27 @@ fn tasks_follow_the_table_with_participants_and_history() {
             (Some("working".into()), "completed".into(), "worker".into()),
         ]
     );
-    assert_eq!(store.artifacts(&task.id).unwrap()[0].name, "draft.md");
+    assert_eq!(
+        store.artifacts(&task.id, "creator").unwrap()[0].name,
+        "draft.md"
+    );
+    // Reads are for participants only, on every read path.
+    assert_eq!(store.task(&task.id, "worker").unwrap().state, "completed");
+    assert_eq!(code(store.task(&task.id, "stranger")), "FORBIDDEN");
+    assert_eq!(code(store.task("no-such-task", "creator")), "NOT_FOUND");
+    let forbidden = |e: agent_intercom_core::Error| e.code().as_str();
+    assert_eq!(
+        forbidden(store.task_history(&task.id, "stranger").unwrap_err()),
+        "FORBIDDEN"
+    );
+    assert_eq!(
+        forbidden(store.artifacts(&task.id, "stranger").unwrap_err()),
+        "FORBIDDEN"
+    );
+    assert_eq!(
+        forbidden(store.artifacts(&task.id, "").unwrap_err()),
+        "FORBIDDEN"
+    );
     let other = store.create_task("creator", None, "maybe", None).unwrap();
     assert_eq!(
         store
