@@ -3,7 +3,7 @@
 // SQLite store (also from two Node processes) through openScratchpad.
 const { test } = require('node:test')
 const assert = require('node:assert')
-const { mkdtempSync, rmSync, writeFileSync, readFileSync } = require('node:fs')
+const { mkdtempSync, rmSync, writeFileSync, readFileSync, symlinkSync, existsSync } = require('node:fs')
 const { tmpdir } = require('node:os')
 const { join } = require('node:path')
 const { execFileSync } = require('node:child_process')
@@ -170,6 +170,10 @@ test('bad input: stable codes, wrong JS types, nothing stored', () => {
     writeFileSync(junk, bytes)
     throwsCode(assert, () => pad.openScratchpad({ path: junk }), 'STORE_CORRUPT')
     assert.strictEqual(readFileSync(junk, 'utf8'), bytes, 'the corrupt file was left untouched')
+    const link = join(dir, 'linked.sqlite')
+    symlinkSync(join(dir, 'elsewhere.sqlite'), link)
+    throwsCode(assert, () => pad.openScratchpad({ path: link }), 'STORE_IO')
+    assert.strictEqual(existsSync(join(dir, 'elsewhere.sqlite')), false, 'nothing created through the link')
   } finally {
     rmSync(dir, { recursive: true, force: true })
   }

@@ -1,10 +1,12 @@
 /* The scratchpad through the C ABI: vectors/scratchpad-v1.json (every kind, through the rule
  * checks of aic_pad_request), a store round trip, and the error paths. Prints executed and
  * skipped counts. Usage: pad <vectors-dir> <scratch-dir> */
+#define _POSIX_C_SOURCE 200809L /* symlink */
 #include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "agent_intercom.h"
 
@@ -298,6 +300,19 @@ static void store_round_trip(const char *scratch) {
     check(st == AIC_STATUS_UNKNOWN_KEY && pad == NULL, "unknown option", aic_status_name(st));
     st = aic_pad_open(NULL, 0, NULL, 0, &pad, NULL);
     check(st == AIC_STATUS_INVALID_ARGUMENT, "empty path", aic_status_name(st));
+    remove(path);
+
+    /* A planted (dangling) symbolic link at the store path is refused; nothing is created. */
+    char target[4096];
+    snprintf(path, sizeof path, "%s/linked.sqlite", scratch);
+    snprintf(target, sizeof target, "%s/elsewhere.sqlite", scratch);
+    check(symlink(target, path) == 0, "symlink", NULL);
+    pad = NULL;
+    st = aic_pad_open(path, strlen(path), NULL, 0, &pad, NULL);
+    check(st == AIC_STATUS_STORE_IO && pad == NULL, "symlinked store refused", aic_status_name(st));
+    FILE *through = fopen(target, "rb");
+    check(through == NULL, "nothing created through the link", NULL);
+    if (through) fclose(through);
     remove(path);
 }
 

@@ -629,3 +629,38 @@ fn a_task_its_history_and_its_artifacts_are_for_its_participants_only() {
         assert!(!out.is_null());
     }
 }
+
+#[test]
+fn a_db_path_is_a_file_name_never_an_sqlite_uri_or_special_name() {
+    let tmp = Tmp::new("names");
+    let run = |db: &str, args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_agent-intercom"))
+            .current_dir(&tmp.0)
+            .args(["pad", "--db", db])
+            .args(args)
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8(out.stdout).unwrap(),
+            String::from_utf8(out.stderr).unwrap(),
+        )
+    };
+    for name in ["file:x.sqlite?mode=memory", ":memory:", "file::memory:"] {
+        let (code, _, err) = run(name, &["post", r#"{"from":"a","content":"kept"}"#]);
+        assert_eq!(code, Some(0), "{name}: {err}");
+        assert!(
+            tmp.0.join(name).is_file(),
+            "{name}: no such file afterwards"
+        );
+        let (code, out, err) = run(name, &["list", r#"{"agent":"b"}"#]);
+        assert_eq!(code, Some(0), "{name}: {err}");
+        assert!(
+            out.contains("kept"),
+            "{name}: the post was not stored: {out}"
+        );
+    }
+    let (code, _, err) = run("", &["post", r#"{"from":"a","content":"x"}"#]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("[INVALID_ARGUMENT]"), "{err}");
+}

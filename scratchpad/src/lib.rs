@@ -267,6 +267,17 @@ fn io(e: rusqlite::Error) -> Error {
             )
         }
         rusqlite::Error::SqliteFailure(f, _)
+            if f.extended_code == rusqlite::ffi::SQLITE_CANTOPEN_SYMLINK =>
+        {
+            Error::new(
+                ErrorCode::StoreIo,
+                format!(
+                    "refusing the scratchpad store: its path holds a symbolic link ({e}); nothing \
+                     was written"
+                ),
+            )
+        }
+        rusqlite::Error::SqliteFailure(f, _)
             if f.code == rusqlite::ErrorCode::ReadOnly
                 || f.code == rusqlite::ErrorCode::CannotOpen
                 || f.code == rusqlite::ErrorCode::PermissionDenied =>
@@ -279,6 +290,85 @@ fn io(e: rusqlite::Error) -> Error {
             )
         }
         _ => Error::new(ErrorCode::StoreIo, format!("scratchpad store: {e}")),
+    }
+}
+
+fn path_io(what: String, e: &std::io::Error) -> Error {
+    Error::new(
+        ErrorCode::StoreIo,
+        format!("cannot open the scratchpad store: {what}: {e}; nothing was changed"),
+    )
+}
+
+fn symlink_refused(path: &Path) -> Error {
+    Error::new(
+        ErrorCode::StoreIo,
+        format!(
+            "refusing the scratchpad store: {} is a symbolic link (a store and its -wal, -shm and \
+             -journal files must be plain files); nothing was written",
+            path.display()
+        ),
+    )
+}
+
+/// The store's file as SQLite is given it (see [`Store::open`]): absolute, in its directory's
+/// resolved location, checked for planted symbolic links, and created 0600 when new.
+fn store_file(path: &Path) -> Result<std::path::PathBuf, Error> {
+    if path.as_os_str().is_empty() {
+        return Err(Error::new(
+            ErrorCode::InvalidArgument,
+            "the scratchpad store path is empty",
+        ));
+    }
+    let absolute =
+        std::path::absolute(path).map_err(|e| path_io(path.display().to_string(), &e))?;
+    let (Some(dir), Some(name)) = (absolute.parent(), absolute.file_name()) else {
+        return Err(Error::new(
+            ErrorCode::InvalidArgument,
+            format!("the scratchpad store path {} names no file", path.display()),
+        ));
+    };
+    // SQLITE_OPEN_NOFOLLOW refuses a link in any component: the directory's links are the user's
+    // layout (a symlinked home), so they are resolved here; the file's own name is not.
+    let dir = std::fs::canonicalize(dir)
+        .map_err(|e| path_io(format!("its directory {}", dir.display()), &e))?;
+    let file = dir.join(name);
+    for side in ["", "-wal", "-shm", "-journal"] {
+        let mut side_path = file.clone().into_os_string();
+        side_path.push(side);
+        let side_path = std::path::PathBuf::from(side_path);
+        match std::fs::symlink_metadata(&side_path) {
+            Ok(m) if m.file_type().is_symlink() => return Err(symlink_refused(&side_path)),
+            Ok(m) if !m.is_file() => {
+                return Err(Error::new(
+                    ErrorCode::StoreIo,
+                    format!(
+                        "refusing the scratchpad store: {} is not a regular file",
+                        side_path.display()
+                    ),
+                ));
+            }
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(path_io(side_path.display().to_string(), &e)),
+        }
+    }
+    // O_CREAT|O_EXCL never follows a symbolic link (POSIX), so a link planted since the check
+    // above makes this fail rather than create a file elsewhere. Another process creating the
+    // store at the same time is fine.
+    let mut create = std::fs::OpenOptions::new();
+    create.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut create, 0o600);
+    match create.open(&file) {
+        Ok(_) => Ok(file),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+            match std::fs::symlink_metadata(&file) {
+                Ok(m) if m.file_type().is_symlink() => Err(symlink_refused(&file)),
+                _ => Ok(file),
+            }
+        }
+        Err(e) => Err(path_io(file.display().to_string(), &e)),
     }
 }
 
@@ -325,8 +415,22 @@ impl Store {
     /// Opens (or creates) the store at `path`. A store of a newer schema is refused
     /// (`STORE_NEWER_SCHEMA`); an unreadable file is refused (`STORE_CORRUPT`). Neither is ever
     /// replaced or rewritten.
+    ///
+    /// `path` is always a file name, never an SQLite URI or special name: a relative path is
+    /// taken from the current directory (so `:memory:` and `file:x?mode=memory` are ordinary
+    /// files there), the empty path is refused (`INVALID_ARGUMENT`), the directory's own symbolic
+    /// links are resolved, and a symbolic link at the store file or its `-wal`, `-shm` or
+    /// `-journal` side files is refused (`STORE_IO`) with nothing created or written through it.
+    /// A new store file is created with mode 0600.
     pub fn open(path: &Path, config: Config, clock: Arc<dyn Clock>) -> Result<Store, Error> {
-        let mut conn = Connection::open(path).map_err(io)?;
+        let path = store_file(path)?;
+        // Not SQLite's default flags: no SQLITE_OPEN_URI (a name is a name), no CREATE (the file
+        // was created above, 0600), and NOFOLLOW (SQLite refuses a link anywhere in the path,
+        // and opens the store and its side files with O_NOFOLLOW).
+        let flags = rusqlite::OpenFlags::SQLITE_OPEN_READ_WRITE
+            | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX
+            | rusqlite::OpenFlags::SQLITE_OPEN_NOFOLLOW;
+        let mut conn = Connection::open_with_flags(&path, flags).map_err(io)?;
         // SQLite's own busy handler backs off to 100 ms sleeps, and its lock is not fair: under
         // several busy writers a waiter can lose every race for its whole timeout. Short, jittered
         // sleeps keep waiters competitive; give up after about BUSY_GIVE_UP.
@@ -1459,8 +1563,10 @@ impl Store {
         agent_intercom_core::canonical::canonical_json(&snapshot)
     }
 
-    /// Writes [`Store::export`] to `path` atomically (a temporary file in the same directory,
-    /// synced, then renamed over `path`).
+    /// Writes [`Store::export`] to `path` atomically: a new temporary file in the same directory
+    /// (a fresh name, opened with O_CREAT|O_EXCL, which never follows a symbolic link; mode
+    /// 0600), synced, then renamed over `path` (a symbolic link at `path` is replaced, never
+    /// written through).
     pub fn export_to_file(
         &mut self,
         path: &Path,
@@ -1470,6 +1576,15 @@ impl Store {
         full: bool,
     ) -> Result<(), Error> {
         use std::io::Write;
+        let Some(base) = path.file_name().and_then(|n| n.to_str()) else {
+            return Err(Error::new(
+                ErrorCode::InvalidArgument,
+                format!(
+                    "path {:?} names no file to write the export to",
+                    path.display().to_string()
+                ),
+            ));
+        };
         let json = self.export(agent, project_root, limit, full)?;
         let fail = |e: std::io::Error| {
             Error::new(
@@ -1481,15 +1596,26 @@ impl Store {
             .parent()
             .filter(|p| !p.as_os_str().is_empty())
             .unwrap_or(Path::new("."));
-        let tmp = dir.join(format!(
-            ".{}.tmp-{}",
-            path.file_name()
-                .and_then(|n| n.to_str())
-                .unwrap_or("export"),
-            std::process::id()
-        ));
+        let mut attempt = 0;
+        let (tmp, mut file) = loop {
+            let tmp = dir.join(format!(
+                ".{base}.tmp-{}-{}",
+                std::process::id(),
+                uuid::Uuid::now_v7().simple()
+            ));
+            let mut create = std::fs::OpenOptions::new();
+            create.write(true).create_new(true);
+            #[cfg(unix)]
+            std::os::unix::fs::OpenOptionsExt::mode(&mut create, 0o600);
+            match create.open(&tmp) {
+                Ok(file) => break (tmp, file),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && attempt < 8 => {
+                    attempt += 1;
+                }
+                Err(e) => return Err(fail(e)),
+            }
+        };
         let result = (|| {
-            let mut file = std::fs::File::create(&tmp)?;
             file.write_all(json.as_bytes())?;
             file.write_all(b"\n")?;
             file.sync_all()?;

@@ -892,3 +892,97 @@ fn a_schema_v3_store_migrates_keeping_messages_and_read_marks() {
     assert_eq!(ids(&s.read_unread("b", None).unwrap()), ["m6"]);
     assert_eq!(ids(&s.read_unread("c", None).unwrap()), ["m6"]);
 }
+
+#[cfg(unix)]
+#[test]
+fn planted_symlinks_at_the_store_or_its_side_files_are_refused_and_nothing_is_written_outside() {
+    use std::os::unix::fs::{PermissionsExt, symlink};
+    let clock = Arc::new(ManualClock(AtomicI64::new(1)));
+    // A new store is created 0600 (its -wal and -shm take the same mode).
+    let tmp = Tmp::new("mode");
+    drop(open(&tmp, &clock, Config::default()));
+    let mode = std::fs::metadata(tmp.db()).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600, "{mode:o}");
+    for side in ["", "-wal", "-shm", "-journal"] {
+        for dangling in [true, false] {
+            let tmp = Tmp::new("symlink");
+            let outside = tmp.0.join("outside");
+            if !dangling {
+                std::fs::write(&outside, b"keep me").unwrap();
+            }
+            if !side.is_empty() {
+                // An existing store, with a side file planted next to it.
+                drop(open(&tmp, &clock, Config::default()));
+                for s in ["-wal", "-shm", "-journal"] {
+                    let _ = std::fs::remove_file(format!("{}{s}", tmp.db().display()));
+                }
+            }
+            let link = PathBuf::from(format!("{}{side}", tmp.db().display()));
+            symlink(&outside, &link).unwrap();
+            let err = Store::open(&tmp.db(), Config::default(), clock.clone())
+                .err()
+                .unwrap_or_else(|| panic!("{side} (dangling: {dangling}) was followed"));
+            assert_eq!(err.code().as_str(), "STORE_IO", "{side}: {err}");
+            assert!(err.message().contains("symbolic link"), "{side}: {err}");
+            if dangling {
+                assert!(!outside.exists(), "{side}: created a file through the link");
+            } else {
+                assert_eq!(std::fs::read(&outside).unwrap(), b"keep me", "{side}");
+            }
+            assert!(
+                std::fs::symlink_metadata(&link)
+                    .unwrap()
+                    .file_type()
+                    .is_symlink(),
+                "{side}: the link was left as it was"
+            );
+        }
+    }
+}
+
+#[test]
+fn an_empty_store_path_is_refused() {
+    let clock = Arc::new(ManualClock(AtomicI64::new(1)));
+    let err = Store::open(std::path::Path::new(""), Config::default(), clock)
+        .err()
+        .unwrap();
+    assert_eq!(err.code().as_str(), "INVALID_ARGUMENT", "{err}");
+}
+
+#[cfg(unix)]
+#[test]
+fn export_does_not_follow_planted_symlinks() {
+    use std::os::unix::fs::symlink;
+    let tmp = Tmp::new("export-links");
+    let clock = Arc::new(ManualClock(AtomicI64::new(1)));
+    let mut store = open(&tmp, &clock, Config::default());
+    store.post(&msg("me", "hello")).unwrap();
+    let outside = tmp.0.join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    // At the destination: the link is replaced by the export, its target is not written.
+    let victim = outside.join("victim");
+    std::fs::write(&victim, b"keep me").unwrap();
+    let dest = tmp.0.join("snapshot.json");
+    symlink(&victim, &dest).unwrap();
+    // At the temporary files' names: never followed.
+    let planted = outside.join("planted");
+    for name in [
+        format!(".snapshot.json.tmp-{}", std::process::id()),
+        format!(".snapshot.json.tmp-{}-0", std::process::id()),
+    ] {
+        symlink(&planted, tmp.0.join(name)).unwrap();
+    }
+    store.export_to_file(&dest, "me", None, 10, false).unwrap();
+    assert_eq!(std::fs::read(&victim).unwrap(), b"keep me");
+    assert!(
+        !planted.exists(),
+        "a temporary file was written through a link"
+    );
+    let meta = std::fs::symlink_metadata(&dest).unwrap();
+    assert!(meta.file_type().is_file(), "the export replaced the link");
+    assert!(std::fs::read_to_string(&dest).unwrap().contains("hello"));
+    let err = store
+        .export_to_file(std::path::Path::new(""), "me", None, 10, false)
+        .unwrap_err();
+    assert_eq!(err.code().as_str(), "INVALID_ARGUMENT", "{err}");
+}
