@@ -199,7 +199,8 @@ pub struct MessageView<'a> {
 pub struct ReaderView<'a> {
     /// The reading agent.
     pub agent: &'a str,
-    /// Its team id in the active project, if registered with one.
+    /// Its team id in the active project, if registered with one and a member since before the
+    /// message was posted (see [`team_when_posted`]): a team joined later does not count.
     pub team: Option<&'a str>,
     /// The active project root: when set, only messages of exactly that root are visible.
     pub project_root: Option<&'a str>,
@@ -211,8 +212,8 @@ pub struct ReaderView<'a> {
 /// - with an active project root, only messages with exactly that root are visible;
 /// - the sender always sees its own messages;
 /// - `private`: the sender and the recipient only;
-/// - `team`: members of the sender's team (the team id the sender had when it posted, held by the
-///   reader in the same project);
+/// - `team`: members of the sender's team: the team id the sender had when it posted, held by
+///   the reader in the same project since before the message was posted ([`team_when_posted`]);
 /// - `public`: every agent in scope.
 pub fn visible(message: &MessageView<'_>, reader: &ReaderView<'_>, now_ms: i64) -> bool {
     if message.expires_at <= now_ms {
@@ -259,6 +260,15 @@ pub fn check_task_read(task: &TaskView<'_>, agent: &str) -> Result<(), Error> {
             "only the task's creator and assignee may read it, its history and its artifacts",
         ))
     }
+}
+
+/// The reader's team as far as one message is concerned. A team message is for the members the
+/// team had when it was posted: a reader that joined its team (at `joined_seq`, a position in the
+/// store's commit sequence) at or after the message's own position `message_seq` is not one of
+/// them, and neither is one that left and rejoined since. So a message that was not visible to
+/// an agent when it arrived never becomes visible later.
+pub fn team_when_posted(team: Option<&str>, joined_seq: i64, message_seq: i64) -> Option<&str> {
+    team.filter(|_| message_seq > joined_seq)
 }
 
 /// A token bucket's state: tokens (in thousandths, to stay exact) and when it was last refilled.
@@ -419,6 +429,14 @@ mod tests {
         );
         assert!(check_addressing(Privacy::Private, Some("b")).is_ok());
         assert!(check_addressing(Privacy::Public, None).is_ok());
+    }
+
+    #[test]
+    fn a_team_joined_after_a_message_does_not_count_for_it() {
+        assert_eq!(team_when_posted(Some("red"), 4, 5), Some("red"));
+        assert_eq!(team_when_posted(Some("red"), 5, 5), None);
+        assert_eq!(team_when_posted(Some("red"), 9, 5), None);
+        assert_eq!(team_when_posted(None, 0, 5), None);
     }
 
     #[test]

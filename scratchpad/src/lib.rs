@@ -7,13 +7,15 @@
 //! - **Visibility**: one function (`agent_intercom_core::scratchpad::visible`) decides for
 //!   [`Store::read_unread`] and [`Store::list`]. Team membership: an agent belongs to the team id
 //!   it registered with ([`Store::register_agent`]) in a project; a team message is for the team
-//!   its sender had in that project when it posted.
+//!   its sender had in that project when it posted, and for the members that team had then (the
+//!   join is recorded at its place in the commit sequence; a later member is not offered it).
 //! - **Order**: priority (critical first), then creation time, then id: stable for pagination.
 //! - **Read once**: `read_unread` returns each visible message to an agent once (a per-agent read
 //!   mark is written in the same transaction). Each call looks only at messages committed since
 //!   the agent's previous call (a per-agent, per-project cursor over a store-wide commit
-//!   sequence), so a message that was not visible to the agent when it arrived (private to
-//!   others, another team's) is not offered later either, even if the agent joins that team.
+//!   sequence). A message that was not visible to the agent when it arrived (private to others,
+//!   another team's) is not offered later either, even if the agent joins that team: visibility
+//!   itself says so, for every read.
 //! - **Expiry**: expired rows are deleted by the mutation that observes them (every post and
 //!   every read), so time-to-live needs no background job. Time comes from a [`Clock`].
 //! - **Bounds**: at most `per_project_cap` live messages per project root and `per_recipient_cap`
@@ -33,7 +35,7 @@ use agent_intercom_core::{Error, ErrorCode};
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 
 /// The store's schema version. A newer store is refused and left untouched.
-pub const SCHEMA_VERSION: i64 = 4;
+pub const SCHEMA_VERSION: i64 = 5;
 
 /// Where time comes from (tests inject a manual clock).
 pub trait Clock: Send + Sync {
@@ -223,6 +225,9 @@ const MIGRATIONS: [&str; SCHEMA_VERSION as usize] = [
      CREATE TABLE read_cursors (
      agent_id TEXT NOT NULL, project_key TEXT NOT NULL, seq INTEGER NOT NULL,
      PRIMARY KEY (agent_id, project_key));",
+    // Where in the commit sequence an agent joined its current team: team messages committed
+    // before are not for it. Registrations that predate the column count from the start.
+    "ALTER TABLE agents ADD COLUMN team_seq INTEGER NOT NULL DEFAULT 0;",
 ];
 
 /// How long a write waits for the store's lock before failing with `STORE_IO`.
@@ -383,11 +388,21 @@ fn root_value(key: String) -> Option<String> {
 
 const COLUMNS: &str = "id, from_agent, to_agent, category, priority, privacy, content, metadata, task_id, project_root, created_at, expires_at, sender_team";
 
-fn row_to_message(r: &rusqlite::Row<'_>) -> rusqlite::Result<(Message, Option<String>)> {
+/// A message as stored: what visibility needs beyond the message itself. Selected as
+/// `{COLUMNS}, seq`.
+struct Stored {
+    message: Message,
+    /// The sender's team when it posted.
+    sender_team: Option<String>,
+    /// Its position in the store's commit sequence.
+    seq: i64,
+}
+
+fn row_to_message(r: &rusqlite::Row<'_>) -> rusqlite::Result<Stored> {
     let priority: i64 = r.get(4)?;
     let privacy: i64 = r.get(5)?;
-    Ok((
-        Message {
+    Ok(Stored {
+        message: Message {
             id: r.get(0)?,
             from: r.get(1)?,
             to: r.get(2)?,
@@ -407,8 +422,18 @@ fn row_to_message(r: &rusqlite::Row<'_>) -> rusqlite::Result<(Message, Option<St
             created_at: r.get(10)?,
             expires_at: r.get(11)?,
         },
-        r.get(12)?,
-    ))
+        sender_team: r.get(12)?,
+        seq: r.get(13)?,
+    })
+}
+
+/// The reading agent, with its team in the active project and where in the commit sequence it
+/// joined that team.
+struct Reader<'a> {
+    agent: &'a str,
+    team: Option<String>,
+    team_seq: i64,
+    project_root: Option<&'a str>,
 }
 
 impl Store {
@@ -518,8 +543,13 @@ impl Store {
         let now = self.clock.now_ms();
         self.conn
             .execute(
-                "INSERT INTO agents (agent_id, project_root, team_id, registered_at) VALUES (?1, ?2, ?3, ?4)
-                 ON CONFLICT (agent_id, project_root) DO UPDATE SET team_id = excluded.team_id",
+                // Joining (or changing) a team records the commit position: the team's earlier
+                // messages are not for the newcomer. Re-registering in the same team keeps it.
+                "INSERT INTO agents (agent_id, project_root, team_id, registered_at, team_seq)
+                 VALUES (?1, ?2, ?3, ?4, (SELECT value FROM counters WHERE name = 'message_seq'))
+                 ON CONFLICT (agent_id, project_root) DO UPDATE SET team_id = excluded.team_id,
+                   team_seq = CASE WHEN agents.team_id IS excluded.team_id THEN agents.team_seq
+                                   ELSE excluded.team_seq END",
                 params![agent, root_key(project_root), team, now],
             )
             .map_err(io)?;
@@ -674,20 +704,26 @@ impl Store {
         })
     }
 
-    fn reader_team(
+    fn reader<'a>(
         tx: &rusqlite::Transaction<'_>,
-        agent: &str,
-        root: &str,
-    ) -> Result<Option<String>, Error> {
-        Ok(tx
+        agent: &'a str,
+        project_root: Option<&'a str>,
+    ) -> Result<Reader<'a>, Error> {
+        let (team, team_seq) = tx
             .query_row(
-                "SELECT team_id FROM agents WHERE agent_id = ?1 AND project_root = ?2",
-                params![agent, root],
-                |r| r.get(0),
+                "SELECT team_id, team_seq FROM agents WHERE agent_id = ?1 AND project_root = ?2",
+                params![agent, root_key(project_root)],
+                |r| Ok((r.get(0)?, r.get(1)?)),
             )
             .optional()
             .map_err(io)?
-            .flatten())
+            .unwrap_or((None, 0));
+        Ok(Reader {
+            agent,
+            team,
+            team_seq,
+            project_root,
+        })
     }
 
     /// Messages visible to `agent` that it has not read yet, in order; each is returned once.
@@ -704,7 +740,7 @@ impl Store {
             .map_err(io)?;
         tx.execute("DELETE FROM messages WHERE expires_at <= ?1", [now])
             .map_err(io)?;
-        let team = Store::reader_team(&tx, agent, root_key(project_root))?;
+        let reader = Store::reader(&tx, agent, project_root)?;
         let filter = if project_root.is_some() {
             "AND m.project_root = ?2"
         } else {
@@ -730,7 +766,7 @@ impl Store {
             )
             .map_err(io)?;
         let sql = format!(
-            "SELECT {} FROM messages m WHERE m.seq > ?3 {filter}
+            "SELECT {}, m.seq FROM messages m WHERE m.seq > ?3 {filter}
                AND NOT EXISTS (SELECT 1 FROM reads r WHERE r.agent_id = ?1 AND r.message_id = m.id)
              ORDER BY m.priority DESC, m.created_at ASC, m.id ASC",
             COLUMNS
@@ -739,22 +775,17 @@ impl Store {
                 .collect::<Vec<_>>()
                 .join(", ")
         );
-        let rows: Vec<(Message, Option<String>)> = {
+        let rows: Vec<Stored> = {
             let mut stmt = tx.prepare(&sql).map_err(io)?;
             let mapped = stmt
                 .query_map(params![agent, key, cursor], row_to_message)
                 .map_err(io)?;
             mapped.collect::<Result<_, _>>().map_err(io)?
         };
-        let reader = ReaderView {
-            agent,
-            team: team.as_deref(),
-            project_root,
-        };
         let visible: Vec<Message> = rows
             .into_iter()
-            .filter(|(m, t)| is_visible(m, t.as_deref(), &reader, now))
-            .map(|(m, _)| m)
+            .filter(|m| is_visible(m, &reader, now))
+            .map(|m| m.message)
             .collect();
         for m in &visible {
             tx.execute(
@@ -799,11 +830,11 @@ impl Store {
             .map_err(io)?;
         tx.execute("DELETE FROM messages WHERE expires_at <= ?1", [now])
             .map_err(io)?;
-        let team = Store::reader_team(&tx, agent, root_key(project_root))?;
-        let rows: Vec<(Message, Option<String>)> = {
+        let reader = Store::reader(&tx, agent, project_root)?;
+        let rows: Vec<Stored> = {
             let mut stmt = tx
                 .prepare(&format!(
-                    "SELECT {COLUMNS} FROM messages WHERE (?1 = 0 OR project_root = ?2) AND (?3 IS NULL OR category = ?3)
+                    "SELECT {COLUMNS}, seq FROM messages WHERE (?1 = 0 OR project_root = ?2) AND (?3 IS NULL OR category = ?3)
                      AND (?4 IS NULL OR from_agent = ?4) ORDER BY priority DESC, created_at ASC, id ASC"
                 ))
                 .map_err(io)?;
@@ -821,15 +852,10 @@ impl Store {
             mapped.collect::<Result<_, _>>().map_err(io)?
         };
         tx.commit().map_err(io)?;
-        let reader = ReaderView {
-            agent,
-            team: team.as_deref(),
-            project_root,
-        };
         let visible: Vec<Message> = rows
             .into_iter()
-            .filter(|(m, t)| is_visible(m, t.as_deref(), &reader, now))
-            .map(|(m, _)| m)
+            .filter(|m| is_visible(m, &reader, now))
+            .map(|m| m.message)
             .collect();
         let start = match after {
             None => 0,
@@ -1699,7 +1725,7 @@ impl Store {
             .map_err(io)?;
         tx.execute("DELETE FROM messages WHERE expires_at <= ?1", [now])
             .map_err(io)?;
-        let team = Store::reader_team(&tx, agent, root_key(project_root))?;
+        let reader = Store::reader(&tx, agent, project_root)?;
         let rows: Vec<Event> = {
             let mut stmt = tx
                 .prepare("SELECT seq, kind, actor, target, ref_id, at, project_root FROM events WHERE seq > ?1 AND (?2 = 0 OR project_root = ?3) ORDER BY seq")
@@ -1721,11 +1747,6 @@ impl Store {
                 .map_err(io)?;
             mapped.collect::<Result<_, _>>().map_err(io)?
         };
-        let reader = ReaderView {
-            agent,
-            team: team.as_deref(),
-            project_root,
-        };
         let mut out = Vec::new();
         let mut cursor = after;
         for e in rows {
@@ -1734,13 +1755,13 @@ impl Store {
             let message_ok = e.kind != "message.posted" || {
                 let row = tx
                     .query_row(
-                        &format!("SELECT {COLUMNS} FROM messages WHERE id = ?1"),
+                        &format!("SELECT {COLUMNS}, seq FROM messages WHERE id = ?1"),
                         [&e.ref_id],
                         row_to_message,
                     )
                     .optional()
                     .map_err(io)?;
-                row.is_some_and(|(m, t)| is_visible(&m, t.as_deref(), &reader, now))
+                row.is_some_and(|m| is_visible(&m, &reader, now))
             };
             let keep = |list: &Vec<String>, v: Option<&str>| {
                 list.is_empty() || v.is_some_and(|v| list.iter().any(|x| x == v))
@@ -1762,7 +1783,10 @@ impl Store {
     }
 }
 
-fn is_visible(m: &Message, sender_team: Option<&str>, reader: &ReaderView<'_>, now: i64) -> bool {
+/// The one visibility rule (unread, list, events and export come here), with the reader's team
+/// as it stood when the message was posted.
+fn is_visible(stored: &Stored, reader: &Reader<'_>, now: i64) -> bool {
+    let m = &stored.message;
     let Ok(privacy) = Privacy::parse(&m.privacy, "privacy") else {
         return false;
     };
@@ -1770,9 +1794,14 @@ fn is_visible(m: &Message, sender_team: Option<&str>, reader: &ReaderView<'_>, n
         from: &m.from,
         to: m.to.as_deref(),
         privacy,
-        sender_team,
+        sender_team: stored.sender_team.as_deref(),
         project_root: m.project_root.as_deref(),
         expires_at: m.expires_at,
     };
-    scratchpad::visible(&view, reader, now)
+    let reader = ReaderView {
+        agent: reader.agent,
+        team: scratchpad::team_when_posted(reader.team.as_deref(), reader.team_seq, stored.seq),
+        project_root: reader.project_root,
+    };
+    scratchpad::visible(&view, &reader, now)
 }

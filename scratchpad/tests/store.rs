@@ -861,7 +861,7 @@ fn a_schema_v3_store_migrates_keeping_messages_and_read_marks() {
             "DROP TRIGGER messages_counted; DROP TRIGGER messages_uncounted;
              DROP TABLE message_counts; DROP TABLE read_cursors; DROP TABLE counters;
              DROP INDEX messages_seq; DROP INDEX messages_project_seq;
-             ALTER TABLE messages DROP COLUMN seq;
+             ALTER TABLE messages DROP COLUMN seq; ALTER TABLE agents DROP COLUMN team_seq;
              PRAGMA user_version = 3;",
         )
         .unwrap();
@@ -985,4 +985,103 @@ fn export_does_not_follow_planted_symlinks() {
         .export_to_file(std::path::Path::new(""), "me", None, 10, false)
         .unwrap_err();
     assert_eq!(err.code().as_str(), "INVALID_ARGUMENT", "{err}");
+}
+
+#[test]
+fn a_team_message_is_for_the_members_the_team_had_when_it_was_posted() {
+    use agent_intercom_scratchpad::EventFilter;
+    let tmp = Tmp::new("team-join");
+    let clock = Arc::new(ManualClock(AtomicI64::new(1_000)));
+    let mut store = open(&tmp, &clock, Config::default());
+    let team_post = |content: &str| NewMessage {
+        privacy: Some("team".into()),
+        project_root: Some("/p".into()),
+        ..msg("a", content)
+    };
+    store.register_agent("a", Some("/p"), Some("red")).unwrap();
+    let before = store.post(&team_post("before b joined")).unwrap();
+    // b joins red afterwards, without ever having read (no cursor yet).
+    store.register_agent("b", Some("/p"), Some("red")).unwrap();
+    let listed = |store: &mut Store| {
+        ids(&store
+            .list("b", Some("/p"), None, None, 100, None)
+            .unwrap()
+            .messages)
+    };
+    let events = |store: &mut Store| -> Vec<String> {
+        let (events, _) = store
+            .poll_events("b", Some("/p"), 0, &EventFilter::default(), 100)
+            .unwrap();
+        events.into_iter().map(|e| e.ref_id).collect()
+    };
+    assert_eq!(listed(&mut store), Vec::<String>::new(), "list");
+    assert!(!events(&mut store).contains(&before.id), "events");
+    let export = store.export("b", Some("/p"), 100, false).unwrap();
+    assert!(!export.contains("before b joined"), "export: {export}");
+    assert_eq!(
+        ids(&store.read_unread("b", Some("/p")).unwrap()),
+        Vec::<String>::new(),
+        "unread"
+    );
+    // What the team posts after b joined is for b, on every read path.
+    let after = store.post(&team_post("after b joined")).unwrap();
+    assert!(events(&mut store).contains(&after.id));
+    assert_eq!(listed(&mut store), vec!["after b joined"]);
+    assert_eq!(
+        ids(&store.read_unread("b", Some("/p")).unwrap()),
+        vec!["after b joined"]
+    );
+    // Registering again with the same team keeps it; leaving and rejoining starts afresh.
+    store.register_agent("b", Some("/p"), Some("red")).unwrap();
+    assert_eq!(listed(&mut store), vec!["after b joined"]);
+    store.register_agent("b", Some("/p"), Some("blue")).unwrap();
+    assert_eq!(listed(&mut store), Vec::<String>::new());
+    store.register_agent("b", Some("/p"), Some("red")).unwrap();
+    assert_eq!(
+        listed(&mut store),
+        Vec::<String>::new(),
+        "rejoined: only what comes next"
+    );
+    // The sender always sees its own.
+    assert_eq!(
+        ids(&store
+            .list("a", Some("/p"), None, None, 100, None)
+            .unwrap()
+            .messages),
+        vec!["before b joined", "after b joined"]
+    );
+}
+
+#[test]
+fn a_schema_v4_store_migrates_keeping_what_team_members_could_read() {
+    let tmp = Tmp::new("migrate-v4");
+    let clock = Arc::new(ManualClock(AtomicI64::new(1_000)));
+    {
+        let mut s = open(&tmp, &clock, Config::default());
+        s.register_agent("b", None, Some("red")).unwrap();
+        s.register_agent("a", None, Some("red")).unwrap();
+        s.post(&NewMessage {
+            privacy: Some("team".into()),
+            ..msg("a", "old team news")
+        })
+        .unwrap();
+    }
+    {
+        let conn = rusqlite::Connection::open(tmp.db()).unwrap();
+        conn.execute_batch("ALTER TABLE agents DROP COLUMN team_seq; PRAGMA user_version = 4;")
+            .unwrap();
+    }
+    let mut s = open(&tmp, &clock, Config::default());
+    // Registrations older than the join record count from the start: nothing is taken away.
+    assert_eq!(
+        ids(&s.list("b", None, None, None, 10, None).unwrap().messages),
+        ["old team news"]
+    );
+    s.register_agent("c", None, Some("red")).unwrap();
+    assert!(
+        s.list("c", None, None, None, 10, None)
+            .unwrap()
+            .messages
+            .is_empty()
+    );
 }
