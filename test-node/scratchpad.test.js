@@ -150,6 +150,9 @@ test('bad input: stable codes, wrong JS types, nothing stored', () => {
     const typo = throwsCode(assert, () => s.post({ from: 'a', to: 'b', Privacy: 'private', content: 'x' }), 'UNKNOWN_KEY')
     assert.match(typo.message, /"Privacy"/)
     throwsCode(assert, () => s.post({ from: 'a', content: 'x', ttl: 1 }), 'UNKNOWN_KEY')
+    // A sliced emoji: JSON.stringify writes the lone surrogate as \ud83d, which UTF-8 cannot hold.
+    const half = throwsCode(assert, () => s.post({ from: 'a', content: 'smile '.concat('\u{1F600}'.slice(0, 1)) }), 'UNPAIRED_SURROGATE')
+    assert.match(half.message, /content/)
     throwsCode(assert, () => s.post({ from: 'a', content: 'x', n: 10n }), 'INVALID_ARGUMENT')
     const cyclic = { from: 'a', content: 'x' }; cyclic.self = cyclic
     throwsCode(assert, () => s.post(cyclic), 'INVALID_ARGUMENT')

@@ -248,6 +248,7 @@ static void store_round_trip(const char *scratch) {
         {"post", "{\"from\":1,\"content\":\"x\"}", AIC_STATUS_INVALID_ARGUMENT},
         {"post", "{\"from\":\"a\",\"to\":\"b\",\"Privacy\":\"private\",\"content\":\"x\"}", AIC_STATUS_UNKNOWN_KEY},
         {"post", "{\"from\":\"a\",\"content\":\"x\",\"ttl\":1}", AIC_STATUS_UNKNOWN_KEY},
+        {"post", "{\"from\":\"a\",\"content\":\"a\\ud800b\"}", AIC_STATUS_UNPAIRED_SURROGATE},
         {"task.get", "{\"id\":\"missing\",\"agent\":\"a\"}", AIC_STATUS_NOT_FOUND},
         {"task.get", "{\"id\":\"missing\"}", AIC_STATUS_INVALID_ARGUMENT},
         {"nonsense", "{}", AIC_STATUS_INVALID_ARGUMENT},

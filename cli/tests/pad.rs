@@ -664,3 +664,43 @@ fn a_db_path_is_a_file_name_never_an_sqlite_uri_or_special_name() {
     assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("[INVALID_ARGUMENT]"), "{err}");
 }
+
+#[test]
+fn a_lone_surrogate_in_an_argument_is_refused_naming_it() {
+    let tmp = Tmp::new("surrogate");
+    let db = tmp.db();
+    // What JSON.stringify makes of a sliced emoji.
+    for (args, named) in [
+        (r#"{"from":"a","content":"a\ud800b"}"#, "content"),
+        (
+            r#"{"from":"a","content":"ok","metadata":{"n":["x","\udc00"]}}"#,
+            "metadata.n[1]",
+        ),
+    ] {
+        let (code, _, err) = pad(&db, &["post", args]);
+        assert_eq!(code, 2, "{err}");
+        assert!(err.contains("[UNPAIRED_SURROGATE]"), "{err}");
+        assert!(err.contains(named), "names {named}: {err}");
+    }
+    let responses = converse(
+        lines_process(&db),
+        vec![r#"{"op":"post","args":{"from":"a","content":"\ud83d"}}"#.to_string()],
+    );
+    assert_eq!(
+        responses[0]["error"]["code"], "UNPAIRED_SURROGATE",
+        "{}",
+        responses[0]
+    );
+    assert!(
+        responses[0]["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("args.content")
+    );
+    // A proper pair is a character, and is stored as such.
+    let (code, _, err) = pad(&db, &["post", r#"{"from":"a","content":"\ud83d\ude00"}"#]);
+    assert_eq!(code, 0, "{err}");
+    let (_, page, _) = pad(&db, &["list", r#"{"agent":"b"}"#]);
+    assert_eq!(page["messages"][0]["content"], "\u{1F600}");
+    assert_eq!(count(&db, "b"), 1, "only the whole character was stored");
+}

@@ -549,17 +549,140 @@ pub fn is_check(op: &str) -> bool {
 
 /// Arguments or options as JSON text: absent or blank is none (`null`); anything else must be
 /// JSON (`INVALID_JSON`, naming `what`). Every surface reads its text through this.
+///
+/// An escaped unpaired UTF-16 surrogate (`"a\ud800b"`, what `JSON.stringify` makes of a sliced
+/// emoji) is `UNPAIRED_SURROGATE`, naming where it is (`content`, `metadata.n[1]`): the store
+/// holds UTF-8 text, which cannot hold half a character, and replacing it would change the text
+/// silently.
 pub fn parse(text: Option<&str>, what: &str) -> Result<Value, Error> {
     match text {
         None => Ok(Value::Null),
         Some(t) if t.trim().is_empty() => Ok(Value::Null),
         Some(t) => serde_json::from_str(t).map_err(|e| {
-            Error::new(
-                ErrorCode::InvalidJson,
-                format!("{what} is not valid JSON: {e}"),
-            )
+            // serde_json's words for an unpaired surrogate escape; the scan finds where it is.
+            let message = e.to_string();
+            let lone = message.contains("surrogate") || message.contains("end of hex escape");
+            match lone.then(|| unpaired_surrogate(t)).flatten() {
+                Some((at, unit)) => Error::new(
+                    ErrorCode::UnpairedSurrogate,
+                    format!(
+                        "{what}: {at} holds an unpaired UTF-16 surrogate (\\u{unit:04x}), which \
+                         UTF-8 text cannot hold; send whole characters"
+                    ),
+                ),
+                None => Error::new(
+                    ErrorCode::InvalidJson,
+                    format!("{what} is not valid JSON: {message}"),
+                ),
+            }
         }),
     }
+}
+
+/// The first escaped unpaired surrogate of a JSON text that is valid up to it: where it is (a
+/// path such as `content`, `metadata.n[1]`, or `a key of metadata`) and the code unit.
+fn unpaired_surrogate(text: &str) -> Option<(String, u16)> {
+    enum Frame {
+        Object { key: String, wants_key: bool },
+        Array(usize),
+    }
+    let path = |stack: &[Frame]| {
+        let mut out = String::new();
+        for frame in stack {
+            match frame {
+                Frame::Object { key, .. } => {
+                    if !out.is_empty() {
+                        out.push('.');
+                    }
+                    out.push_str(key);
+                }
+                Frame::Array(i) => out.push_str(&format!("[{i}]")),
+            }
+        }
+        out
+    };
+    let hex = |at: usize| {
+        text.get(at..at + 4)
+            .and_then(|h| u16::from_str_radix(h, 16).ok())
+    };
+    let bytes = text.as_bytes();
+    let mut stack: Vec<Frame> = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'{' => stack.push(Frame::Object {
+                key: String::new(),
+                wants_key: true,
+            }),
+            b'[' => stack.push(Frame::Array(0)),
+            b'}' | b']' => {
+                stack.pop();
+            }
+            b',' => match stack.last_mut() {
+                Some(Frame::Array(n)) => *n += 1,
+                Some(Frame::Object { wants_key, .. }) => *wants_key = true,
+                None => {}
+            },
+            b':' => {
+                if let Some(Frame::Object { wants_key, .. }) = stack.last_mut() {
+                    *wants_key = false;
+                }
+            }
+            b'"' => {
+                let is_key = matches!(
+                    stack.last(),
+                    Some(Frame::Object {
+                        wants_key: true,
+                        ..
+                    })
+                );
+                let start = i + 1;
+                i = start;
+                let mut lone = None;
+                while i < bytes.len() && bytes[i] != b'"' {
+                    if bytes[i] == b'\\' {
+                        if bytes.get(i + 1) == Some(&b'u') {
+                            let unit = hex(i + 2)?;
+                            i += 6;
+                            if (0xD800..0xDC00).contains(&unit) {
+                                let next = (bytes.get(i) == Some(&b'\\')
+                                    && bytes.get(i + 1) == Some(&b'u'))
+                                .then(|| hex(i + 2))
+                                .flatten();
+                                match next {
+                                    Some(low) if (0xDC00..0xE000).contains(&low) => i += 6,
+                                    _ => lone = lone.or(Some(unit)),
+                                }
+                            } else if (0xDC00..0xE000).contains(&unit) {
+                                lone = lone.or(Some(unit));
+                            }
+                            continue;
+                        }
+                        i += 1;
+                    }
+                    i += 1;
+                }
+                if let Some(unit) = lone {
+                    // A key is named by the object it belongs to, the path without its own frame.
+                    let here = path(&stack[..stack.len() - usize::from(is_key)]);
+                    let at = match (is_key, here.is_empty()) {
+                        (true, true) => "a key".to_string(),
+                        (true, false) => format!("a key of {here}"),
+                        (false, true) => "the value".to_string(),
+                        (false, false) => here,
+                    };
+                    return Some((at, unit));
+                }
+                if is_key && let Some(Frame::Object { key, .. }) = stack.last_mut() {
+                    // Keys are shown as written (escapes and all): good enough to find one.
+                    *key = text[start..i.min(text.len())].to_string();
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    None
 }
 
 /// One request from any surface: a rule check runs without a store; a store operation needs
@@ -843,6 +966,54 @@ mod tests {
             assert_eq!(read, want, "{}: keys read vs keys declared", request.name);
         }
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn unpaired_surrogates_are_refused_naming_where_they_are() {
+        let cases = [
+            (r#"{"from":"a","content":"a\ud800b"}"#, "content", 0xd800),
+            (r#"{"content":"\ud800\u0041"}"#, "content", 0xd800),
+            (r#"{"content":"x\udc00"}"#, "content", 0xdc00),
+            (
+                r#"{"a":1,"m":{"n":["x","\\\"",{"k":"\udfff"}]}}"#,
+                "m.n[2].k",
+                0xdfff,
+            ),
+            (r#"{"m":{"\ud83d":1}}"#, "a key of m", 0xd83d),
+            (r#""\ud800""#, "the value", 0xd800),
+        ];
+        for (text, at, unit) in cases {
+            let err = parse(Some(text), "the arguments").unwrap_err();
+            assert_eq!(
+                err.code(),
+                ErrorCode::UnpairedSurrogate,
+                "{text}: {}",
+                err.message()
+            );
+            assert_eq!(
+                unpaired_surrogate(text),
+                Some((at.to_string(), unit)),
+                "{text}"
+            );
+            assert!(
+                err.message()
+                    .starts_with(&format!("the arguments: {at} holds")),
+                "{}",
+                err.message()
+            );
+        }
+        // A pair is one character; other faults stay INVALID_JSON, even before a lone surrogate.
+        assert_eq!(
+            parse(Some(r#"{"c":"\ud83d\ude00"}"#), "x").unwrap(),
+            json!({"c": "\u{1F600}"})
+        );
+        for text in [r#"{"c":"\u12"}"#, r#"{"c": nope, "d":"\ud800"}"#, "{"] {
+            assert_eq!(
+                parse(Some(text), "x").unwrap_err().code(),
+                ErrorCode::InvalidJson,
+                "{text}"
+            );
+        }
     }
 
     #[test]
