@@ -166,12 +166,20 @@ pub fn ttl_hours_of_number(requested: f64) -> Result<u32, Error> {
     }
 }
 
-/// Checks a message's addressing: a private message needs a recipient.
+/// Checks a message's addressing: a private message needs a recipient, and a recipient, when
+/// given, names an agent (the empty name is nobody: `INVALID_ARGUMENT` for a public or team
+/// message, whose `to` would direct it to no one).
 pub fn check_addressing(privacy: Privacy, to: Option<&str>) -> Result<(), Error> {
     if privacy == Privacy::Private && to.is_none_or(str::is_empty) {
         return Err(Error::new(
             ErrorCode::PrivateWithoutRecipient,
             "a private message needs a recipient (to)",
+        ));
+    }
+    if to == Some("") {
+        return Err(Error::new(
+            ErrorCode::InvalidArgument,
+            "to must name an agent (omit it for a message to everyone in scope)",
         ));
     }
     Ok(())
@@ -429,6 +437,12 @@ mod tests {
         );
         assert!(check_addressing(Privacy::Private, Some("b")).is_ok());
         assert!(check_addressing(Privacy::Public, None).is_ok());
+        assert_eq!(
+            check_addressing(Privacy::Public, Some(""))
+                .unwrap_err()
+                .code(),
+            ErrorCode::InvalidArgument
+        );
     }
 
     #[test]

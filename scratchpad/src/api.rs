@@ -5,6 +5,7 @@
 use serde_json::{Map, Value, json};
 
 use crate::{Config, EventFilter, NewMessage, Pricing, RateDecision, RateLimits, Store, Usage};
+use agent_intercom_core::canonical::MAX_SAFE_INTEGER;
 use agent_intercom_core::{Error, ErrorCode};
 
 /// An argument an operation or rule check takes: its key, and for an object of arguments (such
@@ -310,7 +311,7 @@ impl<'a> Args<'a> {
         })
     }
 
-    fn name(&self, key: &str) -> String {
+    fn label(&self, key: &str) -> String {
         if self.at.is_empty() {
             key.to_string()
         } else {
@@ -323,10 +324,10 @@ impl<'a> Args<'a> {
         debug_assert!(
             found.is_some(),
             "the handler reads {} without declaring it",
-            self.name(key)
+            self.label(key)
         );
         #[cfg(test)]
-        READ.with(|r| r.borrow_mut().insert(self.name(key)));
+        READ.with(|r| r.borrow_mut().insert(self.label(key)));
         found.unwrap_or(&Arg {
             key: "",
             fields: None,
@@ -345,7 +346,7 @@ impl<'a> Args<'a> {
         let map = match self.value(key) {
             Some(Value::Object(m)) => m,
             None if !required => empty(),
-            _ => return Err(bad(format!("{} must be an object", self.name(key)))),
+            _ => return Err(bad(format!("{} must be an object", self.label(key)))),
         };
         Ok(Args {
             map,
@@ -358,12 +359,27 @@ impl<'a> Args<'a> {
         match self.value(key) {
             None => Ok(None),
             Some(Value::String(s)) => Ok(Some(s)),
-            Some(_) => Err(bad(format!("{} must be a string", self.name(key)))),
+            Some(_) => Err(bad(format!("{} must be a string", self.label(key)))),
         }
     }
     fn str(&self, key: &str) -> Result<&'a str, Error> {
         self.opt_str(key)?
-            .ok_or_else(|| bad(format!("{} is required", self.name(key))))
+            .ok_or_else(|| bad(format!("{} is required", self.label(key))))
+    }
+    /// A name (an agent, a team, a tool, a task): a string that is not empty, since the empty
+    /// name would be taken as a name nobody has.
+    fn opt_name(&self, key: &str) -> Result<Option<&'a str>, Error> {
+        match self.opt_str(key)? {
+            Some("") => Err(bad(format!(
+                "{} must be a non-empty string (omit it, or give null, for none)",
+                self.label(key)
+            ))),
+            other => Ok(other),
+        }
+    }
+    fn name(&self, key: &str) -> Result<&'a str, Error> {
+        self.opt_name(key)?
+            .ok_or_else(|| bad(format!("{} is required", self.label(key))))
     }
     fn opt_int(&self, key: &str) -> Result<Option<i64>, Error> {
         match self.value(key) {
@@ -374,7 +390,7 @@ impl<'a> Args<'a> {
             Some(v) => match (v.as_i64(), v.as_f64()) {
                 (Some(i), _) => Ok(Some(i)),
                 (None, Some(f)) if f.is_finite() && f.fract() == 0.0 => Ok(Some(f as i64)),
-                _ => Err(bad(format!("{} must be an integer", self.name(key)))),
+                _ => Err(bad(format!("{} must be an integer", self.label(key)))),
             },
         }
     }
@@ -388,43 +404,53 @@ impl<'a> Args<'a> {
                 Some(h) => ttl_hours(Some(h)),
                 None => ttl_hours_of_number(n.as_f64().unwrap_or(f64::NAN)),
             },
-            Some(_) => Err(bad(format!("{} must be a number of hours", self.name(key)))),
+            Some(_) => Err(bad(format!(
+                "{} must be a number of hours",
+                self.label(key)
+            ))),
         }
     }
     fn int(&self, key: &str) -> Result<i64, Error> {
         self.opt_int(key)?
-            .ok_or_else(|| bad(format!("{} is required", self.name(key))))
+            .ok_or_else(|| bad(format!("{} is required", self.label(key))))
     }
     fn opt_u32(&self, key: &str) -> Result<Option<u32>, Error> {
         self.opt_int(key)?
             .map(|v| {
-                u32::try_from(v)
-                    .map_err(|_| bad(format!("{} must be from 0 to {}", self.name(key), u32::MAX)))
+                u32::try_from(v).map_err(|_| {
+                    bad(format!(
+                        "{} must be from 0 to {}",
+                        self.label(key),
+                        u32::MAX
+                    ))
+                })
             })
             .transpose()
     }
+    /// A count (tokens, prices): 0 when absent, up to 2^53 - 1 (what every JSON reader holds
+    /// exactly); beyond is refused, not saturated.
     fn u64_or_zero(&self, key: &str) -> Result<u64, Error> {
-        Ok(self
-            .opt_int(key)?
-            .map(|v| {
-                u64::try_from(v)
-                    .map_err(|_| bad(format!("{} must not be negative", self.name(key))))
-            })
-            .transpose()?
-            .unwrap_or(0))
+        match self.opt_int(key)? {
+            None => Ok(0),
+            Some(v) if (0..=MAX_SAFE_INTEGER).contains(&v) => Ok(v as u64),
+            Some(_) => Err(bad(format!(
+                "{} must be a whole number from 0 to {MAX_SAFE_INTEGER}",
+                self.label(key)
+            ))),
+        }
     }
     fn bool(&self, key: &str) -> Result<bool, Error> {
         match self.value(key) {
             None => Ok(false),
             Some(Value::Bool(b)) => Ok(*b),
-            Some(_) => Err(bad(format!("{} must be a boolean", self.name(key)))),
+            Some(_) => Err(bad(format!("{} must be a boolean", self.label(key)))),
         }
     }
     fn array(&self, key: &str) -> Result<Option<&'a Vec<Value>>, Error> {
         match self.value(key) {
             None => Ok(None),
             Some(Value::Array(items)) => Ok(Some(items)),
-            Some(_) => Err(bad(format!("{} must be an array", self.name(key)))),
+            Some(_) => Err(bad(format!("{} must be an array", self.label(key)))),
         }
     }
     fn strings(&self, key: &str) -> Result<Vec<String>, Error> {
@@ -434,7 +460,7 @@ impl<'a> Args<'a> {
             .map(|i| {
                 i.as_str()
                     .map(str::to_string)
-                    .ok_or_else(|| bad(format!("{} must hold strings", self.name(key))))
+                    .ok_or_else(|| bad(format!("{} must hold strings", self.label(key))))
             })
             .collect()
     }
@@ -685,6 +711,13 @@ fn unpaired_surrogate(text: &str) -> Option<(String, u16)> {
     None
 }
 
+/// The process environment as `handle` reads it (`LEAN_CTX_RATE_LIMIT_*_PER_MIN`): a variable
+/// that is set but not valid Unicode is passed on as text that the reader refuses, naming the
+/// variable, rather than taken as unset (which would mean no limit).
+pub fn process_env(key: &str) -> Option<String> {
+    std::env::var_os(key).map(|v| v.to_string_lossy().into_owned())
+}
+
 /// One request from any surface: a rule check runs without a store; a store operation needs
 /// `store`, and fails with `no_store()` without one.
 pub fn request(
@@ -720,46 +753,46 @@ pub fn handle(
     let a = Args::of(request, args)?;
     Ok(match op {
         "register" => {
-            store.register_agent(a.str("agent")?, a.opt_str("project_root")?, a.opt_str("team")?)?;
+            store.register_agent(a.name("agent")?, a.opt_name("project_root")?, a.opt_name("team")?)?;
             json!({ "ok": true })
         }
         "post" => {
             let metadata = a.value("metadata").map(Value::to_string);
             let posted = store.post(&NewMessage {
-                from: a.str("from")?.to_string(),
+                from: a.name("from")?.to_string(),
                 to: a.opt_str("to")?.map(str::to_string),
                 category: a.opt_str("category")?.unwrap_or("note").to_string(),
                 priority: a.opt_str("priority")?.map(str::to_string),
                 privacy: a.opt_str("privacy")?.map(str::to_string),
                 content: a.str("content")?.to_string(),
                 metadata,
-                task_id: a.opt_str("task_id")?.map(str::to_string),
-                project_root: a.opt_str("project_root")?.map(str::to_string),
+                task_id: a.opt_name("task_id")?.map(str::to_string),
+                project_root: a.opt_name("project_root")?.map(str::to_string),
                 ttl_hours: Some(a.ttl_hours("ttl_hours")?.into()),
             })?;
             json!({ "id": posted.id, "expires_at": posted.expires_at, "evicted": posted.evicted })
         }
-        "unread" => Value::Array(store.read_unread(a.str("agent")?, a.opt_str("project_root")?)?.iter().map(message_json).collect()),
+        "unread" => Value::Array(store.read_unread(a.name("agent")?, a.opt_name("project_root")?)?.iter().map(message_json).collect()),
         "list" => {
-            let page = store.list(a.str("agent")?, a.opt_str("project_root")?, a.opt_str("category")?, a.opt_str("from")?, a.limit(50)?, a.opt_str("after")?)?;
+            let page = store.list(a.name("agent")?, a.opt_name("project_root")?, a.opt_str("category")?, a.opt_name("from")?, a.limit(50)?, a.opt_str("after")?)?;
             json!({ "messages": page.messages.iter().map(message_json).collect::<Vec<_>>(), "next": page.next })
         }
-        "task.create" => task_json(&store.create_task(a.str("creator")?, a.opt_str("assignee")?, a.str("title")?, a.opt_str("project_root")?)?),
-        "task.get" => task_json(&store.task(a.str("id")?, a.str("agent")?)?),
-        "task.transition" => task_json(&store.transition_task(a.str("id")?, a.str("by")?, a.str("to")?, a.opt_str("reason")?)?),
+        "task.create" => task_json(&store.create_task(a.name("creator")?, a.opt_name("assignee")?, a.str("title")?, a.opt_name("project_root")?)?),
+        "task.get" => task_json(&store.task(a.str("id")?, a.name("agent")?)?),
+        "task.transition" => task_json(&store.transition_task(a.str("id")?, a.name("by")?, a.str("to")?, a.opt_str("reason")?)?),
         "task.history" => Value::Array(
             store
-                .task_history(a.str("id")?, a.str("agent")?)?
+                .task_history(a.str("id")?, a.name("agent")?)?
                 .iter()
                 .map(|t| json!({ "from": t.from, "to": t.to, "by": t.by, "reason": t.reason, "at": t.at }))
                 .collect(),
         ),
         "task.artifact" => {
-            store.add_artifact(a.str("id")?, a.str("by")?, a.str("name")?, a.str("content")?)?;
+            store.add_artifact(a.str("id")?, a.name("by")?, a.str("name")?, a.str("content")?)?;
             json!({ "ok": true })
         }
         "task.artifacts" => Value::Array(
-            store.artifacts(a.str("id")?, a.str("agent")?)?.iter().map(|x| json!({ "by": x.by, "name": x.name, "content": x.content, "at": x.at })).collect(),
+            store.artifacts(a.str("id")?, a.name("agent")?)?.iter().map(|x| json!({ "by": x.by, "name": x.name, "content": x.content, "at": x.at })).collect(),
         ),
         "rate.take" => {
             let from_env = RateLimits::from_env(env)?;
@@ -768,7 +801,7 @@ pub fn handle(
                 agent_per_min: a.opt_u32("agent_per_min")?.or(from_env.agent_per_min),
                 tool_per_min: a.opt_u32("tool_per_min")?.or(from_env.tool_per_min),
             };
-            match store.take_rate(a.str("agent")?, a.str("tool")?, &limits)? {
+            match store.take_rate(a.name("agent")?, a.name("tool")?, &limits)? {
                 RateDecision::Allowed => json!({ "allowed": true }),
                 RateDecision::Refused { retry_after_ms, levels } => json!({ "allowed": false, "retry_after_ms": retry_after_ms, "levels": levels }),
             }
@@ -781,8 +814,7 @@ pub fn handle(
                 cached_per_million_micros: p.u64_or_zero("cached_per_million_micros")?,
             };
             let usage = Usage { input_tokens: a.u64_or_zero("input_tokens")?, output_tokens: a.u64_or_zero("output_tokens")?, cached_tokens: a.u64_or_zero("cached_tokens")? };
-            store.record_cost(a.str("agent")?, a.str("tool")?, &usage, &pricing)?;
-            json!({ "cost_micros": pricing.cost_micros(&usage) })
+            json!({ "cost_micros": store.record_cost(a.name("agent")?, a.name("tool")?, &usage, &pricing)? })
         }
         "cost.list" => Value::Array(
             store
@@ -795,7 +827,7 @@ pub fn handle(
                 .collect(),
         ),
         "export" => {
-            let (agent, root, limit, full) = (a.str("agent")?, a.opt_str("project_root")?, a.limit(200)?, a.bool("full")?);
+            let (agent, root, limit, full) = (a.name("agent")?, a.opt_name("project_root")?, a.limit(200)?, a.bool("full")?);
             match a.opt_str("path")? {
                 Some(path) => {
                     store.export_to_file(std::path::Path::new(path), agent, root, limit, full)?;
@@ -806,7 +838,7 @@ pub fn handle(
         }
         "events" => {
             let filter = EventFilter { kinds: a.strings("kinds")?, actors: a.strings("actors")?, targets: a.strings("targets")? };
-            let (events, cursor) = store.poll_events(a.str("agent")?, a.opt_str("project_root")?, a.opt_int("after")?.unwrap_or(0), &filter, a.limit(100)?)?;
+            let (events, cursor) = store.poll_events(a.name("agent")?, a.opt_name("project_root")?, a.opt_int("after")?.unwrap_or(0), &filter, a.limit(100)?)?;
             json!({
                 "events": events.iter().map(|e| json!({ "seq": e.seq, "kind": e.kind, "actor": e.actor, "target": e.target, "ref_id": e.ref_id, "at": e.at })).collect::<Vec<_>>(),
                 "cursor": cursor,
@@ -847,8 +879,12 @@ pub fn config(options: &Value) -> Result<Config, Error> {
     let size = |key: &str, default: usize| -> Result<usize, Error> {
         match a.opt_int(key)? {
             None => Ok(default),
-            Some(v) if v >= 1 => usize::try_from(v).map_err(|_| bad(format!("{key} is too large"))),
-            Some(_) => Err(bad(format!("{key} must be at least 1"))),
+            Some(v) if (1..=MAX_SAFE_INTEGER).contains(&v) => {
+                usize::try_from(v).map_err(|_| bad(format!("{key} is too large for this machine")))
+            }
+            Some(_) => Err(bad(format!(
+                "{key} must be a whole number from 1 to {MAX_SAFE_INTEGER}"
+            ))),
         }
     };
     config.per_project_cap = size("per_project_cap", config.per_project_cap)?;

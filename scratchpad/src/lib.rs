@@ -1364,33 +1364,45 @@ impl Store {
         Ok(RateDecision::Allowed)
     }
 
-    /// Adds one call's usage and cost to the totals of (agent, tool), atomically across processes.
+    /// Adds one call's usage and cost to the totals of (agent, tool), atomically across processes,
+    /// and returns the call's cost as recorded. Stored integers are SQLite's 64-bit ones: a
+    /// value, and every total, saturates at `i64::MAX` (an overflowing sum would otherwise turn
+    /// into an unreadable float).
     pub fn record_cost(
         &mut self,
         agent: &str,
         tool: &str,
         usage: &Usage,
         pricing: &Pricing,
-    ) -> Result<(), Error> {
-        let cost = pricing.cost_micros(usage);
+    ) -> Result<u64, Error> {
         let clamp = |v: u64| v.min(i64::MAX as u64) as i64;
+        let cost = clamp(pricing.cost_micros(usage));
         self.conn
             .execute(
+                // An integer sum past i64::MAX is a float in SQLite; min() brings it back.
                 "INSERT INTO costs (agent, tool, input_tokens, output_tokens, cached_tokens, calls, cost_micros) VALUES (?1, ?2, ?3, ?4, ?5, 1, ?6)
-                 ON CONFLICT (agent, tool) DO UPDATE SET input_tokens = input_tokens + excluded.input_tokens,
-                   output_tokens = output_tokens + excluded.output_tokens, cached_tokens = cached_tokens + excluded.cached_tokens,
-                   calls = calls + 1, cost_micros = cost_micros + excluded.cost_micros",
-                params![agent, tool, clamp(usage.input_tokens), clamp(usage.output_tokens), clamp(usage.cached_tokens), clamp(cost)],
+                 ON CONFLICT (agent, tool) DO UPDATE SET
+                   input_tokens = min(input_tokens + excluded.input_tokens, 9223372036854775807),
+                   output_tokens = min(output_tokens + excluded.output_tokens, 9223372036854775807),
+                   cached_tokens = min(cached_tokens + excluded.cached_tokens, 9223372036854775807),
+                   calls = min(calls + 1, 9223372036854775807),
+                   cost_micros = min(cost_micros + excluded.cost_micros, 9223372036854775807)",
+                params![agent, tool, clamp(usage.input_tokens), clamp(usage.output_tokens), clamp(usage.cached_tokens), cost],
             )
             .map_err(io)?;
-        Ok(())
+        Ok(cost as u64)
     }
 
     /// Totals per (agent, tool), ordered by agent then tool.
     pub fn costs(&mut self) -> Result<Vec<CostRow>, Error> {
         let mut stmt = self
             .conn
-            .prepare("SELECT agent, tool, input_tokens, output_tokens, cached_tokens, calls, cost_micros FROM costs ORDER BY agent, tool")
+            // CAST: totals an older version let overflow into floats read back saturated.
+            .prepare(
+                "SELECT agent, tool, CAST(input_tokens AS INTEGER), CAST(output_tokens AS INTEGER),
+                 CAST(cached_tokens AS INTEGER), CAST(calls AS INTEGER), CAST(cost_micros AS INTEGER)
+                 FROM costs ORDER BY agent, tool",
+            )
             .map_err(io)?;
         let rows = stmt
             .query_map([], |r| {
@@ -1688,6 +1700,9 @@ pub struct Event {
     pub at: i64,
 }
 
+/// The event kinds, for [`EventFilter::kinds`].
+pub const EVENT_KINDS: &[&str] = &["message.posted", "task.created", "task.transition"];
+
 /// Which events [`Store::poll_events`] returns: empty lists mean "any".
 #[derive(Clone, Debug, Default)]
 pub struct EventFilter {
@@ -1703,7 +1718,8 @@ impl Store {
     /// Events after cursor `after` (0 for the start) that `agent` may see and the filter keeps,
     /// oldest first, at most `limit` (1..=1000). A directed event is visible only to its target;
     /// a message event only while the message itself is visible to the agent. Returns the events
-    /// and the cursor to pass next time.
+    /// and the cursor to pass next time. A negative cursor, one beyond the newest event (it
+    /// cannot come from this store) and an unknown kind in the filter are `INVALID_ARGUMENT`.
     pub fn poll_events(
         &mut self,
         agent: &str,
@@ -1718,11 +1734,43 @@ impl Store {
                 "limit must be from 1 to 1000",
             ));
         }
+        if let Some(kind) = filter
+            .kinds
+            .iter()
+            .find(|k| !EVENT_KINDS.contains(&k.as_str()))
+        {
+            return Err(Error::new(
+                ErrorCode::InvalidArgument,
+                format!(
+                    "kinds holds {kind:?}, which is no event kind; kinds: {}",
+                    EVENT_KINDS.join(", ")
+                ),
+            ));
+        }
+        if after < 0 {
+            return Err(Error::new(
+                ErrorCode::InvalidArgument,
+                "after must be 0 (the start) or a cursor a previous poll returned",
+            ));
+        }
         let now = self.clock.now_ms();
         let tx = self
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(io)?;
+        // Events are never deleted, so the newest is the largest cursor this store can return.
+        let newest: i64 = tx
+            .query_row("SELECT coalesce(max(seq), 0) FROM events", [], |r| r.get(0))
+            .map_err(io)?;
+        if after > newest {
+            return Err(Error::new(
+                ErrorCode::InvalidArgument,
+                format!(
+                    "after ({after}) is beyond the newest event ({newest}); pass 0 or a cursor this \
+                     store returned"
+                ),
+            ));
+        }
         tx.execute("DELETE FROM messages WHERE expires_at <= ?1", [now])
             .map_err(io)?;
         let reader = Store::reader(&tx, agent, project_root)?;

@@ -333,3 +333,145 @@ fn only_participants_read_a_task_its_history_and_its_artifacts() {
     assert_eq!(artifacts[0]["content"], "the secret plan");
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+#[test]
+fn values_given_but_unusable_get_a_stable_code_never_a_default() {
+    let (mut s, dir) = store("unusable");
+    let big = 9_007_199_254_740_992i64; // 2^53: beyond what every JSON reader holds exactly
+    let cases: &[(&str, Value, ErrorCode)] = &[
+        (
+            "events",
+            json!({"agent": "a", "after": -1}),
+            ErrorCode::InvalidArgument,
+        ),
+        (
+            "events",
+            json!({"agent": "a", "after": 1e300}),
+            ErrorCode::InvalidArgument,
+        ),
+        (
+            "events",
+            json!({"agent": "a", "after": 5}),
+            ErrorCode::InvalidArgument,
+        ),
+        (
+            "events",
+            json!({"agent": "a", "kinds": ["message.post"]}),
+            ErrorCode::InvalidArgument,
+        ),
+        (
+            "list",
+            json!({"agent": "a", "project_root": ""}),
+            ErrorCode::InvalidArgument,
+        ),
+        (
+            "post",
+            json!({"from": "a", "content": "x", "project_root": ""}),
+            ErrorCode::InvalidArgument,
+        ),
+        ("unread", json!({"agent": ""}), ErrorCode::InvalidArgument),
+        (
+            "post",
+            json!({"from": "a", "content": "x", "to": ""}),
+            ErrorCode::InvalidArgument,
+        ),
+        (
+            "post",
+            json!({"from": "a", "content": "x", "to": "", "privacy": "private"}),
+            ErrorCode::PrivateWithoutRecipient,
+        ),
+        (
+            "register",
+            json!({"agent": "a", "team": ""}),
+            ErrorCode::InvalidArgument,
+        ),
+        (
+            "task.create",
+            json!({"creator": "a", "title": "t", "assignee": ""}),
+            ErrorCode::InvalidArgument,
+        ),
+        (
+            "rate.take",
+            json!({"agent": "a", "tool": ""}),
+            ErrorCode::InvalidArgument,
+        ),
+        (
+            "cost.record",
+            json!({"agent": "a", "tool": "t", "input_tokens": 1e300}),
+            ErrorCode::InvalidArgument,
+        ),
+        (
+            "cost.record",
+            json!({"agent": "a", "tool": "t", "input_tokens": big}),
+            ErrorCode::InvalidArgument,
+        ),
+        (
+            "cost.record",
+            json!({"agent": "a", "tool": "t", "pricing": {"input_per_million_micros": big}}),
+            ErrorCode::InvalidArgument,
+        ),
+        (
+            "check.addressing",
+            json!({"privacy": "public", "to": ""}),
+            ErrorCode::InvalidArgument,
+        ),
+    ];
+    for (op, args, code) in cases {
+        let err = api::handle(&mut s, op, args, &no_env).unwrap_err();
+        assert_eq!(err.code(), *code, "{op} {args}: {}", err.message());
+    }
+    assert_eq!(
+        api::handle(&mut s, "cost.list", &json!({}), &no_env).unwrap(),
+        json!([])
+    );
+    let listed = api::handle(&mut s, "list", &json!({"agent": "b"}), &no_env).unwrap();
+    assert_eq!(listed["messages"], json!([]), "no refused post was stored");
+    // The newest cursor is fine, and so is 0.
+    api::handle(
+        &mut s,
+        "post",
+        &json!({"from": "a", "content": "x"}),
+        &no_env,
+    )
+    .unwrap();
+    let polled = api::handle(&mut s, "events", &json!({"agent": "a"}), &no_env).unwrap();
+    let cursor = polled["cursor"].as_i64().unwrap();
+    api::handle(
+        &mut s,
+        "events",
+        &json!({"agent": "a", "after": cursor}),
+        &no_env,
+    )
+    .unwrap();
+    for (options, key) in [
+        (json!({"per_project_cap": 1e300}), "per_project_cap"),
+        (json!({"max_content_bytes": big}), "max_content_bytes"),
+    ] {
+        let err = api::config(&options).unwrap_err();
+        assert_eq!(err.code(), ErrorCode::InvalidArgument, "{options}");
+        assert!(err.message().contains(key), "{}", err.message());
+    }
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn environment_rate_limits_that_are_set_but_unusable_are_refused_naming_the_variable() {
+    let (mut s, dir) = store("env");
+    for value in ["abc", "", "0", "-3", "99999999999", "1.5", "\u{FFFD}"] {
+        let env = |k: &str| (k == "LEAN_CTX_RATE_LIMIT_TOOL_PER_MIN").then(|| value.to_string());
+        let err = api::handle(
+            &mut s,
+            "rate.take",
+            &json!({"agent": "a", "tool": "t"}),
+            &env,
+        )
+        .unwrap_err();
+        assert_eq!(err.code(), ErrorCode::InvalidArgument, "{value:?}");
+        assert!(
+            err.message().contains("LEAN_CTX_RATE_LIMIT_TOOL_PER_MIN"),
+            "{}",
+            err.message()
+        );
+    }
+    std::fs::remove_dir_all(dir).unwrap();
+}

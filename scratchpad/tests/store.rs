@@ -1085,3 +1085,31 @@ fn a_schema_v4_store_migrates_keeping_what_team_members_could_read() {
             .is_empty()
     );
 }
+
+#[test]
+fn cost_totals_saturate_instead_of_turning_into_unreadable_floats() {
+    use agent_intercom_scratchpad::{Pricing, Usage};
+    let tmp = Tmp::new("cost-overflow");
+    let clock = Arc::new(ManualClock(AtomicI64::new(1)));
+    let mut store = open(&tmp, &clock, Config::default());
+    let usage = Usage {
+        input_tokens: 1 << 53,
+        ..Usage::default()
+    };
+    let pricing = Pricing {
+        input_per_million_micros: 1 << 53,
+        ..Pricing::default()
+    };
+    for _ in 0..3 {
+        store.record_cost("a", "t", &usage, &pricing).unwrap();
+    }
+    for _ in 0..1100 {
+        store
+            .record_cost("a", "t", &usage, &Pricing::default())
+            .unwrap();
+    }
+    let rows = store.costs().unwrap();
+    assert_eq!(rows[0].calls, 1103);
+    assert_eq!(rows[0].usage.input_tokens, i64::MAX as u64, "saturated");
+    assert_eq!(rows[0].cost_micros, i64::MAX as u64, "saturated");
+}
