@@ -704,3 +704,58 @@ fn a_lone_surrogate_in_an_argument_is_refused_naming_it() {
     assert_eq!(page["messages"][0]["content"], "\u{1F600}");
     assert_eq!(count(&db, "b"), 1, "only the whole character was stored");
 }
+
+#[test]
+fn pad_options_given_twice_unknown_or_misplaced_are_usage_errors() {
+    let tmp = Tmp::new("options");
+    let other = tmp.0.join("other.sqlite");
+    let run = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_agent-intercom"))
+            .arg("pad")
+            .args(args)
+            .output()
+            .unwrap();
+        (out.status.code(), String::from_utf8(out.stderr).unwrap())
+    };
+    let db = tmp.db();
+    let db = db.to_str().unwrap();
+    for (args, says) in [
+        (
+            vec!["--db", db, "--db", other.to_str().unwrap(), "cost.list"],
+            "--db",
+        ),
+        (
+            vec!["--db", db, "--config", "{}", "--config", "{}", "cost.list"],
+            "--config",
+        ),
+        (vec!["--db", db, "--dbb", "x", "cost.list"], "--dbb"),
+        (vec!["--db", db, "--stdin", "{}"], "--stdin"),
+    ] {
+        let (code, err) = run(&args);
+        assert_eq!(code, Some(2), "{args:?}: {err}");
+        assert!(err.contains(says), "{args:?}: {err}");
+    }
+    assert!(!tmp.db().exists() && !other.exists(), "no store was opened");
+    // A rate limit from the environment that is not text is refused, not taken as unset.
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        let out = Command::new(env!("CARGO_BIN_EXE_agent-intercom"))
+            .args([
+                "pad",
+                "--db",
+                db,
+                "rate.take",
+                r#"{"agent":"a","tool":"t"}"#,
+            ])
+            .env(
+                "LEAN_CTX_RATE_LIMIT_AGENT_PER_MIN",
+                std::ffi::OsStr::from_bytes(b"\xff"),
+            )
+            .output()
+            .unwrap();
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(err.contains("LEAN_CTX_RATE_LIMIT_AGENT_PER_MIN"), "{err}");
+    }
+}
