@@ -475,3 +475,54 @@ fn environment_rate_limits_that_are_set_but_unusable_are_refused_naming_the_vari
     }
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+#[test]
+fn the_docs_list_exactly_the_keys_each_operation_takes() {
+    let docs = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../docs/scratchpad.md"
+    ))
+    .unwrap();
+    let mut documented = std::collections::BTreeMap::new();
+    for line in docs.lines() {
+        let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+        let [_, op, args, _, _] = cells.as_slice() else {
+            continue;
+        };
+        let Some(op) = op.strip_prefix('`').and_then(|o| o.strip_suffix('`')) else {
+            continue;
+        };
+        // Drop "(defaults, ranges)" and "{nested keys}", then split the keys.
+        let mut plain = String::new();
+        let mut depth = 0;
+        for c in args.chars() {
+            match c {
+                '(' | '{' => depth += 1,
+                ')' | '}' => depth -= 1,
+                _ if depth == 0 => plain.push(c),
+                _ => {}
+            }
+        }
+        let keys: std::collections::BTreeSet<String> = plain
+            .split(',')
+            .map(|k| k.trim().trim_end_matches('?').to_string())
+            .filter(|k| !k.is_empty() && k != "none")
+            .collect();
+        documented.insert(op.to_string(), keys);
+    }
+    for request in api::STORE_REQUESTS {
+        let declared: std::collections::BTreeSet<String> =
+            request.args.iter().map(|a| a.key.to_string()).collect();
+        assert_eq!(
+            documented.get(request.name),
+            Some(&declared),
+            "docs/scratchpad.md's row for {}",
+            request.name
+        );
+    }
+    assert_eq!(
+        documented.len(),
+        api::STORE_REQUESTS.len(),
+        "{documented:?}"
+    );
+}
