@@ -7,7 +7,7 @@ export { IntercomError };
 /** A store operation. */
 export type ScratchpadOperation = "register" | "post" | "unread" | "list" | "task.create" | "task.get" | "task.transition" | "task.history" | "task.artifact" | "task.artifacts" | "rate.take" | "cost.record" | "cost.list" | "export" | "events";
 /** A rule check, which needs no store. */
-export type ScratchpadCheck = "check.visible" | "check.ttl" | "check.transition" | "check.addressing" | "check.redact" | "check.rate";
+export type ScratchpadCheck = "check.visible" | "check.ttl" | "check.transition" | "check.addressing" | "check.redact" | "check.rate" | "check.task_read";
 /** Arguments of an operation: a plain JSON object (snake_case keys, see docs/scratchpad.md). */
 export type ScratchpadArgs = Record<string, unknown>;
 

@@ -3,7 +3,7 @@
 // SQLite store (also from two Node processes) through openScratchpad.
 const { test } = require('node:test')
 const assert = require('node:assert')
-const { mkdtempSync, rmSync, writeFileSync, readFileSync } = require('node:fs')
+const { mkdtempSync, rmSync, writeFileSync, readFileSync, symlinkSync, existsSync } = require('node:fs')
 const { tmpdir } = require('node:os')
 const { join } = require('node:path')
 const { execFileSync } = require('node:child_process')
@@ -26,11 +26,14 @@ function asCheck (c) {
       }, (res) => res.visible === c.visible]
     }
     case 'ttl':
-      return ['check.ttl', { ttl_hours: c.ttlHours }, (res, err) => typeof c.expected === 'number' ? res && res.hours === c.expected : err && err.code === c.expected]
+      // ttlJson: number text canonical JSON cannot hold (0.5, 1e300), as a JS number.
+      return ['check.ttl', { ttl_hours: c.ttlJson !== undefined ? JSON.parse(c.ttlJson) : c.ttlHours }, (res, err) => typeof c.expected === 'number' ? res && res.hours === c.expected : err && err.code === c.expected]
     case 'transition':
       return ['check.transition', { from: c.from, to: c.to }, (res, err) => c.allowed ? !!res : err && err.code === 'INVALID_TRANSITION']
     case 'addressing':
       return ['check.addressing', { privacy: c.privacy, to: c.to }, (res, err) => c.expected === 'ok' ? !!res : err && err.code === c.expected]
+    case 'task_read':
+      return ['check.task_read', { task: { creator: c.task.creator, assignee: c.task.assignee }, agent: c.agent }, (res, err) => c.expected === 'ok' ? !!res : err && err.code === c.expected]
     case 'redaction':
       return ['check.redact', { text: c.text, project_root: c.projectRoot }, (res) => res && res.text === c.expected]
     case 'rate':
@@ -113,6 +116,13 @@ test('post, unread once, privacy, tasks and costs against a real store', () => {
     const refused = throwsCode(assert, () => s.taskTransition({ id: task.id, by: 'b', to: 'submitted' }), 'INVALID_TRANSITION')
     assert.match(refused.message, /working/)
     assert.match(refused.message, /submitted/)
+    s.taskArtifact({ id: task.id, by: 'b', name: 'notes', content: 'the plan' })
+    assert.strictEqual(s.taskArtifacts({ id: task.id, agent: 'a' })[0].content, 'the plan')
+    assert.strictEqual(s.taskHistory({ id: task.id, agent: 'b' }).length, 2)
+    for (const read of ['taskGet', 'taskHistory', 'taskArtifacts']) {
+      throwsCode(assert, () => s[read]({ id: task.id, agent: 'c' }), 'FORBIDDEN')
+      throwsCode(assert, () => s[read]({ id: task.id }), 'INVALID_ARGUMENT')
+    }
     s.costRecord({ agent: 'a', tool: 'read', input_tokens: 1000, pricing: { input_per_million_micros: 3000000 } })
     assert.strictEqual(s.costList()[0].cost_micros, 3000)
     const snapshot = s.export({ agent: 'a' })
@@ -132,10 +142,17 @@ test('bad input: stable codes, wrong JS types, nothing stored', () => {
     const s = pad.openScratchpad({ path: join(dir, 'pad.sqlite'), maxContentBytes: 16 })
     throwsCode(assert, () => s.post({ from: 'a', content: 'x', ttl_hours: 0 }), 'INVALID_TTL')
     throwsCode(assert, () => s.post({ from: 'a', content: 'x', ttl_hours: 1e300 }), 'INVALID_TTL')
+    throwsCode(assert, () => s.post({ from: 'a', content: 'x', ttl_hours: 0.5 }), 'INVALID_TTL')
     throwsCode(assert, () => s.post({ from: 'a', content: 'x', privacy: 'private' }), 'PRIVATE_WITHOUT_RECIPIENT')
     throwsCode(assert, () => s.post({ from: 'a', content: 'x', privacy: 'whisper' }), 'INVALID_ARGUMENT')
     throwsCode(assert, () => s.post({ from: 'a', content: 'x'.repeat(17) }), 'CONTENT_TOO_LARGE')
     throwsCode(assert, () => s.post({ from: 42, content: 'x' }), 'INVALID_ARGUMENT')
+    const typo = throwsCode(assert, () => s.post({ from: 'a', to: 'b', Privacy: 'private', content: 'x' }), 'UNKNOWN_KEY')
+    assert.match(typo.message, /"Privacy"/)
+    throwsCode(assert, () => s.post({ from: 'a', content: 'x', ttl: 1 }), 'UNKNOWN_KEY')
+    // A sliced emoji: JSON.stringify writes the lone surrogate as \ud83d, which UTF-8 cannot hold.
+    const half = throwsCode(assert, () => s.post({ from: 'a', content: 'smile '.concat('\u{1F600}'.slice(0, 1)) }), 'UNPAIRED_SURROGATE')
+    assert.match(half.message, /content/)
     throwsCode(assert, () => s.post({ from: 'a', content: 'x', n: 10n }), 'INVALID_ARGUMENT')
     const cyclic = { from: 'a', content: 'x' }; cyclic.self = cyclic
     throwsCode(assert, () => s.post(cyclic), 'INVALID_ARGUMENT')
@@ -143,7 +160,10 @@ test('bad input: stable codes, wrong JS types, nothing stored', () => {
     throwsCode(assert, () => s.post([1]), 'INVALID_ARGUMENT')
     throwsCode(assert, () => s.request(7, {}), 'INVALID_ARGUMENT')
     throwsCode(assert, () => s.request('nope', {}), 'INVALID_ARGUMENT')
-    throwsCode(assert, () => s.taskGet({ id: 'missing' }), 'NOT_FOUND')
+    throwsCode(assert, () => s.taskGet({ id: 'missing', agent: 'a' }), 'NOT_FOUND')
+    throwsCode(assert, () => s.list({ agent: 'a', project_root: '' }), 'INVALID_ARGUMENT')
+    throwsCode(assert, () => s.events({ agent: 'a', kinds: ['message.post'] }), 'INVALID_ARGUMENT')
+    throwsCode(assert, () => s.events({ agent: 'a', after: -1 }), 'INVALID_ARGUMENT')
     assert.deepStrictEqual(s.list({ agent: 'a' }).messages, [], 'no refused post was stored')
     s.close()
     throwsCode(assert, () => pad.openScratchpad({ path: join(dir, 'p2.sqlite'), perProjectCap: 0 }), 'INVALID_ARGUMENT')
@@ -156,6 +176,10 @@ test('bad input: stable codes, wrong JS types, nothing stored', () => {
     writeFileSync(junk, bytes)
     throwsCode(assert, () => pad.openScratchpad({ path: junk }), 'STORE_CORRUPT')
     assert.strictEqual(readFileSync(junk, 'utf8'), bytes, 'the corrupt file was left untouched')
+    const link = join(dir, 'linked.sqlite')
+    symlinkSync(join(dir, 'elsewhere.sqlite'), link)
+    throwsCode(assert, () => pad.openScratchpad({ path: link }), 'STORE_IO')
+    assert.strictEqual(existsSync(join(dir, 'elsewhere.sqlite')), false, 'nothing created through the link')
   } finally {
     rmSync(dir, { recursive: true, force: true })
   }

@@ -1,10 +1,12 @@
 /* The scratchpad through the C ABI: vectors/scratchpad-v1.json (every kind, through the rule
  * checks of aic_pad_request), a store round trip, and the error paths. Prints executed and
  * skipped counts. Usage: pad <vectors-dir> <scratch-dir> */
+#define _POSIX_C_SOURCE 200809L /* symlink */
 #include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "agent_intercom.h"
 
@@ -143,11 +145,20 @@ static int run_vectors(const char *dir, const char *scratch) {
             copy(rr, "agent", r, "agent"); copy(rr, "team", r, "team"); copy(rr, "project_root", r, "projectRoot");
             copy(args, "now", c, "now");
         } else if (strcmp(kind, "ttl") == 0) {
-            op = "check.ttl"; copy(args, "ttl_hours", c, "ttlHours");
+            op = "check.ttl";
+            /* ttlJson is number text canonical JSON cannot hold (0.5, 1e300): sent as written. */
+            const cJSON *text = get(c, "ttlJson");
+            if (cJSON_IsString(text)) cJSON_AddItemToObject(args, "ttl_hours", cJSON_CreateRaw(text->valuestring));
+            else copy(args, "ttl_hours", c, "ttlHours");
         } else if (strcmp(kind, "transition") == 0) {
             op = "check.transition"; copy(args, "from", c, "from"); copy(args, "to", c, "to");
         } else if (strcmp(kind, "addressing") == 0) {
             op = "check.addressing"; copy(args, "privacy", c, "privacy"); copy(args, "to", c, "to");
+        } else if (strcmp(kind, "task_read") == 0) {
+            op = "check.task_read";
+            cJSON *tt = cJSON_AddObjectToObject(args, "task");
+            copy(tt, "creator", get(c, "task"), "creator"); copy(tt, "assignee", get(c, "task"), "assignee");
+            copy(args, "agent", c, "agent");
         } else if (strcmp(kind, "redaction") == 0) {
             op = "check.redact"; copy(args, "text", c, "text"); copy(args, "project_root", c, "projectRoot");
         } else if (strcmp(kind, "rate") == 0) {
@@ -173,7 +184,7 @@ static int run_vectors(const char *dir, const char *scratch) {
                                    : code && strcmp(code, e->valuestring) == 0;
         } else if (strcmp(kind, "transition") == 0) {
             ok = cJSON_IsTrue(get(c, "allowed")) ? got != NULL : code && strcmp(code, "INVALID_TRANSITION") == 0;
-        } else if (strcmp(kind, "addressing") == 0) {
+        } else if (strcmp(kind, "addressing") == 0 || strcmp(kind, "task_read") == 0) {
             const char *e = get(c, "expected")->valuestring;
             ok = strcmp(e, "ok") == 0 ? got != NULL : code && strcmp(code, e) == 0;
         } else if (strcmp(kind, "redaction") == 0) {
@@ -231,10 +242,15 @@ static void store_round_trip(const char *scratch) {
     struct { const char *op, *args; aic_status want; } bad[] = {
         {"post", "{\"from\":\"a\",\"content\":\"x\",\"ttl_hours\":0}", AIC_STATUS_INVALID_TTL},
         {"post", "{\"from\":\"a\",\"content\":\"x\",\"ttl_hours\":100000}", AIC_STATUS_INVALID_TTL},
+        {"post", "{\"from\":\"a\",\"content\":\"x\",\"ttl_hours\":0.5}", AIC_STATUS_INVALID_TTL},
         {"post", "{\"from\":\"a\",\"content\":\"x\",\"privacy\":\"private\"}", AIC_STATUS_PRIVATE_WITHOUT_RECIPIENT},
         {"post", "{\"from\":\"a\",\"content\":\"x\",\"privacy\":\"loud\"}", AIC_STATUS_INVALID_ARGUMENT},
         {"post", "{\"from\":1,\"content\":\"x\"}", AIC_STATUS_INVALID_ARGUMENT},
-        {"task.get", "{\"id\":\"missing\"}", AIC_STATUS_NOT_FOUND},
+        {"post", "{\"from\":\"a\",\"to\":\"b\",\"Privacy\":\"private\",\"content\":\"x\"}", AIC_STATUS_UNKNOWN_KEY},
+        {"post", "{\"from\":\"a\",\"content\":\"x\",\"ttl\":1}", AIC_STATUS_UNKNOWN_KEY},
+        {"post", "{\"from\":\"a\",\"content\":\"a\\ud800b\"}", AIC_STATUS_UNPAIRED_SURROGATE},
+        {"task.get", "{\"id\":\"missing\",\"agent\":\"a\"}", AIC_STATUS_NOT_FOUND},
+        {"task.get", "{\"id\":\"missing\"}", AIC_STATUS_INVALID_ARGUMENT},
         {"nonsense", "{}", AIC_STATUS_INVALID_ARGUMENT},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
@@ -282,9 +298,22 @@ static void store_round_trip(const char *scratch) {
     st = aic_pad_open(path, strlen(path), "{\"per_project_cap\":0}", 21, &pad, NULL);
     check(st == AIC_STATUS_INVALID_ARGUMENT && pad == NULL, "bad option", aic_status_name(st));
     st = aic_pad_open(path, strlen(path), "{\"colour\":1}", 12, &pad, NULL);
-    check(st == AIC_STATUS_INVALID_ARGUMENT && pad == NULL, "unknown option", aic_status_name(st));
+    check(st == AIC_STATUS_UNKNOWN_KEY && pad == NULL, "unknown option", aic_status_name(st));
     st = aic_pad_open(NULL, 0, NULL, 0, &pad, NULL);
     check(st == AIC_STATUS_INVALID_ARGUMENT, "empty path", aic_status_name(st));
+    remove(path);
+
+    /* A planted (dangling) symbolic link at the store path is refused; nothing is created. */
+    char target[4096];
+    snprintf(path, sizeof path, "%s/linked.sqlite", scratch);
+    snprintf(target, sizeof target, "%s/elsewhere.sqlite", scratch);
+    check(symlink(target, path) == 0, "symlink", NULL);
+    pad = NULL;
+    st = aic_pad_open(path, strlen(path), NULL, 0, &pad, NULL);
+    check(st == AIC_STATUS_STORE_IO && pad == NULL, "symlinked store refused", aic_status_name(st));
+    FILE *through = fopen(target, "rb");
+    check(through == NULL, "nothing created through the link", NULL);
+    if (through) fclose(through);
     remove(path);
 }
 

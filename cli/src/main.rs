@@ -34,7 +34,8 @@ usage:
       --config JSON      limits: per_project_cap, per_recipient_cap, max_content_bytes, allow_full_export
       OP: register post unread list task.create task.get task.transition task.history task.artifact
           task.artifacts rate.take cost.record cost.list export events, and the rule checks
-          check.visible check.ttl check.transition check.addressing check.redact (docs/scratchpad.md)
+          check.visible check.ttl check.transition check.addressing check.task_read check.redact
+          check.rate (docs/scratchpad.md)
   agent-intercom version                  print versions
 
 exit status: 0 ok, 1 a check failed, 2 bad usage or invalid input";
@@ -248,6 +249,7 @@ fn pad(args: &[String]) -> ExitCode {
     use agent_intercom_scratchpad::{Store, SystemClock, api};
     let mut db = None;
     let mut config = None;
+    let mut stdin = false;
     let mut rest = Vec::new();
     let mut it = args.iter();
     while let Some(arg) = it.next() {
@@ -256,22 +258,27 @@ fn pad(args: &[String]) -> ExitCode {
                 let Some(value) = it.next() else {
                     return usage_error(&format!("{arg} needs a value"));
                 };
-                if arg == "--db" {
-                    db = Some(std::path::PathBuf::from(value));
-                } else {
-                    config = Some(value.as_str());
+                // Given twice is refused rather than the last one winning unseen.
+                let slot = if arg == "--db" { &mut db } else { &mut config };
+                if slot.replace(value.as_str()).is_some() {
+                    return usage_error(&format!("{arg} is given twice"));
                 }
+            }
+            "--stdin" => stdin = true,
+            other if other.starts_with("--") => {
+                return usage_error(&format!("pad has no option {other}"));
             }
             _ => rest.push(arg.as_str()),
         }
     }
-    let (op, args_text) = match rest.as_slice() {
-        ["--stdin"] => ("--stdin", None),
-        [op] => (*op, None),
-        [op, text] => (*op, Some(*text)),
+    let (op, args_text) = match (stdin, rest.as_slice()) {
+        (true, []) => ("--stdin", None),
+        (true, _) => return usage_error("--stdin takes its requests from stdin, not OP [JSON]"),
+        (false, [op]) => (*op, None),
+        (false, [op, text]) => (*op, Some(*text)),
         _ => return usage_error("pad needs OP [JSON] or --stdin"),
     };
-    let env = |key: &str| std::env::var(key).ok();
+    let env = api::process_env;
     let args = match api::parse(args_text, "the arguments") {
         Ok(v) => v,
         Err(e) => return input_error(&e),
@@ -283,9 +290,11 @@ fn pad(args: &[String]) -> ExitCode {
             Ok(c) => c,
             Err(e) => return input_error(&e),
         };
-        let path = db.unwrap_or_else(|| match std::env::var_os("AGENT_INTERCOM_SCRATCHPAD") {
-            Some(p) if !p.is_empty() => std::path::PathBuf::from(p),
-            _ => agent_intercom_broker::config::agent_dir_from_env().join("scratchpad.sqlite"),
+        let path = db.map(std::path::PathBuf::from).unwrap_or_else(|| {
+            match std::env::var_os("AGENT_INTERCOM_SCRATCHPAD") {
+                Some(p) if !p.is_empty() => std::path::PathBuf::from(p),
+                _ => agent_intercom_broker::config::agent_dir_from_env().join("scratchpad.sqlite"),
+            }
         });
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty())
             && let Err(e) = std::fs::create_dir_all(parent)
@@ -373,6 +382,16 @@ fn request_of(line: &[u8]) -> Result<Request, agent_intercom_core::Error> {
             "a request is a JSON object {\"op\":..,\"args\":{..}}",
         )
     })?;
+    // The line's own keys are checked like an operation's, so a typo ("arg") is not ignored.
+    if let Some(key) = obj
+        .keys()
+        .find(|k| !["op", "args", "id"].contains(&k.as_str()))
+    {
+        return Err(Error::new(
+            ErrorCode::UnknownKey,
+            format!("a request line does not take {key:?}; it takes: op, args, id"),
+        ));
+    }
     let id = obj.remove("id").unwrap_or(serde_json::Value::Null);
     let op = match obj.remove("op") {
         Some(serde_json::Value::String(op)) => op,

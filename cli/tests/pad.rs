@@ -370,6 +370,11 @@ fn bad_inputs_are_refused_with_stable_codes_and_change_nothing() {
         ),
         (
             "post",
+            json!({"from": "a", "content": "x", "ttl_hours": 0.5}).to_string(),
+            "INVALID_TTL",
+        ),
+        (
+            "post",
             json!({"from": "a", "content": "x", "privacy": "private"}).to_string(),
             "PRIVATE_WITHOUT_RECIPIENT",
         ),
@@ -409,9 +414,15 @@ fn bad_inputs_are_refused_with_stable_codes_and_change_nothing() {
         );
     }
     assert_eq!(count(&db, "b"), 1, "no refused post was stored");
-    let (_, task, _) = pad(&db, &["task.get", &json!({"id": id}).to_string()]);
+    let (_, task, _) = pad(
+        &db,
+        &["task.get", &json!({"id": id, "agent": "a"}).to_string()],
+    );
     assert_eq!(task["state"], "submitted");
-    let (_, history, _) = pad(&db, &["task.history", &json!({"id": id}).to_string()]);
+    let (_, history, _) = pad(
+        &db,
+        &["task.history", &json!({"id": id, "agent": "b"}).to_string()],
+    );
     assert_eq!(
         history.as_array().map(Vec::len),
         Some(1),
@@ -538,7 +549,7 @@ fn usage_config_and_rule_checks_without_a_store() {
     let (code, _, err) = run(&["--config", r#"{"colour":1}"#, "list", r#"{"agent":"a"}"#]);
     assert_eq!(code, Some(2));
     assert!(
-        err.contains("[INVALID_ARGUMENT]") && err.contains("per_project_cap"),
+        err.contains("[UNKNOWN_KEY]") && err.contains("per_project_cap"),
         "{err}"
     );
     let (code, _, err) = run(&["list", "[1"]);
@@ -553,4 +564,198 @@ fn usage_config_and_rule_checks_without_a_store() {
     assert_eq!(code, Some(2));
     assert!(err.contains("[INVALID_TTL]"), "{err}");
     assert!(!db.exists(), "rule checks opened no store");
+}
+
+#[test]
+fn a_typo_in_an_argument_key_is_refused_and_nothing_is_posted() {
+    let tmp = Tmp::new("typo");
+    let db = tmp.db();
+    let (code, _, err) = pad(
+        &db,
+        &[
+            "post",
+            r#"{"from":"a","to":"b","Privacy":"private","content":"secret"}"#,
+        ],
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("[UNKNOWN_KEY]") && err.contains("\"Privacy\"") && err.contains("privacy"),
+        "{err}"
+    );
+    let (code, _, err) = pad(&db, &["post", r#"{"from":"a","content":"x","ttl":1}"#]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("[UNKNOWN_KEY]") && err.contains("ttl_hours"),
+        "{err}"
+    );
+    assert_eq!(count(&db, "outsider"), 0, "nothing was posted");
+    // The same through --stdin, where the request line's own keys are checked as well.
+    let responses = converse(
+        lines_process(&db),
+        vec![
+            json!({"op": "post", "args": {"from": "a", "to": "b", "Privacy": "private", "content": "s"}}).to_string(),
+            json!({"op": "post", "arg": {"from": "a", "content": "s"}}).to_string(),
+        ],
+    );
+    for r in &responses {
+        assert_eq!(r["error"]["code"], "UNKNOWN_KEY", "{r}");
+    }
+    assert_eq!(count(&db, "outsider"), 0, "nothing was posted");
+}
+
+#[test]
+fn a_task_its_history_and_its_artifacts_are_for_its_participants_only() {
+    let tmp = Tmp::new("task-read");
+    let db = tmp.db();
+    let (code, task, err) = pad(
+        &db,
+        &[
+            "task.create",
+            r#"{"creator":"a","assignee":"b","title":"t"}"#,
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    let id = task["id"].as_str().unwrap();
+    let artifact = json!({"id": id, "by": "b", "name": "n", "content": "the secret plan"});
+    let (code, _, err) = pad(&db, &["task.artifact", &artifact.to_string()]);
+    assert_eq!(code, 0, "{err}");
+    for op in ["task.get", "task.history", "task.artifacts"] {
+        let (code, out, err) = pad(&db, &[op, &json!({"id": id, "agent": "c"}).to_string()]);
+        assert_eq!(code, 2, "{op}: {out}");
+        assert!(err.contains("[FORBIDDEN]"), "{op}: {err}");
+        assert!(!err.contains("secret"), "{err}");
+        let (code, out, err) = pad(&db, &[op, &json!({"id": id, "agent": "b"}).to_string()]);
+        assert_eq!(code, 0, "{op}: {err}");
+        assert!(!out.is_null());
+    }
+}
+
+#[test]
+fn a_db_path_is_a_file_name_never_an_sqlite_uri_or_special_name() {
+    let tmp = Tmp::new("names");
+    let run = |db: &str, args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_agent-intercom"))
+            .current_dir(&tmp.0)
+            .args(["pad", "--db", db])
+            .args(args)
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8(out.stdout).unwrap(),
+            String::from_utf8(out.stderr).unwrap(),
+        )
+    };
+    for name in ["file:x.sqlite?mode=memory", ":memory:", "file::memory:"] {
+        let (code, _, err) = run(name, &["post", r#"{"from":"a","content":"kept"}"#]);
+        assert_eq!(code, Some(0), "{name}: {err}");
+        assert!(
+            tmp.0.join(name).is_file(),
+            "{name}: no such file afterwards"
+        );
+        let (code, out, err) = run(name, &["list", r#"{"agent":"b"}"#]);
+        assert_eq!(code, Some(0), "{name}: {err}");
+        assert!(
+            out.contains("kept"),
+            "{name}: the post was not stored: {out}"
+        );
+    }
+    let (code, _, err) = run("", &["post", r#"{"from":"a","content":"x"}"#]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("[INVALID_ARGUMENT]"), "{err}");
+}
+
+#[test]
+fn a_lone_surrogate_in_an_argument_is_refused_naming_it() {
+    let tmp = Tmp::new("surrogate");
+    let db = tmp.db();
+    // What JSON.stringify makes of a sliced emoji.
+    for (args, named) in [
+        (r#"{"from":"a","content":"a\ud800b"}"#, "content"),
+        (
+            r#"{"from":"a","content":"ok","metadata":{"n":["x","\udc00"]}}"#,
+            "metadata.n[1]",
+        ),
+    ] {
+        let (code, _, err) = pad(&db, &["post", args]);
+        assert_eq!(code, 2, "{err}");
+        assert!(err.contains("[UNPAIRED_SURROGATE]"), "{err}");
+        assert!(err.contains(named), "names {named}: {err}");
+    }
+    let responses = converse(
+        lines_process(&db),
+        vec![r#"{"op":"post","args":{"from":"a","content":"\ud83d"}}"#.to_string()],
+    );
+    assert_eq!(
+        responses[0]["error"]["code"], "UNPAIRED_SURROGATE",
+        "{}",
+        responses[0]
+    );
+    assert!(
+        responses[0]["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("args.content")
+    );
+    // A proper pair is a character, and is stored as such.
+    let (code, _, err) = pad(&db, &["post", r#"{"from":"a","content":"\ud83d\ude00"}"#]);
+    assert_eq!(code, 0, "{err}");
+    let (_, page, _) = pad(&db, &["list", r#"{"agent":"b"}"#]);
+    assert_eq!(page["messages"][0]["content"], "\u{1F600}");
+    assert_eq!(count(&db, "b"), 1, "only the whole character was stored");
+}
+
+#[test]
+fn pad_options_given_twice_unknown_or_misplaced_are_usage_errors() {
+    let tmp = Tmp::new("options");
+    let other = tmp.0.join("other.sqlite");
+    let run = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_agent-intercom"))
+            .arg("pad")
+            .args(args)
+            .output()
+            .unwrap();
+        (out.status.code(), String::from_utf8(out.stderr).unwrap())
+    };
+    let db = tmp.db();
+    let db = db.to_str().unwrap();
+    for (args, says) in [
+        (
+            vec!["--db", db, "--db", other.to_str().unwrap(), "cost.list"],
+            "--db",
+        ),
+        (
+            vec!["--db", db, "--config", "{}", "--config", "{}", "cost.list"],
+            "--config",
+        ),
+        (vec!["--db", db, "--dbb", "x", "cost.list"], "--dbb"),
+        (vec!["--db", db, "--stdin", "{}"], "--stdin"),
+    ] {
+        let (code, err) = run(&args);
+        assert_eq!(code, Some(2), "{args:?}: {err}");
+        assert!(err.contains(says), "{args:?}: {err}");
+    }
+    assert!(!tmp.db().exists() && !other.exists(), "no store was opened");
+    // A rate limit from the environment that is not text is refused, not taken as unset.
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        let out = Command::new(env!("CARGO_BIN_EXE_agent-intercom"))
+            .args([
+                "pad",
+                "--db",
+                db,
+                "rate.take",
+                r#"{"agent":"a","tool":"t"}"#,
+            ])
+            .env(
+                "LEAN_CTX_RATE_LIMIT_AGENT_PER_MIN",
+                std::ffi::OsStr::from_bytes(b"\xff"),
+            )
+            .output()
+            .unwrap();
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(err.contains("LEAN_CTX_RATE_LIMIT_AGENT_PER_MIN"), "{err}");
+    }
 }

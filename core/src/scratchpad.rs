@@ -138,24 +138,48 @@ pub fn check_transition(from: TaskState, to: TaskState) -> Result<(), Error> {
     }
 }
 
+fn invalid_ttl() -> Error {
+    Error::new(
+        ErrorCode::InvalidTtl,
+        format!("ttl_hours must be a whole number of hours from 1 to {MAX_TTL_HOURS}"),
+    )
+}
+
 /// Validates a time to live in hours (`None` = the default).
 pub fn ttl_hours(requested: Option<i64>) -> Result<u32, Error> {
     match requested {
         None => Ok(DEFAULT_TTL_HOURS),
         Some(h) if (1..=MAX_TTL_HOURS as i64).contains(&h) => Ok(h as u32),
-        Some(_) => Err(Error::new(
-            ErrorCode::InvalidTtl,
-            format!("ttl_hours must be from 1 to {MAX_TTL_HOURS}"),
-        )),
+        Some(_) => Err(invalid_ttl()),
     }
 }
 
-/// Checks a message's addressing: a private message needs a recipient.
+/// Validates a time to live given as a number that is not an integer: a whole number written as
+/// a float (`24.0`, `1e300`) is checked like [`ttl_hours`]; a fraction (`0.5`) is an invalid
+/// time to live, `INVALID_TTL`, never rounded.
+pub fn ttl_hours_of_number(requested: f64) -> Result<u32, Error> {
+    if requested.is_finite() && requested.fract() == 0.0 {
+        // Saturates beyond the i64 range, which the range check then refuses.
+        ttl_hours(Some(requested as i64))
+    } else {
+        Err(invalid_ttl())
+    }
+}
+
+/// Checks a message's addressing: a private message needs a recipient, and a recipient, when
+/// given, names an agent (the empty name is nobody: `INVALID_ARGUMENT` for a public or team
+/// message, whose `to` would direct it to no one).
 pub fn check_addressing(privacy: Privacy, to: Option<&str>) -> Result<(), Error> {
     if privacy == Privacy::Private && to.is_none_or(str::is_empty) {
         return Err(Error::new(
             ErrorCode::PrivateWithoutRecipient,
             "a private message needs a recipient (to)",
+        ));
+    }
+    if to == Some("") {
+        return Err(Error::new(
+            ErrorCode::InvalidArgument,
+            "to must name an agent (omit it for a message to everyone in scope)",
         ));
     }
     Ok(())
@@ -183,7 +207,8 @@ pub struct MessageView<'a> {
 pub struct ReaderView<'a> {
     /// The reading agent.
     pub agent: &'a str,
-    /// Its team id in the active project, if registered with one.
+    /// Its team id in the active project, if registered with one and a member since before the
+    /// message was posted (see [`team_when_posted`]): a team joined later does not count.
     pub team: Option<&'a str>,
     /// The active project root: when set, only messages of exactly that root are visible.
     pub project_root: Option<&'a str>,
@@ -195,8 +220,8 @@ pub struct ReaderView<'a> {
 /// - with an active project root, only messages with exactly that root are visible;
 /// - the sender always sees its own messages;
 /// - `private`: the sender and the recipient only;
-/// - `team`: members of the sender's team (the team id the sender had when it posted, held by the
-///   reader in the same project);
+/// - `team`: members of the sender's team: the team id the sender had when it posted, held by
+///   the reader in the same project since before the message was posted ([`team_when_posted`]);
 /// - `public`: every agent in scope.
 pub fn visible(message: &MessageView<'_>, reader: &ReaderView<'_>, now_ms: i64) -> bool {
     if message.expires_at <= now_ms {
@@ -213,6 +238,45 @@ pub fn visible(message: &MessageView<'_>, reader: &ReaderView<'_>, now_ms: i64) 
         Privacy::Private => message.to == Some(reader.agent),
         Privacy::Team => message.sender_team.is_some() && message.sender_team == reader.team,
     }
+}
+
+/// What the task rules need to know of a task.
+#[derive(Clone, Copy, Debug)]
+pub struct TaskView<'a> {
+    /// Who created it.
+    pub creator: &'a str,
+    /// Who works on it, if anyone.
+    pub assignee: Option<&'a str>,
+}
+
+/// Whether `agent` takes part in a task: it is the task's creator or its assignee (names compare
+/// exactly; the empty name takes part in nothing). Only participants read a task, update it and
+/// attach artifacts to it.
+pub fn is_participant(task: &TaskView<'_>, agent: &str) -> bool {
+    !agent.is_empty() && (agent == task.creator || task.assignee == Some(agent))
+}
+
+/// The task read rule, used by every task read (the task, its history, its artifacts, export):
+/// participants only ([`is_participant`]); anyone else is `FORBIDDEN`. Task ids are not secret
+/// (they travel in messages and events), their contents are.
+pub fn check_task_read(task: &TaskView<'_>, agent: &str) -> Result<(), Error> {
+    if is_participant(task, agent) {
+        Ok(())
+    } else {
+        Err(Error::new(
+            ErrorCode::Forbidden,
+            "only the task's creator and assignee may read it, its history and its artifacts",
+        ))
+    }
+}
+
+/// The reader's team as far as one message is concerned. A team message is for the members the
+/// team had when it was posted: a reader that joined its team (at `joined_seq`, a position in the
+/// store's commit sequence) at or after the message's own position `message_seq` is not one of
+/// them, and neither is one that left and rejoined since. So a message that was not visible to
+/// an agent when it arrived never becomes visible later.
+pub fn team_when_posted(team: Option<&str>, joined_seq: i64, message_seq: i64) -> Option<&str> {
+    team.filter(|_| message_seq > joined_seq)
 }
 
 /// A token bucket's state: tokens (in thousandths, to stay exact) and when it was last refilled.
@@ -353,6 +417,14 @@ mod tests {
                 ErrorCode::InvalidTtl
             );
         }
+        assert_eq!(ttl_hours_of_number(24.0), Ok(24));
+        for bad in [0.5, 1.5, -0.0, 720.5, 1e300, f64::NAN, f64::INFINITY] {
+            assert_eq!(
+                ttl_hours_of_number(bad).unwrap_err().code(),
+                ErrorCode::InvalidTtl,
+                "{bad}"
+            );
+        }
         assert_eq!(
             check_addressing(Privacy::Private, None).unwrap_err().code(),
             ErrorCode::PrivateWithoutRecipient
@@ -365,6 +437,42 @@ mod tests {
         );
         assert!(check_addressing(Privacy::Private, Some("b")).is_ok());
         assert!(check_addressing(Privacy::Public, None).is_ok());
+        assert_eq!(
+            check_addressing(Privacy::Public, Some(""))
+                .unwrap_err()
+                .code(),
+            ErrorCode::InvalidArgument
+        );
+    }
+
+    #[test]
+    fn a_team_joined_after_a_message_does_not_count_for_it() {
+        assert_eq!(team_when_posted(Some("red"), 4, 5), Some("red"));
+        assert_eq!(team_when_posted(Some("red"), 5, 5), None);
+        assert_eq!(team_when_posted(Some("red"), 9, 5), None);
+        assert_eq!(team_when_posted(None, 0, 5), None);
+    }
+
+    #[test]
+    fn only_participants_read_a_task() {
+        let task = TaskView {
+            creator: "c",
+            assignee: Some("w"),
+        };
+        assert!(check_task_read(&task, "c").is_ok());
+        assert!(check_task_read(&task, "w").is_ok());
+        for outsider in ["x", "", "C", "w "] {
+            assert_eq!(
+                check_task_read(&task, outsider).unwrap_err().code(),
+                ErrorCode::Forbidden,
+                "{outsider:?}"
+            );
+        }
+        let unassigned = TaskView {
+            creator: "c",
+            assignee: Some(""),
+        };
+        assert!(!is_participant(&unassigned, ""));
     }
 
     #[test]

@@ -1,7 +1,9 @@
 //! Runs vectors/scratchpad-v1.json through the core's scratchpad rules.
 
 use agent_intercom_core::canonical::{self, Value};
-use agent_intercom_core::scratchpad::{self, MessageView, Privacy, ReaderView, TaskState};
+use agent_intercom_core::scratchpad::{
+    self, MessageView, Privacy, ReaderView, TaskState, TaskView,
+};
 
 fn s<'a>(v: &'a Value<'a>, k: &str) -> Option<&'a str> {
     v.get(k).and_then(Value::as_str)
@@ -50,9 +52,16 @@ fn scratchpad_v1_vectors() {
                 );
             }
             "ttl" => {
-                let requested = case.get("ttlHours").and_then(Value::as_i64);
-                let got =
-                    scratchpad::ttl_hours(requested).map_err(|e| e.code().as_str().to_string());
+                // ttlJson: the argument as JSON number text (fractions canonical JSON refuses);
+                // an integer text is an integer, anything else a float, as the facade reads it.
+                let got = match s(case, "ttlJson") {
+                    Some(text) => match text.parse::<i64>() {
+                        Ok(h) => scratchpad::ttl_hours(Some(h)),
+                        Err(_) => scratchpad::ttl_hours_of_number(text.parse().unwrap()),
+                    },
+                    None => scratchpad::ttl_hours(case.get("ttlHours").and_then(Value::as_i64)),
+                }
+                .map_err(|e| e.code().as_str().to_string());
                 match case.get("expected").unwrap() {
                     Value::Int(h) => assert_eq!(got, Ok(*h as u32), "{id}"),
                     Value::String(code) => assert_eq!(got, Err(code.to_string()), "{id}"),
@@ -76,6 +85,17 @@ fn scratchpad_v1_vectors() {
                     .map(|_| "ok".to_string())
                     .unwrap_or_else(|e| e.code().as_str().to_string());
                 assert_eq!(got, expected, "{id}");
+            }
+            "task_read" => {
+                let t = case.get("task").unwrap();
+                let task = TaskView {
+                    creator: s(t, "creator").unwrap(),
+                    assignee: s(t, "assignee"),
+                };
+                let got = scratchpad::check_task_read(&task, s(case, "agent").unwrap())
+                    .map(|_| "ok".to_string())
+                    .unwrap_or_else(|e| e.code().as_str().to_string());
+                assert_eq!(got, s(case, "expected").unwrap(), "{id}");
             }
             "redaction" => {
                 let got = scratchpad::redact(s(case, "text").unwrap(), s(case, "projectRoot"));

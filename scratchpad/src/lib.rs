@@ -7,13 +7,15 @@
 //! - **Visibility**: one function (`agent_intercom_core::scratchpad::visible`) decides for
 //!   [`Store::read_unread`] and [`Store::list`]. Team membership: an agent belongs to the team id
 //!   it registered with ([`Store::register_agent`]) in a project; a team message is for the team
-//!   its sender had in that project when it posted.
+//!   its sender had in that project when it posted, and for the members that team had then (the
+//!   join is recorded at its place in the commit sequence; a later member is not offered it).
 //! - **Order**: priority (critical first), then creation time, then id: stable for pagination.
 //! - **Read once**: `read_unread` returns each visible message to an agent once (a per-agent read
 //!   mark is written in the same transaction). Each call looks only at messages committed since
 //!   the agent's previous call (a per-agent, per-project cursor over a store-wide commit
-//!   sequence), so a message that was not visible to the agent when it arrived (private to
-//!   others, another team's) is not offered later either, even if the agent joins that team.
+//!   sequence). A message that was not visible to the agent when it arrived (private to others,
+//!   another team's) is not offered later either, even if the agent joins that team: visibility
+//!   itself says so, for every read.
 //! - **Expiry**: expired rows are deleted by the mutation that observes them (every post and
 //!   every read), so time-to-live needs no background job. Time comes from a [`Clock`].
 //! - **Bounds**: at most `per_project_cap` live messages per project root and `per_recipient_cap`
@@ -27,13 +29,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use agent_intercom_core::scratchpad::{
-    self, MessageView, Priority, Privacy, ReaderView, TaskState,
+    self, MessageView, Priority, Privacy, ReaderView, TaskState, TaskView,
 };
 use agent_intercom_core::{Error, ErrorCode};
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 
 /// The store's schema version. A newer store is refused and left untouched.
-pub const SCHEMA_VERSION: i64 = 4;
+pub const SCHEMA_VERSION: i64 = 5;
 
 /// Where time comes from (tests inject a manual clock).
 pub trait Clock: Send + Sync {
@@ -223,6 +225,9 @@ const MIGRATIONS: [&str; SCHEMA_VERSION as usize] = [
      CREATE TABLE read_cursors (
      agent_id TEXT NOT NULL, project_key TEXT NOT NULL, seq INTEGER NOT NULL,
      PRIMARY KEY (agent_id, project_key));",
+    // Where in the commit sequence an agent joined its current team: team messages committed
+    // before are not for it. Registrations that predate the column count from the start.
+    "ALTER TABLE agents ADD COLUMN team_seq INTEGER NOT NULL DEFAULT 0;",
 ];
 
 /// How long a write waits for the store's lock before failing with `STORE_IO`.
@@ -267,6 +272,17 @@ fn io(e: rusqlite::Error) -> Error {
             )
         }
         rusqlite::Error::SqliteFailure(f, _)
+            if f.extended_code == rusqlite::ffi::SQLITE_CANTOPEN_SYMLINK =>
+        {
+            Error::new(
+                ErrorCode::StoreIo,
+                format!(
+                    "refusing the scratchpad store: its path holds a symbolic link ({e}); nothing \
+                     was written"
+                ),
+            )
+        }
+        rusqlite::Error::SqliteFailure(f, _)
             if f.code == rusqlite::ErrorCode::ReadOnly
                 || f.code == rusqlite::ErrorCode::CannotOpen
                 || f.code == rusqlite::ErrorCode::PermissionDenied =>
@@ -282,6 +298,85 @@ fn io(e: rusqlite::Error) -> Error {
     }
 }
 
+fn path_io(what: String, e: &std::io::Error) -> Error {
+    Error::new(
+        ErrorCode::StoreIo,
+        format!("cannot open the scratchpad store: {what}: {e}; nothing was changed"),
+    )
+}
+
+fn symlink_refused(path: &Path) -> Error {
+    Error::new(
+        ErrorCode::StoreIo,
+        format!(
+            "refusing the scratchpad store: {} is a symbolic link (a store and its -wal, -shm and \
+             -journal files must be plain files); nothing was written",
+            path.display()
+        ),
+    )
+}
+
+/// The store's file as SQLite is given it (see [`Store::open`]): absolute, in its directory's
+/// resolved location, checked for planted symbolic links, and created 0600 when new.
+fn store_file(path: &Path) -> Result<std::path::PathBuf, Error> {
+    if path.as_os_str().is_empty() {
+        return Err(Error::new(
+            ErrorCode::InvalidArgument,
+            "the scratchpad store path is empty",
+        ));
+    }
+    let absolute =
+        std::path::absolute(path).map_err(|e| path_io(path.display().to_string(), &e))?;
+    let (Some(dir), Some(name)) = (absolute.parent(), absolute.file_name()) else {
+        return Err(Error::new(
+            ErrorCode::InvalidArgument,
+            format!("the scratchpad store path {} names no file", path.display()),
+        ));
+    };
+    // SQLITE_OPEN_NOFOLLOW refuses a link in any component: the directory's links are the user's
+    // layout (a symlinked home), so they are resolved here; the file's own name is not.
+    let dir = std::fs::canonicalize(dir)
+        .map_err(|e| path_io(format!("its directory {}", dir.display()), &e))?;
+    let file = dir.join(name);
+    for side in ["", "-wal", "-shm", "-journal"] {
+        let mut side_path = file.clone().into_os_string();
+        side_path.push(side);
+        let side_path = std::path::PathBuf::from(side_path);
+        match std::fs::symlink_metadata(&side_path) {
+            Ok(m) if m.file_type().is_symlink() => return Err(symlink_refused(&side_path)),
+            Ok(m) if !m.is_file() => {
+                return Err(Error::new(
+                    ErrorCode::StoreIo,
+                    format!(
+                        "refusing the scratchpad store: {} is not a regular file",
+                        side_path.display()
+                    ),
+                ));
+            }
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(path_io(side_path.display().to_string(), &e)),
+        }
+    }
+    // O_CREAT|O_EXCL never follows a symbolic link (POSIX), so a link planted since the check
+    // above makes this fail rather than create a file elsewhere. Another process creating the
+    // store at the same time is fine.
+    let mut create = std::fs::OpenOptions::new();
+    create.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut create, 0o600);
+    match create.open(&file) {
+        Ok(_) => Ok(file),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+            match std::fs::symlink_metadata(&file) {
+                Ok(m) if m.file_type().is_symlink() => Err(symlink_refused(&file)),
+                _ => Ok(file),
+            }
+        }
+        Err(e) => Err(path_io(file.display().to_string(), &e)),
+    }
+}
+
 /// Project roots are stored as text; "no project" is the empty string so it can be compared.
 fn root_key(root: Option<&str>) -> &str {
     root.unwrap_or("")
@@ -293,11 +388,21 @@ fn root_value(key: String) -> Option<String> {
 
 const COLUMNS: &str = "id, from_agent, to_agent, category, priority, privacy, content, metadata, task_id, project_root, created_at, expires_at, sender_team";
 
-fn row_to_message(r: &rusqlite::Row<'_>) -> rusqlite::Result<(Message, Option<String>)> {
+/// A message as stored: what visibility needs beyond the message itself. Selected as
+/// `{COLUMNS}, seq`.
+struct Stored {
+    message: Message,
+    /// The sender's team when it posted.
+    sender_team: Option<String>,
+    /// Its position in the store's commit sequence.
+    seq: i64,
+}
+
+fn row_to_message(r: &rusqlite::Row<'_>) -> rusqlite::Result<Stored> {
     let priority: i64 = r.get(4)?;
     let privacy: i64 = r.get(5)?;
-    Ok((
-        Message {
+    Ok(Stored {
+        message: Message {
             id: r.get(0)?,
             from: r.get(1)?,
             to: r.get(2)?,
@@ -317,16 +422,40 @@ fn row_to_message(r: &rusqlite::Row<'_>) -> rusqlite::Result<(Message, Option<St
             created_at: r.get(10)?,
             expires_at: r.get(11)?,
         },
-        r.get(12)?,
-    ))
+        sender_team: r.get(12)?,
+        seq: r.get(13)?,
+    })
+}
+
+/// The reading agent, with its team in the active project and where in the commit sequence it
+/// joined that team.
+struct Reader<'a> {
+    agent: &'a str,
+    team: Option<String>,
+    team_seq: i64,
+    project_root: Option<&'a str>,
 }
 
 impl Store {
     /// Opens (or creates) the store at `path`. A store of a newer schema is refused
     /// (`STORE_NEWER_SCHEMA`); an unreadable file is refused (`STORE_CORRUPT`). Neither is ever
     /// replaced or rewritten.
+    ///
+    /// `path` is always a file name, never an SQLite URI or special name: a relative path is
+    /// taken from the current directory (so `:memory:` and `file:x?mode=memory` are ordinary
+    /// files there), the empty path is refused (`INVALID_ARGUMENT`), the directory's own symbolic
+    /// links are resolved, and a symbolic link at the store file or its `-wal`, `-shm` or
+    /// `-journal` side files is refused (`STORE_IO`) with nothing created or written through it.
+    /// A new store file is created with mode 0600.
     pub fn open(path: &Path, config: Config, clock: Arc<dyn Clock>) -> Result<Store, Error> {
-        let mut conn = Connection::open(path).map_err(io)?;
+        let path = store_file(path)?;
+        // Not SQLite's default flags: no SQLITE_OPEN_URI (a name is a name), no CREATE (the file
+        // was created above, 0600), and NOFOLLOW (SQLite refuses a link anywhere in the path,
+        // and opens the store and its side files with O_NOFOLLOW).
+        let flags = rusqlite::OpenFlags::SQLITE_OPEN_READ_WRITE
+            | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX
+            | rusqlite::OpenFlags::SQLITE_OPEN_NOFOLLOW;
+        let mut conn = Connection::open_with_flags(&path, flags).map_err(io)?;
         // SQLite's own busy handler backs off to 100 ms sleeps, and its lock is not fair: under
         // several busy writers a waiter can lose every race for its whole timeout. Short, jittered
         // sleeps keep waiters competitive; give up after about BUSY_GIVE_UP.
@@ -414,8 +543,13 @@ impl Store {
         let now = self.clock.now_ms();
         self.conn
             .execute(
-                "INSERT INTO agents (agent_id, project_root, team_id, registered_at) VALUES (?1, ?2, ?3, ?4)
-                 ON CONFLICT (agent_id, project_root) DO UPDATE SET team_id = excluded.team_id",
+                // Joining (or changing) a team records the commit position: the team's earlier
+                // messages are not for the newcomer. Re-registering in the same team keeps it.
+                "INSERT INTO agents (agent_id, project_root, team_id, registered_at, team_seq)
+                 VALUES (?1, ?2, ?3, ?4, (SELECT value FROM counters WHERE name = 'message_seq'))
+                 ON CONFLICT (agent_id, project_root) DO UPDATE SET team_id = excluded.team_id,
+                   team_seq = CASE WHEN agents.team_id IS excluded.team_id THEN agents.team_seq
+                                   ELSE excluded.team_seq END",
                 params![agent, root_key(project_root), team, now],
             )
             .map_err(io)?;
@@ -570,20 +704,26 @@ impl Store {
         })
     }
 
-    fn reader_team(
+    fn reader<'a>(
         tx: &rusqlite::Transaction<'_>,
-        agent: &str,
-        root: &str,
-    ) -> Result<Option<String>, Error> {
-        Ok(tx
+        agent: &'a str,
+        project_root: Option<&'a str>,
+    ) -> Result<Reader<'a>, Error> {
+        let (team, team_seq) = tx
             .query_row(
-                "SELECT team_id FROM agents WHERE agent_id = ?1 AND project_root = ?2",
-                params![agent, root],
-                |r| r.get(0),
+                "SELECT team_id, team_seq FROM agents WHERE agent_id = ?1 AND project_root = ?2",
+                params![agent, root_key(project_root)],
+                |r| Ok((r.get(0)?, r.get(1)?)),
             )
             .optional()
             .map_err(io)?
-            .flatten())
+            .unwrap_or((None, 0));
+        Ok(Reader {
+            agent,
+            team,
+            team_seq,
+            project_root,
+        })
     }
 
     /// Messages visible to `agent` that it has not read yet, in order; each is returned once.
@@ -600,7 +740,7 @@ impl Store {
             .map_err(io)?;
         tx.execute("DELETE FROM messages WHERE expires_at <= ?1", [now])
             .map_err(io)?;
-        let team = Store::reader_team(&tx, agent, root_key(project_root))?;
+        let reader = Store::reader(&tx, agent, project_root)?;
         let filter = if project_root.is_some() {
             "AND m.project_root = ?2"
         } else {
@@ -626,7 +766,7 @@ impl Store {
             )
             .map_err(io)?;
         let sql = format!(
-            "SELECT {} FROM messages m WHERE m.seq > ?3 {filter}
+            "SELECT {}, m.seq FROM messages m WHERE m.seq > ?3 {filter}
                AND NOT EXISTS (SELECT 1 FROM reads r WHERE r.agent_id = ?1 AND r.message_id = m.id)
              ORDER BY m.priority DESC, m.created_at ASC, m.id ASC",
             COLUMNS
@@ -635,22 +775,17 @@ impl Store {
                 .collect::<Vec<_>>()
                 .join(", ")
         );
-        let rows: Vec<(Message, Option<String>)> = {
+        let rows: Vec<Stored> = {
             let mut stmt = tx.prepare(&sql).map_err(io)?;
             let mapped = stmt
                 .query_map(params![agent, key, cursor], row_to_message)
                 .map_err(io)?;
             mapped.collect::<Result<_, _>>().map_err(io)?
         };
-        let reader = ReaderView {
-            agent,
-            team: team.as_deref(),
-            project_root,
-        };
         let visible: Vec<Message> = rows
             .into_iter()
-            .filter(|(m, t)| is_visible(m, t.as_deref(), &reader, now))
-            .map(|(m, _)| m)
+            .filter(|m| is_visible(m, &reader, now))
+            .map(|m| m.message)
             .collect();
         for m in &visible {
             tx.execute(
@@ -695,11 +830,11 @@ impl Store {
             .map_err(io)?;
         tx.execute("DELETE FROM messages WHERE expires_at <= ?1", [now])
             .map_err(io)?;
-        let team = Store::reader_team(&tx, agent, root_key(project_root))?;
-        let rows: Vec<(Message, Option<String>)> = {
+        let reader = Store::reader(&tx, agent, project_root)?;
+        let rows: Vec<Stored> = {
             let mut stmt = tx
                 .prepare(&format!(
-                    "SELECT {COLUMNS} FROM messages WHERE (?1 = 0 OR project_root = ?2) AND (?3 IS NULL OR category = ?3)
+                    "SELECT {COLUMNS}, seq FROM messages WHERE (?1 = 0 OR project_root = ?2) AND (?3 IS NULL OR category = ?3)
                      AND (?4 IS NULL OR from_agent = ?4) ORDER BY priority DESC, created_at ASC, id ASC"
                 ))
                 .map_err(io)?;
@@ -717,15 +852,10 @@ impl Store {
             mapped.collect::<Result<_, _>>().map_err(io)?
         };
         tx.commit().map_err(io)?;
-        let reader = ReaderView {
-            agent,
-            team: team.as_deref(),
-            project_root,
-        };
         let visible: Vec<Message> = rows
             .into_iter()
-            .filter(|(m, t)| is_visible(m, t.as_deref(), &reader, now))
-            .map(|(m, _)| m)
+            .filter(|m| is_visible(m, &reader, now))
+            .map(|m| m.message)
             .collect();
         let start = match after {
             None => 0,
@@ -767,6 +897,15 @@ pub struct Task {
     pub created_at: i64,
     /// Milliseconds since the epoch.
     pub updated_at: i64,
+}
+
+impl Task {
+    fn view(&self) -> TaskView<'_> {
+        TaskView {
+            creator: &self.creator,
+            assignee: self.assignee.as_deref(),
+        }
+    }
 }
 
 /// One recorded state change of a task.
@@ -948,11 +1087,18 @@ impl Store {
             now,
         )?;
         tx.commit().map_err(io)?;
-        self.task(&id)
+        self.task_row(&id)
     }
 
-    /// A task by id.
-    pub fn task(&mut self, id: &str) -> Result<Task, Error> {
+    /// A task by id, for `agent`: only its participants may read it (`FORBIDDEN`; see
+    /// `agent_intercom_core::scratchpad::check_task_read`); `NOT_FOUND` when there is none.
+    pub fn task(&mut self, id: &str, agent: &str) -> Result<Task, Error> {
+        let task = self.task_row(id)?;
+        scratchpad::check_task_read(&task.view(), agent)?;
+        Ok(task)
+    }
+
+    fn task_row(&self, id: &str) -> Result<Task, Error> {
         self.conn
             .query_row(
                 "SELECT id, creator, assignee, title, state, project_root, created_at, updated_at FROM tasks WHERE id = ?1",
@@ -1002,7 +1148,11 @@ impl Store {
         let Some((creator, assignee, state)) = row else {
             return Err(Error::new(ErrorCode::NotFound, "no such task"));
         };
-        if by != creator && Some(by) != assignee.as_deref() {
+        let task = TaskView {
+            creator: &creator,
+            assignee: assignee.as_deref(),
+        };
+        if !scratchpad::is_participant(&task, by) {
             return Err(Error::new(
                 ErrorCode::Forbidden,
                 "only the task's creator and assignee may update it",
@@ -1045,12 +1195,13 @@ impl Store {
             .map_err(io)?;
         emit(&tx, "task.transition", by, other, &root, id, now)?;
         tx.commit().map_err(io)?;
-        self.task(id)
+        self.task_row(id)
     }
 
-    /// The task's transitions, oldest first (creation included).
-    pub fn task_history(&mut self, id: &str) -> Result<Vec<Transition>, Error> {
-        self.task(id)?;
+    /// The task's transitions, oldest first (creation included), for `agent`: participants only,
+    /// as [`Store::task`].
+    pub fn task_history(&mut self, id: &str, agent: &str) -> Result<Vec<Transition>, Error> {
+        self.task(id, agent)?;
         let mut stmt = self
             .conn
             .prepare("SELECT from_state, to_state, by_agent, reason, at FROM task_history WHERE task_id = ?1 ORDER BY seq")
@@ -1079,8 +1230,8 @@ impl Store {
         name: &str,
         content: &str,
     ) -> Result<(), Error> {
-        let task = self.task(id)?;
-        if by != task.creator && Some(by) != task.assignee.as_deref() {
+        let task = self.task_row(id)?;
+        if !scratchpad::is_participant(&task.view(), by) {
             return Err(Error::new(
                 ErrorCode::Forbidden,
                 "only the task's creator and assignee may attach artifacts",
@@ -1115,9 +1266,9 @@ impl Store {
         tx.commit().map_err(io)
     }
 
-    /// The task's artifacts, oldest first.
-    pub fn artifacts(&mut self, id: &str) -> Result<Vec<Artifact>, Error> {
-        self.task(id)?;
+    /// The task's artifacts, oldest first, for `agent`: participants only, as [`Store::task`].
+    pub fn artifacts(&mut self, id: &str, agent: &str) -> Result<Vec<Artifact>, Error> {
+        self.task(id, agent)?;
         let mut stmt = self.conn.prepare("SELECT by_agent, name, content, at FROM task_artifacts WHERE task_id = ?1 ORDER BY seq").map_err(io)?;
         let rows = stmt
             .query_map([id], |r| {
@@ -1213,33 +1364,45 @@ impl Store {
         Ok(RateDecision::Allowed)
     }
 
-    /// Adds one call's usage and cost to the totals of (agent, tool), atomically across processes.
+    /// Adds one call's usage and cost to the totals of (agent, tool), atomically across processes,
+    /// and returns the call's cost as recorded. Stored integers are SQLite's 64-bit ones: a
+    /// value, and every total, saturates at `i64::MAX` (an overflowing sum would otherwise turn
+    /// into an unreadable float).
     pub fn record_cost(
         &mut self,
         agent: &str,
         tool: &str,
         usage: &Usage,
         pricing: &Pricing,
-    ) -> Result<(), Error> {
-        let cost = pricing.cost_micros(usage);
+    ) -> Result<u64, Error> {
         let clamp = |v: u64| v.min(i64::MAX as u64) as i64;
+        let cost = clamp(pricing.cost_micros(usage));
         self.conn
             .execute(
+                // An integer sum past i64::MAX is a float in SQLite; min() brings it back.
                 "INSERT INTO costs (agent, tool, input_tokens, output_tokens, cached_tokens, calls, cost_micros) VALUES (?1, ?2, ?3, ?4, ?5, 1, ?6)
-                 ON CONFLICT (agent, tool) DO UPDATE SET input_tokens = input_tokens + excluded.input_tokens,
-                   output_tokens = output_tokens + excluded.output_tokens, cached_tokens = cached_tokens + excluded.cached_tokens,
-                   calls = calls + 1, cost_micros = cost_micros + excluded.cost_micros",
-                params![agent, tool, clamp(usage.input_tokens), clamp(usage.output_tokens), clamp(usage.cached_tokens), clamp(cost)],
+                 ON CONFLICT (agent, tool) DO UPDATE SET
+                   input_tokens = min(input_tokens + excluded.input_tokens, 9223372036854775807),
+                   output_tokens = min(output_tokens + excluded.output_tokens, 9223372036854775807),
+                   cached_tokens = min(cached_tokens + excluded.cached_tokens, 9223372036854775807),
+                   calls = min(calls + 1, 9223372036854775807),
+                   cost_micros = min(cost_micros + excluded.cost_micros, 9223372036854775807)",
+                params![agent, tool, clamp(usage.input_tokens), clamp(usage.output_tokens), clamp(usage.cached_tokens), cost],
             )
             .map_err(io)?;
-        Ok(())
+        Ok(cost as u64)
     }
 
     /// Totals per (agent, tool), ordered by agent then tool.
     pub fn costs(&mut self) -> Result<Vec<CostRow>, Error> {
         let mut stmt = self
             .conn
-            .prepare("SELECT agent, tool, input_tokens, output_tokens, cached_tokens, calls, cost_micros FROM costs ORDER BY agent, tool")
+            // CAST: totals an older version let overflow into floats read back saturated.
+            .prepare(
+                "SELECT agent, tool, CAST(input_tokens AS INTEGER), CAST(output_tokens AS INTEGER),
+                 CAST(cached_tokens AS INTEGER), CAST(calls AS INTEGER), CAST(cost_micros AS INTEGER)
+                 FROM costs ORDER BY agent, tool",
+            )
             .map_err(io)?;
         let rows = stmt
             .query_map([], |r| {
@@ -1392,9 +1555,17 @@ impl Store {
                     },
                 )
                 .map_err(io)?;
+            // The query selects the participants' tasks; the read rule is still the judge.
             rows.collect::<Result<Vec<_>, _>>()
                 .map_err(io)?
                 .into_iter()
+                .filter(|(_, creator, assignee, ..)| {
+                    let task = TaskView {
+                        creator,
+                        assignee: assignee.as_deref(),
+                    };
+                    scratchpad::check_task_read(&task, agent).is_ok()
+                })
                 .map(|(id, creator, assignee, title, state, created, updated)| {
                     obj(vec![
                         ("id", s(&id)),
@@ -1430,8 +1601,10 @@ impl Store {
         agent_intercom_core::canonical::canonical_json(&snapshot)
     }
 
-    /// Writes [`Store::export`] to `path` atomically (a temporary file in the same directory,
-    /// synced, then renamed over `path`).
+    /// Writes [`Store::export`] to `path` atomically: a new temporary file in the same directory
+    /// (a fresh name, opened with O_CREAT|O_EXCL, which never follows a symbolic link; mode
+    /// 0600), synced, then renamed over `path` (a symbolic link at `path` is replaced, never
+    /// written through).
     pub fn export_to_file(
         &mut self,
         path: &Path,
@@ -1441,6 +1614,15 @@ impl Store {
         full: bool,
     ) -> Result<(), Error> {
         use std::io::Write;
+        let Some(base) = path.file_name().and_then(|n| n.to_str()) else {
+            return Err(Error::new(
+                ErrorCode::InvalidArgument,
+                format!(
+                    "path {:?} names no file to write the export to",
+                    path.display().to_string()
+                ),
+            ));
+        };
         let json = self.export(agent, project_root, limit, full)?;
         let fail = |e: std::io::Error| {
             Error::new(
@@ -1452,15 +1634,26 @@ impl Store {
             .parent()
             .filter(|p| !p.as_os_str().is_empty())
             .unwrap_or(Path::new("."));
-        let tmp = dir.join(format!(
-            ".{}.tmp-{}",
-            path.file_name()
-                .and_then(|n| n.to_str())
-                .unwrap_or("export"),
-            std::process::id()
-        ));
+        let mut attempt = 0;
+        let (tmp, mut file) = loop {
+            let tmp = dir.join(format!(
+                ".{base}.tmp-{}-{}",
+                std::process::id(),
+                uuid::Uuid::now_v7().simple()
+            ));
+            let mut create = std::fs::OpenOptions::new();
+            create.write(true).create_new(true);
+            #[cfg(unix)]
+            std::os::unix::fs::OpenOptionsExt::mode(&mut create, 0o600);
+            match create.open(&tmp) {
+                Ok(file) => break (tmp, file),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && attempt < 8 => {
+                    attempt += 1;
+                }
+                Err(e) => return Err(fail(e)),
+            }
+        };
         let result = (|| {
-            let mut file = std::fs::File::create(&tmp)?;
             file.write_all(json.as_bytes())?;
             file.write_all(b"\n")?;
             file.sync_all()?;
@@ -1507,6 +1700,9 @@ pub struct Event {
     pub at: i64,
 }
 
+/// The event kinds, for [`EventFilter::kinds`].
+pub const EVENT_KINDS: &[&str] = &["message.posted", "task.created", "task.transition"];
+
 /// Which events [`Store::poll_events`] returns: empty lists mean "any".
 #[derive(Clone, Debug, Default)]
 pub struct EventFilter {
@@ -1522,7 +1718,8 @@ impl Store {
     /// Events after cursor `after` (0 for the start) that `agent` may see and the filter keeps,
     /// oldest first, at most `limit` (1..=1000). A directed event is visible only to its target;
     /// a message event only while the message itself is visible to the agent. Returns the events
-    /// and the cursor to pass next time.
+    /// and the cursor to pass next time. A negative cursor, one beyond the newest event (it
+    /// cannot come from this store) and an unknown kind in the filter are `INVALID_ARGUMENT`.
     pub fn poll_events(
         &mut self,
         agent: &str,
@@ -1537,14 +1734,46 @@ impl Store {
                 "limit must be from 1 to 1000",
             ));
         }
+        if let Some(kind) = filter
+            .kinds
+            .iter()
+            .find(|k| !EVENT_KINDS.contains(&k.as_str()))
+        {
+            return Err(Error::new(
+                ErrorCode::InvalidArgument,
+                format!(
+                    "kinds holds {kind:?}, which is no event kind; kinds: {}",
+                    EVENT_KINDS.join(", ")
+                ),
+            ));
+        }
+        if after < 0 {
+            return Err(Error::new(
+                ErrorCode::InvalidArgument,
+                "after must be 0 (the start) or a cursor a previous poll returned",
+            ));
+        }
         let now = self.clock.now_ms();
         let tx = self
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(io)?;
+        // Events are never deleted, so the newest is the largest cursor this store can return.
+        let newest: i64 = tx
+            .query_row("SELECT coalesce(max(seq), 0) FROM events", [], |r| r.get(0))
+            .map_err(io)?;
+        if after > newest {
+            return Err(Error::new(
+                ErrorCode::InvalidArgument,
+                format!(
+                    "after ({after}) is beyond the newest event ({newest}); pass 0 or a cursor this \
+                     store returned"
+                ),
+            ));
+        }
         tx.execute("DELETE FROM messages WHERE expires_at <= ?1", [now])
             .map_err(io)?;
-        let team = Store::reader_team(&tx, agent, root_key(project_root))?;
+        let reader = Store::reader(&tx, agent, project_root)?;
         let rows: Vec<Event> = {
             let mut stmt = tx
                 .prepare("SELECT seq, kind, actor, target, ref_id, at, project_root FROM events WHERE seq > ?1 AND (?2 = 0 OR project_root = ?3) ORDER BY seq")
@@ -1566,11 +1795,6 @@ impl Store {
                 .map_err(io)?;
             mapped.collect::<Result<_, _>>().map_err(io)?
         };
-        let reader = ReaderView {
-            agent,
-            team: team.as_deref(),
-            project_root,
-        };
         let mut out = Vec::new();
         let mut cursor = after;
         for e in rows {
@@ -1579,13 +1803,13 @@ impl Store {
             let message_ok = e.kind != "message.posted" || {
                 let row = tx
                     .query_row(
-                        &format!("SELECT {COLUMNS} FROM messages WHERE id = ?1"),
+                        &format!("SELECT {COLUMNS}, seq FROM messages WHERE id = ?1"),
                         [&e.ref_id],
                         row_to_message,
                     )
                     .optional()
                     .map_err(io)?;
-                row.is_some_and(|(m, t)| is_visible(&m, t.as_deref(), &reader, now))
+                row.is_some_and(|m| is_visible(&m, &reader, now))
             };
             let keep = |list: &Vec<String>, v: Option<&str>| {
                 list.is_empty() || v.is_some_and(|v| list.iter().any(|x| x == v))
@@ -1607,7 +1831,10 @@ impl Store {
     }
 }
 
-fn is_visible(m: &Message, sender_team: Option<&str>, reader: &ReaderView<'_>, now: i64) -> bool {
+/// The one visibility rule (unread, list, events and export come here), with the reader's team
+/// as it stood when the message was posted.
+fn is_visible(stored: &Stored, reader: &Reader<'_>, now: i64) -> bool {
+    let m = &stored.message;
     let Ok(privacy) = Privacy::parse(&m.privacy, "privacy") else {
         return false;
     };
@@ -1615,9 +1842,14 @@ fn is_visible(m: &Message, sender_team: Option<&str>, reader: &ReaderView<'_>, n
         from: &m.from,
         to: m.to.as_deref(),
         privacy,
-        sender_team,
+        sender_team: stored.sender_team.as_deref(),
         project_root: m.project_root.as_deref(),
         expires_at: m.expires_at,
     };
-    scratchpad::visible(&view, reader, now)
+    let reader = ReaderView {
+        agent: reader.agent,
+        team: scratchpad::team_when_posted(reader.team.as_deref(), reader.team_seq, stored.seq),
+        project_root: reader.project_root,
+    };
+    scratchpad::visible(&view, &reader, now)
 }

@@ -438,7 +438,7 @@ fn tasks_follow_the_table_with_participants_and_history() {
         "{err}"
     );
     let history: Vec<(Option<String>, String, String)> = store
-        .task_history(&task.id)
+        .task_history(&task.id, "creator")
         .unwrap()
         .into_iter()
         .map(|t| (t.from, t.to, t.by))
@@ -451,7 +451,27 @@ fn tasks_follow_the_table_with_participants_and_history() {
             (Some("working".into()), "completed".into(), "worker".into()),
         ]
     );
-    assert_eq!(store.artifacts(&task.id).unwrap()[0].name, "draft.md");
+    assert_eq!(
+        store.artifacts(&task.id, "creator").unwrap()[0].name,
+        "draft.md"
+    );
+    // Reads are for participants only, on every read path.
+    assert_eq!(store.task(&task.id, "worker").unwrap().state, "completed");
+    assert_eq!(code(store.task(&task.id, "stranger")), "FORBIDDEN");
+    assert_eq!(code(store.task("no-such-task", "creator")), "NOT_FOUND");
+    let forbidden = |e: agent_intercom_core::Error| e.code().as_str();
+    assert_eq!(
+        forbidden(store.task_history(&task.id, "stranger").unwrap_err()),
+        "FORBIDDEN"
+    );
+    assert_eq!(
+        forbidden(store.artifacts(&task.id, "stranger").unwrap_err()),
+        "FORBIDDEN"
+    );
+    assert_eq!(
+        forbidden(store.artifacts(&task.id, "").unwrap_err()),
+        "FORBIDDEN"
+    );
     let other = store.create_task("creator", None, "maybe", None).unwrap();
     assert_eq!(
         store
@@ -841,7 +861,7 @@ fn a_schema_v3_store_migrates_keeping_messages_and_read_marks() {
             "DROP TRIGGER messages_counted; DROP TRIGGER messages_uncounted;
              DROP TABLE message_counts; DROP TABLE read_cursors; DROP TABLE counters;
              DROP INDEX messages_seq; DROP INDEX messages_project_seq;
-             ALTER TABLE messages DROP COLUMN seq;
+             ALTER TABLE messages DROP COLUMN seq; ALTER TABLE agents DROP COLUMN team_seq;
              PRAGMA user_version = 3;",
         )
         .unwrap();
@@ -871,4 +891,225 @@ fn a_schema_v3_store_migrates_keeping_messages_and_read_marks() {
     );
     assert_eq!(ids(&s.read_unread("b", None).unwrap()), ["m6"]);
     assert_eq!(ids(&s.read_unread("c", None).unwrap()), ["m6"]);
+}
+
+#[cfg(unix)]
+#[test]
+fn planted_symlinks_at_the_store_or_its_side_files_are_refused_and_nothing_is_written_outside() {
+    use std::os::unix::fs::{PermissionsExt, symlink};
+    let clock = Arc::new(ManualClock(AtomicI64::new(1)));
+    // A new store is created 0600 (its -wal and -shm take the same mode).
+    let tmp = Tmp::new("mode");
+    drop(open(&tmp, &clock, Config::default()));
+    let mode = std::fs::metadata(tmp.db()).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600, "{mode:o}");
+    for side in ["", "-wal", "-shm", "-journal"] {
+        for dangling in [true, false] {
+            let tmp = Tmp::new("symlink");
+            let outside = tmp.0.join("outside");
+            if !dangling {
+                std::fs::write(&outside, b"keep me").unwrap();
+            }
+            if !side.is_empty() {
+                // An existing store, with a side file planted next to it.
+                drop(open(&tmp, &clock, Config::default()));
+                for s in ["-wal", "-shm", "-journal"] {
+                    let _ = std::fs::remove_file(format!("{}{s}", tmp.db().display()));
+                }
+            }
+            let link = PathBuf::from(format!("{}{side}", tmp.db().display()));
+            symlink(&outside, &link).unwrap();
+            let err = Store::open(&tmp.db(), Config::default(), clock.clone())
+                .err()
+                .unwrap_or_else(|| panic!("{side} (dangling: {dangling}) was followed"));
+            assert_eq!(err.code().as_str(), "STORE_IO", "{side}: {err}");
+            assert!(err.message().contains("symbolic link"), "{side}: {err}");
+            if dangling {
+                assert!(!outside.exists(), "{side}: created a file through the link");
+            } else {
+                assert_eq!(std::fs::read(&outside).unwrap(), b"keep me", "{side}");
+            }
+            assert!(
+                std::fs::symlink_metadata(&link)
+                    .unwrap()
+                    .file_type()
+                    .is_symlink(),
+                "{side}: the link was left as it was"
+            );
+        }
+    }
+}
+
+#[test]
+fn an_empty_store_path_is_refused() {
+    let clock = Arc::new(ManualClock(AtomicI64::new(1)));
+    let err = Store::open(std::path::Path::new(""), Config::default(), clock)
+        .err()
+        .unwrap();
+    assert_eq!(err.code().as_str(), "INVALID_ARGUMENT", "{err}");
+}
+
+#[cfg(unix)]
+#[test]
+fn export_does_not_follow_planted_symlinks() {
+    use std::os::unix::fs::symlink;
+    let tmp = Tmp::new("export-links");
+    let clock = Arc::new(ManualClock(AtomicI64::new(1)));
+    let mut store = open(&tmp, &clock, Config::default());
+    store.post(&msg("me", "hello")).unwrap();
+    let outside = tmp.0.join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    // At the destination: the link is replaced by the export, its target is not written.
+    let victim = outside.join("victim");
+    std::fs::write(&victim, b"keep me").unwrap();
+    let dest = tmp.0.join("snapshot.json");
+    symlink(&victim, &dest).unwrap();
+    // At the temporary files' names: never followed.
+    let planted = outside.join("planted");
+    for name in [
+        format!(".snapshot.json.tmp-{}", std::process::id()),
+        format!(".snapshot.json.tmp-{}-0", std::process::id()),
+    ] {
+        symlink(&planted, tmp.0.join(name)).unwrap();
+    }
+    store.export_to_file(&dest, "me", None, 10, false).unwrap();
+    assert_eq!(std::fs::read(&victim).unwrap(), b"keep me");
+    assert!(
+        !planted.exists(),
+        "a temporary file was written through a link"
+    );
+    let meta = std::fs::symlink_metadata(&dest).unwrap();
+    assert!(meta.file_type().is_file(), "the export replaced the link");
+    assert!(std::fs::read_to_string(&dest).unwrap().contains("hello"));
+    let err = store
+        .export_to_file(std::path::Path::new(""), "me", None, 10, false)
+        .unwrap_err();
+    assert_eq!(err.code().as_str(), "INVALID_ARGUMENT", "{err}");
+}
+
+#[test]
+fn a_team_message_is_for_the_members_the_team_had_when_it_was_posted() {
+    use agent_intercom_scratchpad::EventFilter;
+    let tmp = Tmp::new("team-join");
+    let clock = Arc::new(ManualClock(AtomicI64::new(1_000)));
+    let mut store = open(&tmp, &clock, Config::default());
+    let team_post = |content: &str| NewMessage {
+        privacy: Some("team".into()),
+        project_root: Some("/p".into()),
+        ..msg("a", content)
+    };
+    store.register_agent("a", Some("/p"), Some("red")).unwrap();
+    let before = store.post(&team_post("before b joined")).unwrap();
+    // b joins red afterwards, without ever having read (no cursor yet).
+    store.register_agent("b", Some("/p"), Some("red")).unwrap();
+    let listed = |store: &mut Store| {
+        ids(&store
+            .list("b", Some("/p"), None, None, 100, None)
+            .unwrap()
+            .messages)
+    };
+    let events = |store: &mut Store| -> Vec<String> {
+        let (events, _) = store
+            .poll_events("b", Some("/p"), 0, &EventFilter::default(), 100)
+            .unwrap();
+        events.into_iter().map(|e| e.ref_id).collect()
+    };
+    assert_eq!(listed(&mut store), Vec::<String>::new(), "list");
+    assert!(!events(&mut store).contains(&before.id), "events");
+    let export = store.export("b", Some("/p"), 100, false).unwrap();
+    assert!(!export.contains("before b joined"), "export: {export}");
+    assert_eq!(
+        ids(&store.read_unread("b", Some("/p")).unwrap()),
+        Vec::<String>::new(),
+        "unread"
+    );
+    // What the team posts after b joined is for b, on every read path.
+    let after = store.post(&team_post("after b joined")).unwrap();
+    assert!(events(&mut store).contains(&after.id));
+    assert_eq!(listed(&mut store), vec!["after b joined"]);
+    assert_eq!(
+        ids(&store.read_unread("b", Some("/p")).unwrap()),
+        vec!["after b joined"]
+    );
+    // Registering again with the same team keeps it; leaving and rejoining starts afresh.
+    store.register_agent("b", Some("/p"), Some("red")).unwrap();
+    assert_eq!(listed(&mut store), vec!["after b joined"]);
+    store.register_agent("b", Some("/p"), Some("blue")).unwrap();
+    assert_eq!(listed(&mut store), Vec::<String>::new());
+    store.register_agent("b", Some("/p"), Some("red")).unwrap();
+    assert_eq!(
+        listed(&mut store),
+        Vec::<String>::new(),
+        "rejoined: only what comes next"
+    );
+    // The sender always sees its own.
+    assert_eq!(
+        ids(&store
+            .list("a", Some("/p"), None, None, 100, None)
+            .unwrap()
+            .messages),
+        vec!["before b joined", "after b joined"]
+    );
+}
+
+#[test]
+fn a_schema_v4_store_migrates_keeping_what_team_members_could_read() {
+    let tmp = Tmp::new("migrate-v4");
+    let clock = Arc::new(ManualClock(AtomicI64::new(1_000)));
+    {
+        let mut s = open(&tmp, &clock, Config::default());
+        s.register_agent("b", None, Some("red")).unwrap();
+        s.register_agent("a", None, Some("red")).unwrap();
+        s.post(&NewMessage {
+            privacy: Some("team".into()),
+            ..msg("a", "old team news")
+        })
+        .unwrap();
+    }
+    {
+        let conn = rusqlite::Connection::open(tmp.db()).unwrap();
+        conn.execute_batch("ALTER TABLE agents DROP COLUMN team_seq; PRAGMA user_version = 4;")
+            .unwrap();
+    }
+    let mut s = open(&tmp, &clock, Config::default());
+    // Registrations older than the join record count from the start: nothing is taken away.
+    assert_eq!(
+        ids(&s.list("b", None, None, None, 10, None).unwrap().messages),
+        ["old team news"]
+    );
+    s.register_agent("c", None, Some("red")).unwrap();
+    assert!(
+        s.list("c", None, None, None, 10, None)
+            .unwrap()
+            .messages
+            .is_empty()
+    );
+}
+
+#[test]
+fn cost_totals_saturate_instead_of_turning_into_unreadable_floats() {
+    use agent_intercom_scratchpad::{Pricing, Usage};
+    let tmp = Tmp::new("cost-overflow");
+    let clock = Arc::new(ManualClock(AtomicI64::new(1)));
+    let mut store = open(&tmp, &clock, Config::default());
+    let usage = Usage {
+        input_tokens: 1 << 53,
+        ..Usage::default()
+    };
+    let pricing = Pricing {
+        input_per_million_micros: 1 << 53,
+        ..Pricing::default()
+    };
+    for _ in 0..3 {
+        store.record_cost("a", "t", &usage, &pricing).unwrap();
+    }
+    for _ in 0..1100 {
+        store
+            .record_cost("a", "t", &usage, &Pricing::default())
+            .unwrap();
+    }
+    let rows = store.costs().unwrap();
+    assert_eq!(rows[0].calls, 1103);
+    assert_eq!(rows[0].usage.input_tokens, i64::MAX as u64, "saturated");
+    assert_eq!(rows[0].cost_micros, i64::MAX as u64, "saturated");
 }
