@@ -297,39 +297,45 @@ typedef struct {
 extern "C" {
 #endif // __cplusplus
 
-// The library version, e.g. "0.1.0". Static.
-const char *aic_version(void);
-
-// The ABI version (AIC_ABI_VERSION of the library actually loaded).
-uint32_t aic_abi_version(void);
-
-// The stable name of a status ("OK", "INVALID_SCOPE", ...), or "UNKNOWN". Static.
-const char *aic_status_name(uint32_t status);
-
-// The status of an error; AIC_STATUS_NULL_POINTER for NULL.
+// Starts the broker of an agent directory in this process. `agent_dir` NULL/empty means
+// `$PI_CODING_AGENT_DIR` or `~/.pi/agent`. `settings` holds `key=value` lines (newline
+// separated; e.g. "idle_exit_ms=0\nmax_sessions=1000"), NULL/empty for the defaults.
+// Fails with AIC_STATUS_BROKER_ALREADY_RUNNING when a live process owns the directory,
+// AIC_STATUS_BROKER_STORE, AIC_STATUS_BROKER_IO, or AIC_STATUS_INVALID_ARGUMENT for a bad
+// setting. On success `*out_broker` owns the broker.
 //
 // # Safety
-// `err` must be NULL or an error returned by this library and not yet freed.
-aic_status aic_error_code(const aic_error *err);
+// Text inputs follow the (pointer, length) contract; `out_broker` valid for writes.
+aic_status aic_broker_start(const char *agent_dir,
+                            size_t agent_dir_len,
+                            const char *settings,
+                            size_t settings_len,
+                            aic_broker **out_broker,
+                            aic_error **err);
 
-// The message of an error, valid until aic_error_free(err); "" for NULL. Messages never
-// contain a rejected scope id.
+// The broker's socket path, valid until aic_broker_free; "" for NULL.
 //
 // # Safety
-// `err` must be NULL or an error returned by this library and not yet freed.
-const char *aic_error_message(const aic_error *err);
+// `broker` must be NULL or a live broker from aic_broker_start.
+const char *aic_broker_socket_path(const aic_broker *broker);
 
-// Releases an error. NULL is a no-op.
+// True while the broker runs (false after aic_broker_stop or an idle exit, and for NULL).
 //
 // # Safety
-// `err` must be NULL or an error returned by this library, freed at most once.
-void aic_error_free(aic_error *err);
+// `broker` must be NULL or a live broker from aic_broker_start.
+bool aic_broker_running(const aic_broker *broker);
 
-// Releases a string returned by this library. NULL is a no-op.
+// Stops the broker and waits until it removed its files. Stopping twice is harmless.
 //
 // # Safety
-// `s` must be NULL or a `char *` returned by this library, freed at most once.
-void aic_string_free(char *s);
+// `broker` must be a live broker from aic_broker_start (not freed).
+aic_status aic_broker_stop(aic_broker *broker, aic_error **err);
+
+// Stops the broker if it runs, and releases it. NULL is a no-op.
+//
+// # Safety
+// `broker` must be NULL or a broker from aic_broker_start, freed at most once.
+void aic_broker_free(aic_broker *broker);
 
 // "pi-intercom". Static.
 const char *aic_protocol_name(void);
@@ -493,51 +499,12 @@ aic_status aic_canonical_hash(const char *domain,
                               char *out_hex,
                               aic_error **err);
 
-// Starts the broker of an agent directory in this process. `agent_dir` NULL/empty means
-// `$PI_CODING_AGENT_DIR` or `~/.pi/agent`. `settings` holds `key=value` lines (newline
-// separated; e.g. "idle_exit_ms=0\nmax_sessions=1000"), NULL/empty for the defaults.
-// Fails with AIC_STATUS_BROKER_ALREADY_RUNNING when a live process owns the directory,
-// AIC_STATUS_BROKER_STORE, AIC_STATUS_BROKER_IO, or AIC_STATUS_INVALID_ARGUMENT for a bad
-// setting. On success `*out_broker` owns the broker.
-//
-// # Safety
-// Text inputs follow the (pointer, length) contract; `out_broker` valid for writes.
-aic_status aic_broker_start(const char *agent_dir,
-                            size_t agent_dir_len,
-                            const char *settings,
-                            size_t settings_len,
-                            aic_broker **out_broker,
-                            aic_error **err);
-
-// The broker's socket path, valid until aic_broker_free; "" for NULL.
-//
-// # Safety
-// `broker` must be NULL or a live broker from aic_broker_start.
-const char *aic_broker_socket_path(const aic_broker *broker);
-
-// True while the broker runs (false after aic_broker_stop or an idle exit, and for NULL).
-//
-// # Safety
-// `broker` must be NULL or a live broker from aic_broker_start.
-bool aic_broker_running(const aic_broker *broker);
-
-// Stops the broker and waits until it removed its files. Stopping twice is harmless.
-//
-// # Safety
-// `broker` must be a live broker from aic_broker_start (not freed).
-aic_status aic_broker_stop(aic_broker *broker, aic_error **err);
-
-// Stops the broker if it runs, and releases it. NULL is a no-op.
-//
-// # Safety
-// `broker` must be NULL or a broker from aic_broker_start, freed at most once.
-void aic_broker_free(aic_broker *broker);
-
-// Opens (creating if needed) the scratchpad store at `path`. `options_json` is NULL/empty for the
-// defaults, or a JSON object with any of per_project_cap, per_recipient_cap, max_content_bytes,
-// allow_full_export. Fails with AIC_STATUS_STORE_NEWER_SCHEMA, AIC_STATUS_STORE_CORRUPT
-// (the file is left untouched), AIC_STATUS_STORE_IO, or AIC_STATUS_INVALID_ARGUMENT /
-// AIC_STATUS_INVALID_JSON for bad options. On success `*out_pad` owns the store.
+// Opens (creating if needed) the scratchpad store at `path`. `options_json` is NULL/empty for
+// the defaults, or a JSON object with any of per_project_cap, per_recipient_cap,
+// max_content_bytes, allow_full_export. Fails with AIC_STATUS_STORE_NEWER_SCHEMA,
+// AIC_STATUS_STORE_CORRUPT (the file is left untouched), AIC_STATUS_STORE_IO, or
+// AIC_STATUS_UNKNOWN_KEY / AIC_STATUS_INVALID_ARGUMENT / AIC_STATUS_INVALID_JSON for bad
+// options. On success `*out_pad` owns the store.
 //
 // # Safety
 // Text inputs follow the (pointer, length) contract; `out_pad` valid for writes.
@@ -548,17 +515,19 @@ aic_status aic_pad_open(const char *path,
                         aic_pad **out_pad,
                         aic_error **err);
 
-// One scratchpad operation: `op` is one of register, post, unread, list, task.create, task.get,
-// task.transition, task.history, task.artifact, task.artifacts, rate.take, cost.record,
-// cost.list, export, events, or a rule check (check.visible, check.ttl, check.transition,
-// check.addressing, check.redact, check.rate) which needs no store (`pad` may then be NULL).
-// `args_json` is a JSON object (NULL/empty for none); see docs/scratchpad.md. On success the
-// result is written as JSON to `*out_json` (release with aic_string_free). Refusals carry stable
-// codes: AIC_STATUS_INVALID_TTL, AIC_STATUS_PRIVATE_WITHOUT_RECIPIENT,
-// AIC_STATUS_CONTENT_TOO_LARGE, AIC_STATUS_INVALID_TRANSITION, AIC_STATUS_NOT_FOUND,
-// AIC_STATUS_FORBIDDEN, AIC_STATUS_INVALID_ARGUMENT, AIC_STATUS_STORE_IO ...; a refused
-// operation changes nothing. rate.take reads unnamed limits from LEAN_CTX_RATE_LIMIT_*_PER_MIN
-// (or LCTX_...).
+// One scratchpad operation: `op` is one of register, post, unread, list, task.create,
+// task.get, task.transition, task.history, task.artifact, task.artifacts, rate.take,
+// cost.record, cost.list, export, events, or a rule check (check.visible, check.ttl,
+// check.transition, check.addressing, check.redact, check.rate, check.task_read) which needs
+// no store (`pad` may then be NULL). `args_json` is a JSON object (NULL/empty for none); see
+// docs/scratchpad.md. On success the result is written as JSON to `*out_json` (release with
+// aic_string_free). Refusals carry stable codes: AIC_STATUS_INVALID_TTL,
+// AIC_STATUS_PRIVATE_WITHOUT_RECIPIENT, AIC_STATUS_CONTENT_TOO_LARGE,
+// AIC_STATUS_INVALID_TRANSITION, AIC_STATUS_NOT_FOUND, AIC_STATUS_FORBIDDEN,
+// AIC_STATUS_UNKNOWN_KEY (an argument the operation does not take),
+// AIC_STATUS_UNPAIRED_SURROGATE, AIC_STATUS_INVALID_ARGUMENT, AIC_STATUS_STORE_IO ...; a
+// refused operation changes nothing. rate.take reads unnamed limits from
+// LEAN_CTX_RATE_LIMIT_*_PER_MIN (or LCTX_...).
 //
 // # Safety
 // `pad` must be NULL or a live store from aic_pad_open; text inputs follow the (pointer,
@@ -585,6 +554,40 @@ void aic_pad_free(aic_pad *pad);
 // # Safety
 // As aic_pad_free.
 void aic_pad_close(aic_pad *pad);
+
+// The library version, e.g. "0.1.0". Static.
+const char *aic_version(void);
+
+// The ABI version (AIC_ABI_VERSION of the library actually loaded).
+uint32_t aic_abi_version(void);
+
+// The stable name of a status ("OK", "INVALID_SCOPE", ...), or "UNKNOWN". Static.
+const char *aic_status_name(uint32_t status);
+
+// The status of an error; AIC_STATUS_NULL_POINTER for NULL.
+//
+// # Safety
+// `err` must be NULL or an error returned by this library and not yet freed.
+aic_status aic_error_code(const aic_error *err);
+
+// The message of an error, valid until aic_error_free(err); "" for NULL. Messages never
+// contain a rejected scope id.
+//
+// # Safety
+// `err` must be NULL or an error returned by this library and not yet freed.
+const char *aic_error_message(const aic_error *err);
+
+// Releases an error. NULL is a no-op.
+//
+// # Safety
+// `err` must be NULL or an error returned by this library, freed at most once.
+void aic_error_free(aic_error *err);
+
+// Releases a string returned by this library. NULL is a no-op.
+//
+// # Safety
+// `s` must be NULL or a `char *` returned by this library, freed at most once.
+void aic_string_free(char *s);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -443,7 +443,7 @@ impl NativePad {
             self.store.as_mut(),
             &op,
             &args,
-            &|k| std::env::var(k).ok(),
+            &agent_intercom_scratchpad::api::process_env,
             || Error::new(ErrorCode::InvalidArgument, "the scratchpad is closed"),
         )
         .map(|v| v.to_string())

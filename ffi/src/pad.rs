@@ -14,11 +14,12 @@ pub struct aic_pad {
 }
 
 ffi_fn! {
-    /// Opens (creating if needed) the scratchpad store at `path`. `options_json` is NULL/empty for the
-    /// defaults, or a JSON object with any of per_project_cap, per_recipient_cap, max_content_bytes,
-    /// allow_full_export. Fails with AIC_STATUS_STORE_NEWER_SCHEMA, AIC_STATUS_STORE_CORRUPT
-    /// (the file is left untouched), AIC_STATUS_STORE_IO, or AIC_STATUS_INVALID_ARGUMENT /
-    /// AIC_STATUS_INVALID_JSON for bad options. On success `*out_pad` owns the store.
+    /// Opens (creating if needed) the scratchpad store at `path`. `options_json` is NULL/empty for
+    /// the defaults, or a JSON object with any of per_project_cap, per_recipient_cap,
+    /// max_content_bytes, allow_full_export. Fails with AIC_STATUS_STORE_NEWER_SCHEMA,
+    /// AIC_STATUS_STORE_CORRUPT (the file is left untouched), AIC_STATUS_STORE_IO, or
+    /// AIC_STATUS_UNKNOWN_KEY / AIC_STATUS_INVALID_ARGUMENT / AIC_STATUS_INVALID_JSON for bad
+    /// options. On success `*out_pad` owns the store.
     ///
     /// # Safety
     /// Text inputs follow the (pointer, length) contract; `out_pad` valid for writes.
@@ -55,17 +56,19 @@ ffi_fn! {
 }
 
 ffi_fn! {
-    /// One scratchpad operation: `op` is one of register, post, unread, list, task.create, task.get,
-    /// task.transition, task.history, task.artifact, task.artifacts, rate.take, cost.record,
-    /// cost.list, export, events, or a rule check (check.visible, check.ttl, check.transition,
-    /// check.addressing, check.redact, check.rate) which needs no store (`pad` may then be NULL).
-    /// `args_json` is a JSON object (NULL/empty for none); see docs/scratchpad.md. On success the
-    /// result is written as JSON to `*out_json` (release with aic_string_free). Refusals carry stable
-    /// codes: AIC_STATUS_INVALID_TTL, AIC_STATUS_PRIVATE_WITHOUT_RECIPIENT,
-    /// AIC_STATUS_CONTENT_TOO_LARGE, AIC_STATUS_INVALID_TRANSITION, AIC_STATUS_NOT_FOUND,
-    /// AIC_STATUS_FORBIDDEN, AIC_STATUS_INVALID_ARGUMENT, AIC_STATUS_STORE_IO ...; a refused
-    /// operation changes nothing. rate.take reads unnamed limits from LEAN_CTX_RATE_LIMIT_*_PER_MIN
-    /// (or LCTX_...).
+    /// One scratchpad operation: `op` is one of register, post, unread, list, task.create,
+    /// task.get, task.transition, task.history, task.artifact, task.artifacts, rate.take,
+    /// cost.record, cost.list, export, events, or a rule check (check.visible, check.ttl,
+    /// check.transition, check.addressing, check.redact, check.rate, check.task_read) which needs
+    /// no store (`pad` may then be NULL). `args_json` is a JSON object (NULL/empty for none); see
+    /// docs/scratchpad.md. On success the result is written as JSON to `*out_json` (release with
+    /// aic_string_free). Refusals carry stable codes: AIC_STATUS_INVALID_TTL,
+    /// AIC_STATUS_PRIVATE_WITHOUT_RECIPIENT, AIC_STATUS_CONTENT_TOO_LARGE,
+    /// AIC_STATUS_INVALID_TRANSITION, AIC_STATUS_NOT_FOUND, AIC_STATUS_FORBIDDEN,
+    /// AIC_STATUS_UNKNOWN_KEY (an argument the operation does not take),
+    /// AIC_STATUS_UNPAIRED_SURROGATE, AIC_STATUS_INVALID_ARGUMENT, AIC_STATUS_STORE_IO ...; a
+    /// refused operation changes nothing. rate.take reads unnamed limits from
+    /// LEAN_CTX_RATE_LIMIT_*_PER_MIN (or LCTX_...).
     ///
     /// # Safety
     /// `pad` must be NULL or a live store from aic_pad_open; text inputs follow the (pointer,
@@ -101,7 +104,7 @@ ffi_fn! {
             store.as_deref_mut(),
             op,
             &args,
-            &|k| std::env::var(k).ok(),
+            &agent_intercom_scratchpad::api::process_env,
             || fail(ErrorCode::NullPointer, "pad is NULL"),
         )?;
         owned_string(result.to_string(), out_json, out_len)
