@@ -146,3 +146,117 @@ test('canonical: a cycle is refused as such, with the path where it closes', () 
   const shared = { s: 1 }
   assert.strictEqual(c.canonicalJson({ x: shared, y: [shared, shared] }), '{"x":{"s":1},"y":[{"s":1},{"s":1}]}')
 })
+
+// ---------------------------------------------------------------------------------------------
+// Scratchpad arguments and options
+
+test('scratchpad: NaN and Infinity in options are refused, not defaulted', () => {
+  const dir = tmp('aic-hard-pad-')
+  try {
+    for (const bad of [NaN, Infinity, -Infinity]) {
+      for (const key of ['perProjectCap', 'perRecipientCap', 'maxContentBytes']) {
+        const path = join(dir, `${key}.sqlite`)
+        const error = throwsCode(assert, () => pad.openScratchpad({ path, [key]: bad }), 'UNSUPPORTED_VALUE')
+        assert.match(error.message, new RegExp(`\\b${key}\\b`))
+        assert.ok(!existsSync(path), 'no store was created')
+      }
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+})
+
+test('scratchpad: unknown option keys are UNKNOWN_KEY naming the key; options are plain data', () => {
+  const dir = tmp('aic-hard-pad-')
+  try {
+    const path = join(dir, 'p.sqlite')
+    const error = throwsCode(assert, () => pad.openScratchpad({ path, perProjectcap: 5 }), 'UNKNOWN_KEY')
+    assert.match(error.message, /perProjectcap/)
+    throwsCode(assert, () => pad.openScratchpad({ path, per_project_cap: 5 }), 'UNKNOWN_KEY')
+    // An undefined option is absent, as before.
+    const s = pad.openScratchpad({ path, perProjectCap: undefined })
+    s.close()
+    const { proxy, calls } = spy({ path })
+    throwsCode(assert, () => pad.openScratchpad(proxy), 'UNSUPPORTED_VALUE')
+    throwsCode(assert, () => pad.openScratchpad({ path, perProjectCap: new Number(5) }), 'UNSUPPORTED_VALUE')
+    throwsCode(assert, () => pad.openScratchpad({ path, get perProjectCap () { return 5 } }), 'UNSUPPORTED_VALUE')
+    assert.deepStrictEqual(calls, [])
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+})
+
+test('scratchpad: NaN and Infinity in request arguments are refused, not defaulted (ttl_hours)', () => {
+  for (const bad of [NaN, Infinity, -Infinity]) {
+    const error = throwsCode(assert, () => pad.checkRule('check.ttl', { ttl_hours: bad }), 'UNSUPPORTED_VALUE')
+    assert.match(error.message, /^args\.ttl_hours: /)
+  }
+  assert.deepStrictEqual(pad.checkRule('check.ttl', { ttl_hours: undefined }), { hours: 24 }, 'a top-level undefined is absent')
+  const dir = tmp('aic-hard-pad-')
+  try {
+    const s = pad.openScratchpad({ path: join(dir, 'p.sqlite') })
+    for (const bad of [NaN, Infinity, -Infinity]) {
+      throwsCode(assert, () => s.post({ from: 'a', content: 'x', ttl_hours: bad }), 'UNSUPPORTED_VALUE')
+      throwsCode(assert, () => s.request('post', { from: 'a', content: 'x', ttl_hours: bad }), 'UNSUPPORTED_VALUE')
+    }
+    assert.deepStrictEqual(s.list({ agent: 'a' }).messages, [], 'nothing was stored')
+    s.close()
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+})
+
+test('scratchpad: what JSON cannot carry is refused with the path; nothing of the caller runs', () => {
+  let ran = 0
+  class Point { constructor () { this.x = 1 } }
+  const cyclic = { from: 'a' }
+  cyclic.self = cyclic
+  const cases = [
+    [{ metadata: { a: undefined } }, 'UNSUPPORTED_VALUE', /^args\.metadata\.a: /],
+    [{ metadata: [1, undefined] }, 'UNSUPPORTED_VALUE', /^args\.metadata\[1\]: /],
+    [{ metadata: { f () { ran++ } } }, 'UNSUPPORTED_VALUE', /^args\.metadata\.f: /],
+    [{ metadata: Symbol('s') }, 'UNSUPPORTED_VALUE', /^args\.metadata: /],
+    [{ metadata: { [Symbol('k')]: 1 } }, 'UNSUPPORTED_VALUE', /^args\.metadata: /],
+    [{ n: 10n }, 'UNSUPPORTED_VALUE', /^args\.n: /],
+    [{ at: new Date(0) }, 'UNSUPPORTED_VALUE', /^args\.at: /],
+    [{ m: new Map([[1, 2]]) }, 'UNSUPPORTED_VALUE', /^args\.m: /],
+    [{ p: new Point() }, 'UNSUPPORTED_VALUE', /^args\.p: /],
+    [{ t: { toJSON () { ran++; return 1 } } }, 'UNSUPPORTED_VALUE', /^args\.t\.toJSON: /],
+    [{ g: { get v () { ran++; return 1 } } }, 'UNSUPPORTED_VALUE', /^args\.g\.v: /],
+    [{ s: '\ud800' }, 'UNPAIRED_SURROGATE', /^args\.s: /],
+    [{ ttl_hours: -0 }, 'INVALID_TTL', /./], // -0 is the number 0: reaches the rule, which refuses it
+    [cyclic, 'UNSUPPORTED_VALUE', /^args\.self: .*cycl/],
+  ]
+  for (const [args, code, message] of cases) {
+    const error = throwsCode(assert, () => pad.checkRule('check.ttl', args), code)
+    assert.match(error.message, message)
+  }
+  const { proxy, calls } = spy({ ttl_hours: 5 })
+  throwsCode(assert, () => pad.checkRule('check.ttl', proxy), 'UNSUPPORTED_VALUE')
+  throwsCode(assert, () => pad.checkRule('check.ttl', { nested: proxy }), 'UNSUPPORTED_VALUE')
+  assert.deepStrictEqual(calls, [])
+  assert.strictEqual(ran, 0)
+  // Finite fractions are JSON: they reach the rule, which judges them.
+  throwsCode(assert, () => pad.checkRule('check.ttl', { ttl_hours: 1.5 }), 'INVALID_ARGUMENT')
+  assert.deepStrictEqual(pad.checkRule('check.ttl', Object.assign(Object.create(null), { ttl_hours: 5 })), { hours: 5 })
+})
+
+test('scratchpad: a planted toJSON changes no argument, option or result', () => {
+  const dir = tmp('aic-hard-pad-')
+  try {
+    const run = () => {
+      assert.deepStrictEqual(pad.checkRule('check.ttl', { ttl_hours: 5 }), { hours: 5 })
+      assert.deepStrictEqual(pad.checkRule('check.rate', { per_minute: 1, takes: [0, 1] }).map((t) => t.allowed), [true, false])
+      const s = pad.openScratchpad({ path: join(dir, 'p.sqlite'), maxContentBytes: 4 })
+      try {
+        throwsCode(assert, () => s.post({ from: 'a', content: 'too long' }), 'CONTENT_TOO_LARGE')
+        const posted = s.post({ from: 'a', content: 'ok', metadata: { n: [1] } })
+        assert.deepStrictEqual(s.list({ agent: 'a' }).messages.find((m) => m.id === posted.id).metadata, { n: [1] })
+      } finally { s.close() }
+    }
+    assert.strictEqual(withPlantedToJSON(Object.prototype, run), 0)
+    assert.strictEqual(withPlantedToJSON(Array.prototype, run), 0)
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+})
