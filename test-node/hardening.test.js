@@ -260,3 +260,45 @@ test('scratchpad: a planted toJSON changes no argument, option or result', () =>
     rmSync(dir, { recursive: true, force: true })
   }
 })
+
+// ---------------------------------------------------------------------------------------------
+// Routing candidates
+
+test('protocol-v4: candidates are plain data; unknown option keys are refused', () => {
+  const candidates = [{ id: 'id-1', name: 'w', scope: A }]
+  throwsCode(assert, () => p.resolveIntercomTarget({ candidates: [{ id: 'id-1', name: new Date(0) }], selector: 'id-1' }), 'UNSUPPORTED_VALUE')
+  throwsCode(assert, () => p.resolveIntercomTarget({ candidates: [{ id: 'id-1', name: NaN }], selector: 'id-1' }), 'UNSUPPORTED_VALUE')
+  let called = 0
+  class Sub extends Array { toJSON () { called++; return [] } }
+  throwsCode(assert, () => p.listVisibleIntercomSessions({ candidates: Sub.from(candidates), actorId: 'id-1' }), 'UNSUPPORTED_VALUE')
+  const { proxy, calls } = spy(candidates)
+  throwsCode(assert, () => p.intercomEventAudience({ event: 'session_joined', candidates: proxy, subjectId: 'id-1' }), 'UNSUPPORTED_VALUE')
+  const options = spy({ candidates, selector: 'w' })
+  throwsCode(assert, () => p.resolveIntercomTarget(options.proxy), 'UNSUPPORTED_VALUE')
+  // An undefined field of a candidate is absent, as in the TypeScript core.
+  assert.deepStrictEqual(p.resolveIntercomTarget({ candidates: [{ id: 'id-1', name: undefined, scope: undefined }], selector: 'id-1' }).targetIds, ['id-1'])
+  const error = throwsCode(assert, () => p.resolveIntercomTarget({ candidates, actorscope: A, selector: 'w' }), 'UNKNOWN_KEY')
+  assert.match(error.message, /actorscope/)
+  throwsCode(assert, () => p.listVisibleIntercomSessions({ candidates, actorId: 'id-1', scope: A }), 'UNKNOWN_KEY')
+  throwsCode(assert, () => p.intercomEventAudience({ event: 'session_left', candidates, subjectId: 'id-1', actorScope: A }), 'UNKNOWN_KEY')
+  throwsCode(assert, () => p.planIntercomReplacement({ sessionId: 'x', oldscope: A }), 'UNKNOWN_KEY')
+  // narrow: only plain arrays (an Array subclass would run its species constructor).
+  let constructed = 0
+  class Counted extends Array { constructor (...a) { super(...a); constructed++ } }
+  const base = Counted.from(['a', 'b'])
+  constructed = 0
+  throwsCode(assert, () => p.narrowIntercomAudience(base, ['a']), 'UNSUPPORTED_VALUE')
+  throwsCode(assert, () => p.narrowIntercomAudience(['a'], spy(['a']).proxy), 'UNSUPPORTED_VALUE')
+  assert.strictEqual(constructed, 0)
+  assert.deepStrictEqual(calls, [])
+  assert.deepStrictEqual(options.calls, [])
+  assert.strictEqual(called, 0)
+  // Strings reach the addon as UTF-8, where an unpaired surrogate would become U+FFFD: another id.
+  throwsCode(assert, () => p.resolveIntercomTarget({ candidates: [{ id: 'a\ufffd' }], selector: 'a\ud800' }), 'UNPAIRED_SURROGATE')
+  throwsCode(assert, () => p.planIntercomReplacement({ sessionId: 'a\udc00' }), 'UNPAIRED_SURROGATE')
+  throwsCode(assert, () => p.narrowIntercomAudience(['a\ud800'], []), 'UNPAIRED_SURROGATE')
+  const planted = withPlantedToJSON(Object.prototype, () => withPlantedToJSON(Array.prototype, () => {
+    assert.deepStrictEqual(p.resolveIntercomTarget({ candidates, actorScope: A, selector: 'w' }), { kind: 'same_scope_name', targetIds: ['id-1'] })
+  }))
+  assert.strictEqual(planted, 0)
+})
