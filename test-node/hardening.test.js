@@ -302,3 +302,115 @@ test('protocol-v4: candidates are plain data; unknown option keys are refused', 
   }))
   assert.strictEqual(planted, 0)
 })
+
+// ---------------------------------------------------------------------------------------------
+// Broker options and the client
+
+test('broker: unknown option keys are UNKNOWN_KEY, nothing is started', async () => {
+  const dir = tmp('aic-hard-broker-')
+  try {
+    const error = throwsCode(assert, () => broker.startBroker({ agentDir: dir, idleExitMS: 0 }), 'UNKNOWN_KEY')
+    assert.match(error.message, /idleExitMS/)
+    throwsCode(assert, () => broker.startBroker({ agentDir: dir, waitMs: 10 }), 'UNKNOWN_KEY')
+    throwsCode(assert, () => broker.brokerSocketPath({ agentdir: dir }), 'UNKNOWN_KEY')
+    await assert.rejects(broker.ensureBroker({ agentDir: dir, loglevel: 'off' }), (e) => e.code === 'UNKNOWN_KEY' && /loglevel/.test(e.message))
+    assert.throws(() => broker.connect({ agentDir: dir, autoack: false }), (e) => e.code === 'UNKNOWN_KEY' && /autoack/.test(e.message))
+    assert.throws(() => broker.connect({ agentDir: dir, idleExitMs: 0 }), (e) => e.code === 'UNKNOWN_KEY', 'connect starts nothing: broker settings are not its options')
+    assert.ok(!existsSync(join(dir, 'intercom', 'broker.sock')), 'no broker was started')
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+})
+
+test('broker: numeric options are finite numbers, given values are never dropped', async () => {
+  const dir = tmp('aic-hard-broker-')
+  try {
+    for (const bad of [NaN, Infinity, -Infinity]) {
+      throwsCode(assert, () => broker.startBroker({ agentDir: dir, idleExitMs: bad }), 'UNSUPPORTED_VALUE')
+      throwsCode(assert, () => broker.startBroker({ agentDir: dir, settings: { max_sessions: bad } }), 'UNSUPPORTED_VALUE')
+      await assert.rejects(broker.ensureBroker({ agentDir: dir, waitMs: bad }), (e) => e.code === 'UNSUPPORTED_VALUE' && /waitMs/.test(e.message))
+    }
+    for (const bad of ['100', true, null, {}]) {
+      throwsCode(assert, () => broker.startBroker({ agentDir: dir, idleExitMs: bad }), 'INVALID_ARGUMENT')
+      await assert.rejects(broker.ensureBroker({ agentDir: dir, waitMs: bad }), (e) => e.code === 'INVALID_ARGUMENT')
+    }
+    // Negative or fractional values reach the broker's own parser, which refuses them.
+    for (const bad of [-1, 1.5, 1e21]) {
+      throwsCode(assert, () => broker.startBroker({ agentDir: dir, idleExitMs: bad }), 'INVALID_ARGUMENT')
+      throwsCode(assert, () => broker.startBroker({ agentDir: dir, settings: { max_sessions: bad } }), 'INVALID_ARGUMENT')
+    }
+    for (const bad of [null, true, undefined, [1]]) {
+      throwsCode(assert, () => broker.startBroker({ agentDir: dir, settings: { max_sessions: bad } }), bad === undefined ? 'UNSUPPORTED_VALUE' : 'INVALID_ARGUMENT')
+    }
+    throwsCode(assert, () => broker.startBroker({ agentDir: dir, settings: [1] }), 'INVALID_ARGUMENT')
+    const settings = spy({ max_sessions: 10 })
+    throwsCode(assert, () => broker.startBroker({ agentDir: dir, settings: settings.proxy }), 'UNSUPPORTED_VALUE')
+    assert.deepStrictEqual(settings.calls, [])
+    let reads = 0
+    throwsCode(assert, () => broker.startBroker({ agentDir: dir, get idleExitMs () { reads++; return 0 } }), 'UNSUPPORTED_VALUE')
+    assert.strictEqual(reads, 0)
+    await assert.rejects(broker.brokerHealth(42), (e) => e.code === 'INVALID_ARGUMENT', 'a number is not a socket path (net.connect would dial TCP port 42)')
+    await assert.rejects(broker.brokerHealth(join(dir, 'x.sock'), NaN), (e) => e.code === 'UNSUPPORTED_VALUE')
+    await assert.rejects(broker.brokerHealth(join(dir, 'x.sock'), -1), (e) => e.code === 'INVALID_ARGUMENT')
+    assert.throws(() => broker.connect(''), (e) => e.code === 'INVALID_ARGUMENT')
+    // Paths reach the file system as UTF-8, where an unpaired surrogate would become U+FFFD.
+    throwsCode(assert, () => broker.startBroker({ agentDir: join(dir, 'a\ud800') }), 'UNPAIRED_SURROGATE')
+    assert.throws(() => broker.connect(join(dir, 'a\udc00.sock')), (e) => e.code === 'UNPAIRED_SURROGATE')
+    await assert.rejects(broker.brokerHealth(join(dir, 'a\udc00.sock')), (e) => e.code === 'UNPAIRED_SURROGATE')
+    throwsCode(assert, () => pad.openScratchpad({ path: join(dir, 'a\ud800.sqlite') }), 'UNPAIRED_SURROGATE')
+    assert.throws(() => broker.connect({ agentDir: dir, autoAck: 'no' }), (e) => e.code === 'INVALID_ARGUMENT')
+    assert.ok(!existsSync(join(dir, 'intercom', 'broker.sock')), 'no broker was started')
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+})
+
+test('broker: inherited option values are not read', () => {
+  Object.prototype.socketPath = '/planted.sock' // eslint-disable-line no-extend-native
+  try {
+    assert.strictEqual(broker.brokerSocketPath({ agentDir: '/x' }), '/x/intercom/broker.sock')
+  } finally {
+    delete Object.prototype.socketPath
+  }
+})
+
+test('client: frames carry plain data only; option keys are checked', async () => {
+  const dir = tmp('aic-hard-client-')
+  const running = broker.startBroker({ agentDir: dir, idleExitMs: 0, logLevel: 'off' })
+  const session = (name) => ({ cwd: '/work', model: 'test', pid: process.pid, startedAt: 1, lastActivity: 1, name })
+  const clients = []
+  try {
+    const alice = await broker.connect({ agentDir: dir })
+    const bob = await broker.connect({ agentDir: dir })
+    clients.push(alice, bob)
+    await assert.rejects(alice.register({ session: { ...session('alice'), pid: NaN } }), (e) => e.code === 'UNSUPPORTED_VALUE' && /pid/.test(e.message))
+    await assert.rejects(alice.register({ session: session('alice'), scopeid: A }), (e) => e.code === 'UNKNOWN_KEY')
+    await assert.rejects(alice.register(null), (e) => e.code === 'INVALID_ARGUMENT')
+    // An undefined optional field is absent, as JSON.stringify would have it.
+    await alice.register({ session: { ...session('alice'), status: undefined }, sessionId: 'alice' })
+    await bob.register({ session: session('bob'), sessionId: 'bob' })
+    let ran = 0
+    await assert.rejects(alice.send('bob', { content: { text: 'x', at: new Date(0) } }), (e) => e.code === 'UNSUPPORTED_VALUE')
+    await assert.rejects(alice.send('bob', { content: { text: 'x' }, get replyTo () { ran++; return 'q' } }), (e) => e.code === 'UNSUPPORTED_VALUE')
+    const { proxy, calls } = spy({ content: { text: 'x' } })
+    await assert.rejects(alice.send('bob', proxy), (e) => e.code === 'UNSUPPORTED_VALUE')
+    assert.deepStrictEqual(calls, [])
+    assert.throws(() => alice.presence({ type: 'send', to: 'bob' }), (e) => e.code === 'UNKNOWN_KEY', 'presence cannot forge another frame')
+    assert.throws(() => alice.presence({ status: Infinity }), (e) => e.code === 'UNSUPPORTED_VALUE')
+    assert.throws(() => alice.unregister({ preserveasks: true }), (e) => e.code === 'UNKNOWN_KEY')
+    assert.strictEqual(ran, 0)
+    // With toJSON planted the frames are unchanged and delivery works.
+    let delivered
+    const planted = withPlantedToJSON(Object.prototype, () => {
+      delivered = new Promise((resolve) => bob.once('message', resolve))
+      alice.send('bob', { id: 'm1', content: { text: 'hello' } }).catch(() => {})
+    })
+    assert.strictEqual(planted, 0)
+    const incoming = await delivered
+    assert.strictEqual(incoming.message.content.text, 'hello')
+  } finally {
+    for (const client of clients) client.close()
+    running.close()
+    rmSync(dir, { recursive: true, force: true })
+  }
+})
