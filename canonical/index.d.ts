@@ -11,8 +11,10 @@ export declare const CANONICAL_MAX_DEPTH: 128;
 /**
  * Canonical JSON: keys sorted recursively by UTF-16 code units (array-index keys such as "10"
  * first, in numeric order, as JavaScript enumerates them), no whitespace, JSON.stringify string
- * escapes, safe integers only. Throws an IntercomError (UNSUPPORTED_NUMBER, UNPAIRED_SURROGATE,
- * UNSUPPORTED_VALUE, NESTING_TOO_DEEP) for anything else.
+ * escapes, safe integers only. Only plain data: arrays with Array.prototype, objects with
+ * Object.prototype, own enumerable data properties; no toJSON is ever called and a proxy is
+ * refused without being entered. Throws an IntercomError (UNSUPPORTED_NUMBER, UNPAIRED_SURROGATE,
+ * UNSUPPORTED_VALUE, NESTING_TOO_DEEP) for anything else; a cycle is UNSUPPORTED_VALUE.
  */
 export declare function canonicalJson(value: unknown): string;
 /** ""agent-intercom-canonical-frame-v1":" + L(domain) + ":" + domain + ":" + L(payload) + ":" + payload, as UTF-8 bytes. */

@@ -25,7 +25,8 @@ export declare class Broker {
 }
 
 /** Starts the broker of an agent directory in this process. Throws IntercomError with code
- * BROKER_ALREADY_RUNNING, BROKER_STORE, BROKER_IO or INVALID_ARGUMENT. */
+ * BROKER_ALREADY_RUNNING, BROKER_STORE, BROKER_IO, UNKNOWN_KEY (an option it does not take),
+ * UNSUPPORTED_VALUE (NaN, Infinity, ...) or INVALID_ARGUMENT. */
 export declare function startBroker(options?: BrokerOptions): Broker;
 /** Uses the running broker or starts one here; concurrent callers end with exactly one broker. */
 export declare function ensureBroker(options?: BrokerOptions & { waitMs?: number }): Promise<{
@@ -111,5 +112,6 @@ export declare class IntercomClient {
   on(event: "broker_error", listener: (error: IntercomError) => void): this;
   on(event: "close", listener: () => void): this;
 }
-/** Connects to a broker (a socket path, or options naming the agent directory or socket). */
-export declare function connect(options?: string | (BrokerOptions & { autoAck?: boolean })): Promise<IntercomClient>;
+/** Connects to a broker (a socket path, or options naming the agent directory or socket). Broker
+ * options such as idleExitMs are not connect's: UNKNOWN_KEY. */
+export declare function connect(options?: string | { agentDir?: string; socketPath?: string; autoAck?: boolean }): Promise<IntercomClient>;

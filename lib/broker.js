@@ -7,9 +7,10 @@ const { randomUUID } = require('node:crypto')
 const { join, resolve, isAbsolute } = require('node:path')
 const { homedir } = require('node:os')
 const { addon, constants: C, rethrow, fail, IntercomError } = require('./native.js')
+const { DATA, FRAME, checkPlain, jsonText, optionsOf } = require('./plain.js')
 
 const MAX_FRAME_BYTES = C.maxFrameBytes
-const LOG_LEVELS = ['off', 'error', 'warn', 'info', 'debug']
+const MAX_TIMER_MS = 2 ** 31 - 1 // setTimeout fires at once for anything longer
 
 /** The agent directory: $PI_CODING_AGENT_DIR (relative paths resolved) or ~/.pi/agent. */
 function agentDirFromEnv (env = process.env) {
@@ -18,36 +19,59 @@ function agentDirFromEnv (env = process.env) {
   return isAbsolute(configured) ? configured : resolve(configured)
 }
 
-function brokerSocketPath (options = {}) {
-  if (options.socketPath !== undefined) return options.socketPath
-  return join(options.agentDir ?? agentDirFromEnv(), 'intercom', 'broker.sock')
-}
+// Options are plain data (lib/plain.js), own keys only, each one the function takes: a misspelt
+// option is UNKNOWN_KEY, never ignored, and an undefined one is absent.
+const BROKER_OPTIONS = Object.freeze(['agentDir', 'socketPath', 'idleExitMs', 'logLevel', 'settings'])
+const ENSURE_OPTIONS = Object.freeze([...BROKER_OPTIONS, 'waitMs'])
+const CONNECT_OPTIONS = Object.freeze(['agentDir', 'socketPath', 'autoAck'])
 
-function optionsArg (options) {
-  if (options === undefined) return {}
-  if (options === null || typeof options !== 'object') fail('INVALID_ARGUMENT', 'options must be an object')
+function brokerOptions (options, keys, fn) {
+  const opts = optionsOf(options, keys, fn, true)
   for (const key of ['agentDir', 'socketPath']) {
-    if (options[key] !== undefined && (typeof options[key] !== 'string' || options[key] === '')) fail('INVALID_ARGUMENT', `${key} must be a non-empty string`)
+    if (opts[key] !== undefined && (typeof opts[key] !== 'string' || opts[key] === '')) fail('INVALID_ARGUMENT', `${key} must be a non-empty string`)
   }
-  return options
+  return opts
 }
 
-function settingPairs (options) {
+function socketPathOf (opts) {
+  if (opts.socketPath !== undefined) return opts.socketPath
+  return join(opts.agentDir ?? agentDirFromEnv(), 'intercom', 'broker.sock')
+}
+
+/** The socket of the broker these options name. */
+function brokerSocketPath (options) {
+  return socketPathOf(brokerOptions(options, BROKER_OPTIONS, 'brokerSocketPath'))
+}
+
+/** A whole number of milliseconds the JavaScript side uses itself (waitMs, timeoutMs). */
+function msArg (value, path, max = Number.MAX_SAFE_INTEGER) {
+  checkPlain(value, DATA, path) // NaN, ±Infinity: UNSUPPORTED_VALUE, as for every value
+  if (!Number.isSafeInteger(value) || value < 0 || value > max) fail('INVALID_ARGUMENT', `${path} must be a whole number of milliseconds from 0 to ${max}`)
+  return value
+}
+
+// Broker settings as key=value pairs for BrokerConfig::set, which parses and range-checks every
+// value: JavaScript only refuses what cannot be written faithfully as text (the options were
+// checked as plain data: no NaN or Infinity) and passes the rest, so a given value is never
+// dropped or replaced by a default.
+function settingPairs (opts) {
   const pairs = []
-  if (options.idleExitMs !== undefined) {
-    if (!Number.isSafeInteger(options.idleExitMs) || options.idleExitMs < 0) fail('INVALID_ARGUMENT', 'idleExitMs must be a non-negative integer (0 = never)')
-    pairs.push(`idle_exit_ms=${options.idleExitMs}`)
+  const setting = (key, value, path) => {
+    if (typeof value !== 'number' && typeof value !== 'string') fail('INVALID_ARGUMENT', `${path} must be a number or a string`)
+    pairs.push(`${key}=${value}`)
   }
-  if (options.logLevel !== undefined) {
-    if (!LOG_LEVELS.includes(options.logLevel)) fail('INVALID_ARGUMENT', `logLevel must be one of: ${LOG_LEVELS.join(', ')}`)
-    pairs.push(`log_level=${options.logLevel}`)
+  if (opts.idleExitMs !== undefined) {
+    if (typeof opts.idleExitMs !== 'number') fail('INVALID_ARGUMENT', 'idleExitMs must be a number of milliseconds (0 = never)')
+    setting('idle_exit_ms', opts.idleExitMs, 'idleExitMs')
   }
-  if (options.settings !== undefined) {
-    if (options.settings === null || typeof options.settings !== 'object') fail('INVALID_ARGUMENT', 'settings must be an object of limits')
-    for (const [key, value] of Object.entries(options.settings)) {
-      if (!(typeof value === 'string' || Number.isSafeInteger(value))) fail('INVALID_ARGUMENT', `settings.${key} must be an integer or a string`)
-      pairs.push(`${key}=${value}`)
-    }
+  if (opts.logLevel !== undefined) {
+    if (typeof opts.logLevel !== 'string') fail('INVALID_ARGUMENT', 'logLevel must be a string: off, error, warn, info or debug')
+    setting('log_level', opts.logLevel, 'logLevel')
+  }
+  if (opts.settings !== undefined) {
+    const settings = opts.settings
+    if (settings === null || typeof settings !== 'object' || Array.isArray(settings)) fail('INVALID_ARGUMENT', 'settings must be an object of limits')
+    for (const key of Object.keys(settings)) setting(key, settings[key], `settings.${key}`)
   }
   return pairs
 }
@@ -72,10 +96,15 @@ class Broker {
 /**
  * Starts the broker of an agent directory in this process. Throws an IntercomError with code
  * BROKER_ALREADY_RUNNING when a live process owns it, BROKER_STORE when its store cannot be
- * used, BROKER_IO for file-system failures, INVALID_ARGUMENT for bad options.
+ * used, BROKER_IO for file-system failures, UNKNOWN_KEY for an option it does not take,
+ * UNSUPPORTED_VALUE for a value that is not plain JSON data (NaN, Infinity ...), INVALID_ARGUMENT
+ * for other bad options (including every setting BrokerConfig::set refuses).
  */
 function startBroker (options) {
-  const opts = optionsArg(options)
+  return start(brokerOptions(options, BROKER_OPTIONS, 'startBroker'))
+}
+
+function start (opts) {
   const pairs = settingPairs(opts)
   try {
     return new Broker(addon.startBroker(opts.agentDir, opts.socketPath, pairs))
@@ -87,6 +116,10 @@ function startBroker (options) {
 /** Probes a socket with a health frame: 'compatible', 'incompatible' or 'unreachable'. */
 function brokerHealth (socketPath, timeoutMs = 1000) {
   return new Promise((resolveHealth) => {
+    // A number would make net.connect dial a TCP port.
+    if (typeof socketPath !== 'string' || socketPath === '') fail('INVALID_ARGUMENT', 'socketPath must be a non-empty string')
+    checkPlain(socketPath, DATA, 'socketPath')
+    msArg(timeoutMs, 'timeoutMs', MAX_TIMER_MS)
     const requestId = randomUUID()
     const socket = net.connect(socketPath)
     const reader = new FrameReader()
@@ -120,13 +153,14 @@ const sleep = (ms) => new Promise((resolveSleep) => setTimeout(resolveSleep, ms)
  * processes) end with exactly one broker. Resolves to { started, socketPath, broker? }.
  */
 async function ensureBroker (options) {
-  const opts = optionsArg(options)
-  const socketPath = brokerSocketPath(opts)
-  const deadline = Date.now() + (opts.waitMs ?? 5000)
+  const opts = brokerOptions(options, ENSURE_OPTIONS, 'ensureBroker')
+  const socketPath = socketPathOf(opts)
+  const deadline = Date.now() + (opts.waitMs === undefined ? 5000 : msArg(opts.waitMs, 'waitMs'))
+  settingPairs(opts) // refuses bad settings before waiting for anything
   for (;;) {
     if (await brokerHealth(socketPath, 500) === 'compatible') return { started: false, socketPath }
     try {
-      return { started: true, socketPath, broker: startBroker(opts) }
+      return { started: true, socketPath, broker: start(opts) }
     } catch (error) {
       if (error.code !== 'BROKER_ALREADY_RUNNING' || Date.now() > deadline) throw error
       await sleep(25)
@@ -134,8 +168,9 @@ async function ensureBroker (options) {
   }
 }
 
+/** A frame as bytes; its values must be plain JSON data (lib/plain.js), paths start at its type. */
 function encodeFrame (value) {
-  const body = Buffer.from(JSON.stringify(value), 'utf8')
+  const body = Buffer.from(jsonText(value, FRAME, value.type), 'utf8')
   const frame = Buffer.allocUnsafe(4 + body.length)
   frame.writeUInt32BE(body.length, 0)
   body.copy(frame, 4)
@@ -166,6 +201,21 @@ class FrameReader {
       this._length = rest.length
     }
   }
+}
+
+/** An outgoing message as a fresh object: the caller's is checked as plain data before a
+ * property of it is read (so no getter or proxy trap runs) and never changed. */
+function outgoing (message) {
+  if (typeof message === 'string') return { content: { text: message } }
+  if (message === null || typeof message !== 'object') fail('INVALID_ARGUMENT', 'message must be a string or an object')
+  checkPlain(message, FRAME, 'message')
+  if (Array.isArray(message)) fail('INVALID_ARGUMENT', 'message must be a string or an object')
+  const m = { ...message }
+  if (m.text !== undefined && m.content === undefined) {
+    m.content = { text: m.text }
+    delete m.text
+  }
+  return m
 }
 
 function deliveryError (frame) {
@@ -294,8 +344,9 @@ class IntercomClient extends EventEmitter {
    * Registers: session = { cwd, model, pid, startedAt, lastActivity, name?, status?,
    * runtimeInstanceId? }. Resolves to { sessionId }; rejects with the broker's error code.
    */
-  register ({ session, sessionId, scopeId } = {}) {
+  register (options) {
     return new Promise((resolveRegistration, reject) => {
+      const { session, sessionId, scopeId } = optionsOf(options, ['session', 'sessionId', 'scopeId'], 'register', false)
       if (this._registration) return reject(new IntercomError('INVALID_ARGUMENT', 'a registration is already in progress'))
       this._registration = { resolve: resolveRegistration, reject }
       const frame = { type: 'register', protocol: C.protocolName, version: C.protocolVersion, session }
@@ -314,35 +365,27 @@ class IntercomClient extends EventEmitter {
   /**
    * Sends a message ({ text } or a full { id?, content, replyTo?, expectsReply? }). Resolves when
    * the receiver acknowledged it; rejects with the delivery failure code (err.accepted tells
-   * whether the broker had accepted it).
+   * whether the broker had accepted it), or UNSUPPORTED_VALUE when it is not plain JSON data.
    */
-  send (to, message) {
-    const m = typeof message === 'string' ? { content: { text: message } } : { ...message }
-    if (m.text !== undefined && m.content === undefined) {
-      m.content = { text: m.text }
-      delete m.text
-    }
-    m.id = m.id ?? randomUUID()
-    m.timestamp = m.timestamp ?? Date.now()
+  send (to, message) { return this._send(to, message, undefined) }
+
+  /** Sends a message that expects a reply; the reply arrives as a 'message' with replyTo. */
+  ask (to, message) { return this._send(to, message, { expectsReply: true }) }
+
+  /** Replies to an ask (replyTo = the ask's message id). */
+  reply (to, replyTo, message) { return this._send(to, message, { replyTo }) }
+
+  _send (to, message, extra) {
     return new Promise((resolveDelivery, reject) => {
+      const m = { ...outgoing(message), ...extra }
+      m.id = m.id ?? randomUUID()
+      m.timestamp = m.timestamp ?? Date.now()
       this._deliveries.set(m.id, { resolve: resolveDelivery, reject })
       try { this._write({ type: 'send', to, message: m }) } catch (error) {
         this._deliveries.delete(m.id)
         reject(error)
       }
     })
-  }
-
-  /** Sends a message that expects a reply; the reply arrives as a 'message' with replyTo. */
-  ask (to, message) {
-    const m = typeof message === 'string' ? { content: { text: message } } : { ...message }
-    return this.send(to, { ...m, expectsReply: true })
-  }
-
-  /** Replies to an ask (replyTo = the ask's message id). */
-  reply (to, replyTo, message) {
-    const m = typeof message === 'string' ? { content: { text: message } } : { ...message }
-    return this.send(to, { ...m, replyTo })
   }
 
   /** Defers one of this session's asks (it stays replyable). Resolves to { applied }. */
@@ -352,10 +395,13 @@ class IntercomClient extends EventEmitter {
   cancel (messageId) { return this._request({ type: 'cancel_ask', messageId }) }
 
   /** Updates name, status or model. */
-  presence (update = {}) { this._write({ type: 'presence', ...update }) }
+  presence (update) {
+    this._write({ type: 'presence', ...optionsOf(update, ['name', 'status', 'model'], 'presence', false) })
+  }
 
   /** Leaves; the connection may register again. */
-  unregister ({ preserveAsks } = {}) {
+  unregister (options) {
+    const { preserveAsks } = optionsOf(options, ['preserveAsks'], 'unregister', false)
     this._write(preserveAsks === undefined ? { type: 'unregister' } : { type: 'unregister', preserveAsks })
   }
 
@@ -366,10 +412,12 @@ class IntercomClient extends EventEmitter {
   }
 }
 
-/** Connects to the broker (options.socketPath, or the agent directory's socket). */
+/** Connects to the broker (a socket path, or options { socketPath?, agentDir?, autoAck? }).
+ * Throws (synchronously, as before) for bad options. */
 function connect (options) {
-  const opts = typeof options === 'string' ? { socketPath: options } : optionsArg(options)
-  const socketPath = brokerSocketPath(opts)
+  const opts = brokerOptions(typeof options === 'string' ? { socketPath: options } : options, CONNECT_OPTIONS, 'connect')
+  if (opts.autoAck !== undefined && typeof opts.autoAck !== 'boolean') fail('INVALID_ARGUMENT', 'autoAck must be a boolean')
+  const socketPath = socketPathOf(opts)
   return new Promise((resolveClient, reject) => {
     const socket = net.connect(socketPath)
     socket.once('connect', () => resolveClient(new IntercomClient(socket, opts)))

@@ -8,7 +8,9 @@ export { IntercomError };
 export type ScratchpadOperation = "register" | "post" | "unread" | "list" | "task.create" | "task.get" | "task.transition" | "task.history" | "task.artifact" | "task.artifacts" | "rate.take" | "cost.record" | "cost.list" | "export" | "events";
 /** A rule check, which needs no store. */
 export type ScratchpadCheck = "check.visible" | "check.ttl" | "check.transition" | "check.addressing" | "check.redact" | "check.rate" | "check.task_read";
-/** Arguments of an operation: a plain JSON object (snake_case keys, see docs/scratchpad.md). */
+/** Arguments of an operation: a plain JSON object (snake_case keys, see docs/scratchpad.md). An
+ * undefined top-level property is absent; anything JSON cannot carry (NaN, Infinity, undefined
+ * deeper down, functions, BigInt, class instances, proxies, cycles) is UNSUPPORTED_VALUE. */
 export type ScratchpadArgs = Record<string, unknown>;
 
 export interface ScratchpadOptions {
@@ -65,8 +67,9 @@ export declare class Scratchpad {
   events(args?: ScratchpadArgs): any;
 }
 
-/** Opens (creating if needed) a store. Throws IntercomError STORE_NEWER_SCHEMA, STORE_CORRUPT,
- * STORE_IO or INVALID_ARGUMENT. */
+/** Opens (creating if needed) a store. Throws IntercomError UNKNOWN_KEY (an option it does not
+ * take), UNSUPPORTED_VALUE (NaN, Infinity, ...), STORE_NEWER_SCHEMA, STORE_CORRUPT, STORE_IO or
+ * INVALID_ARGUMENT. */
 export declare function openScratchpad(options?: ScratchpadOptions): Scratchpad;
 /** Evaluates a rule check without a store. */
 export declare function checkRule(op: ScratchpadCheck, args?: ScratchpadArgs): any;

@@ -5,6 +5,7 @@ const { mkdirSync } = require('node:fs')
 const { dirname, join, resolve } = require('node:path')
 const { addon, rethrow, fail, IntercomError } = require('./native.js')
 const { agentDirFromEnv } = require('./broker.js')
+const { ARGS, DATA, jsonText, optionsOf } = require('./plain.js')
 
 const ALL = addon.padOperations()
 /** Store operations, in the order of docs/scratchpad.md. */
@@ -16,27 +17,22 @@ const camel = (name) => name.replace(/[._]([a-z])/g, (_, c) => c.toUpperCase())
 /** camelCase option name -> the store's snake_case key, from the Rust side's list. */
 const OPTION_KEYS = Object.fromEntries(addon.padOptionKeys().map((key) => [camel(key), key]))
 
-function isPlainObject (value) {
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) return false
-  const proto = Object.getPrototypeOf(value)
-  return proto === Object.prototype || proto === null
-}
-
 /** The default store: $AGENT_INTERCOM_SCRATCHPAD, else <agentDir>/scratchpad.sqlite. */
 function defaultScratchpadPath (env = process.env) {
   const configured = typeof env.AGENT_INTERCOM_SCRATCHPAD === 'string' ? env.AGENT_INTERCOM_SCRATCHPAD.trim() : ''
   return configured ? resolve(configured) : join(agentDirFromEnv(env), 'scratchpad.sqlite')
 }
 
+/** The JSON text of an operation's arguments: plain JSON data (lib/plain.js), refused with
+ * UNSUPPORTED_VALUE (or UNPAIRED_SURROGATE) naming the path otherwise; NaN and Infinity are
+ * refused, never sent as null. An undefined top-level property is absent, as before; undefined
+ * deeper (where JSON.stringify would drop a key or write null) is refused. */
 function argsText (args, what) {
   if (args === undefined) return undefined
-  if (!isPlainObject(args)) fail('INVALID_ARGUMENT', `${what} must be a plain object`)
-  try {
-    return JSON.stringify(args)
-  } catch (cause) {
-    // BigInt, cycles, throwing toJSON ...
-    return fail('INVALID_ARGUMENT', `${what} cannot be sent as JSON: ${cause && cause.message}`)
-  }
+  if (args === null || typeof args !== 'object') fail('INVALID_ARGUMENT', `${what} must be a plain object`)
+  const text = jsonText(args, ARGS, what)
+  if (Array.isArray(args)) fail('INVALID_ARGUMENT', `${what} must be a plain object`)
+  return text
 }
 
 function opArg (op) {
@@ -79,30 +75,30 @@ for (const op of OPERATIONS) {
   })
 }
 
+/** The options openScratchpad takes: path, and the store's own (camelCase) keys. */
+const OPTIONS = Object.freeze(['path', ...Object.keys(OPTION_KEYS)])
+
 /**
  * Opens (creating if needed) a store. options: { path?, perProjectCap?, perRecipientCap?,
- * maxContentBytes?, allowFullExport? }. Throws IntercomError STORE_NEWER_SCHEMA,
- * STORE_CORRUPT (the file is left untouched), STORE_IO or INVALID_ARGUMENT.
+ * maxContentBytes?, allowFullExport? }; an undefined one is absent. Throws IntercomError
+ * UNKNOWN_KEY (another key), UNSUPPORTED_VALUE (NaN, Infinity or anything else that is not plain
+ * JSON data), STORE_NEWER_SCHEMA, STORE_CORRUPT (the file is left untouched), STORE_IO or
+ * INVALID_ARGUMENT.
  */
-function openScratchpad (options = {}) {
-  if (!isPlainObject(options)) fail('INVALID_ARGUMENT', 'options must be a plain object')
-  const config = {}
-  for (const [key, value] of Object.entries(options)) {
-    if (key === 'path') continue
-    if (value === undefined) continue
-    if (!(key in OPTION_KEYS)) fail('INVALID_ARGUMENT', `unknown option ${JSON.stringify(key)}; options: path, ${Object.keys(OPTION_KEYS).join(', ')}`)
-    // Values are checked by the store's own option parser, with the same codes as C and the CLI.
-    config[OPTION_KEYS[key]] = value
-  }
-  if (options.path !== undefined && (typeof options.path !== 'string' || options.path === '')) fail('INVALID_ARGUMENT', 'path must be a non-empty string')
-  const path = options.path !== undefined ? resolve(options.path) : defaultScratchpadPath()
+function openScratchpad (options) {
+  const own = optionsOf(options, OPTIONS, 'openScratchpad', true)
+  const config = { __proto__: null }
+  // Values are checked by the store's own option parser, with the same codes as C and the CLI.
+  for (const key of Object.keys(own)) if (key !== 'path') config[OPTION_KEYS[key]] = own[key]
+  if (own.path !== undefined && (typeof own.path !== 'string' || own.path === '')) fail('INVALID_ARGUMENT', 'path must be a non-empty string')
+  const path = own.path !== undefined ? resolve(own.path) : defaultScratchpadPath()
   try {
     mkdirSync(dirname(path), { recursive: true })
   } catch (cause) {
     fail('STORE_IO', `cannot create ${dirname(path)}: ${cause && cause.message}`)
   }
   try {
-    return new Scratchpad(addon.openPad(path, JSON.stringify(config)), path)
+    return new Scratchpad(addon.openPad(path, jsonText(config, DATA, 'options')), path)
   } catch (error) {
     return rethrow(error)
   }

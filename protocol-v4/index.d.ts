@@ -73,7 +73,9 @@ export interface IntercomResolution {
 /**
  * Resolves a send.to selector: (1) a full session id, in any scope; (2) an exact,
  * case-sensitive name in the actor's scope; (3) a unique id prefix in the actor's scope.
- * The first step with a match decides; several matches give AMBIGUOUS_TARGET.
+ * The first step with a match decides; several matches give AMBIGUOUS_TARGET. The options of
+ * this and the other routing functions are exactly those declared (another key is UNKNOWN_KEY);
+ * candidates must be plain JSON data (UNSUPPORTED_VALUE), an undefined field being absent.
  */
 export declare function resolveIntercomTarget(options: {
   candidates: readonly IntercomCandidate[];

@@ -4,6 +4,7 @@
 // sameIntercomScope evaluate in JavaScript from the core's constants (one N-API crossing costs
 // more than a regex test); the test suite runs every vector through both paths.
 const { addon, constants: C, rethrow, fail, IntercomError } = require('../lib/native.js')
+const { DATA, RECORDS, checkPlain, jsonText, optionsOf } = require('../lib/plain.js')
 
 function deepFreeze (value) {
   if (value !== null && typeof value === 'object') {
@@ -44,23 +45,32 @@ function scopeArg (value, path) {
 
 function stringArg (value, path) {
   if (typeof value !== 'string') fail('INVALID_ARGUMENT', `${path} must be a string`)
+  // The addon would turn an unpaired surrogate into U+FFFD: another id. UNPAIRED_SURROGATE.
+  checkPlain(value, DATA, path)
   return value
 }
 
+// Candidates reach the core as JSON text, plain JSON data only (lib/plain.js); an undefined field
+// of a candidate is absent, as in the TypeScript core.
 function candidatesArg (candidates) {
+  if (candidates === null || typeof candidates !== 'object') fail('INVALID_ARGUMENT', 'candidates must be an array of {id, name?, scope?}')
+  const text = jsonText(candidates, RECORDS, 'candidates')
   if (!Array.isArray(candidates)) fail('INVALID_ARGUMENT', 'candidates must be an array of {id, name?, scope?}')
-  return JSON.stringify(candidates)
+  return text
 }
 
-function optionsArg (options, name) {
-  if (options === null || typeof options !== 'object') fail('INVALID_ARGUMENT', `${name} takes an options object`)
-  return options
+// An options object is required; its own keys only, each one the function takes (UNKNOWN_KEY
+// otherwise: a misspelt actorScope must not silently mean unscoped). Its values are checked where
+// they are used.
+function optionsArg (options, name, keys) {
+  if (options === undefined) fail('INVALID_ARGUMENT', `${name} takes an options object`)
+  return optionsOf(options, keys, name, false)
 }
 
 /** Resolves a send.to selector: global exact id, then exact (case-sensitive) name in the actor's
  * scope, then unique id prefix in the actor's scope. */
 function resolveIntercomTarget (options) {
-  const { candidates, actorScope, selector } = optionsArg(options, 'resolveIntercomTarget')
+  const { candidates, actorScope, selector } = optionsArg(options, 'resolveIntercomTarget', ['candidates', 'actorScope', 'selector'])
   const text = candidatesArg(candidates)
   const scope = scopeArg(actorScope, 'actorScope')
   const sel = stringArg(selector, 'selector')
@@ -69,7 +79,7 @@ function resolveIntercomTarget (options) {
 
 /** The ids a list request from the actor returns: itself plus its scope. */
 function listVisibleIntercomSessions (options) {
-  const { candidates, actorId, actorScope } = optionsArg(options, 'listVisibleIntercomSessions')
+  const { candidates, actorId, actorScope } = optionsArg(options, 'listVisibleIntercomSessions', ['candidates', 'actorId', 'actorScope'])
   const text = candidatesArg(candidates)
   const scope = scopeArg(actorScope, 'actorScope')
   const id = stringArg(actorId, 'actorId')
@@ -78,7 +88,7 @@ function listVisibleIntercomSessions (options) {
 
 /** Who hears session_joined / session_left / presence_update about the subject. */
 function intercomEventAudience (options) {
-  const { event, candidates, subjectId, subjectScope } = optionsArg(options, 'intercomEventAudience')
+  const { event, candidates, subjectId, subjectScope } = optionsArg(options, 'intercomEventAudience', ['event', 'candidates', 'subjectId', 'subjectScope'])
   const ev = stringArg(event, 'event')
   const text = candidatesArg(candidates)
   const scope = scopeArg(subjectScope, 'subjectScope')
@@ -86,17 +96,28 @@ function intercomEventAudience (options) {
   try { return addon.audience(ev, text, id, scope) } catch (error) { return rethrow(error) }
 }
 
+function idsArg (ids, path) {
+  // Plain arrays only: the addon reads them element by element, and an Array subclass or proxy
+  // would run the caller's code (a species constructor, traps).
+  const notArray = () => fail('INVALID_ARGUMENT', 'base and kept must be arrays of ids')
+  if (ids === null || typeof ids !== 'object') notArray()
+  checkPlain(ids, DATA, path)
+  if (!Array.isArray(ids)) notArray()
+  const out = new Array(ids.length)
+  for (let i = 0; i < ids.length; i++) out[i] = stringArg(ids[i], `${path}[${i}]`)
+  return out
+}
+
 /** Applies an adapter filter to a computed id set: it may narrow the set, never widen it. */
 function narrowIntercomAudience (base, kept) {
-  if (!Array.isArray(base) || !Array.isArray(kept)) fail('INVALID_ARGUMENT', 'base and kept must be arrays of ids')
-  const b = base.map((id, i) => stringArg(id, `base[${i}]`))
-  const k = kept.map((id, i) => stringArg(id, `kept[${i}]`))
+  const b = idsArg(base, 'base')
+  const k = idsArg(kept, 'kept')
   try { return addon.narrow(b, k) } catch (error) { return rethrow(error) }
 }
 
 /** Orders a session-id replacement: left (old scope) strictly before joined (new scope). */
 function planIntercomReplacement (options) {
-  const { sessionId, oldScope, newScope } = optionsArg(options, 'planIntercomReplacement')
+  const { sessionId, oldScope, newScope } = optionsArg(options, 'planIntercomReplacement', ['sessionId', 'oldScope', 'newScope'])
   const id = stringArg(sessionId, 'sessionId')
   const from = scopeArg(oldScope, 'oldScope')
   const to = scopeArg(newScope, 'newScope')

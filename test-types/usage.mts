@@ -43,3 +43,13 @@ export function padUsage(path: string): number {
   pad.close();
   return unread.length;
 }
+
+import { connect, ensureBroker } from "@ctliz/agent-intercom-core/broker";
+export async function brokerUsage(agentDir: string): Promise<string | undefined> {
+  const { socketPath } = await ensureBroker({ agentDir, idleExitMs: 0, waitMs: 1000 });
+  const client = await connect({ socketPath, autoAck: false });
+  // @ts-expect-error broker settings are not connect's options (UNKNOWN_KEY at run time)
+  await connect({ agentDir, idleExitMs: 0 });
+  client.close();
+  return client.sessionId;
+}

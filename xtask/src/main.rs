@@ -120,7 +120,9 @@ export interface IntercomResolution {{
 /**
  * Resolves a send.to selector: (1) a full session id, in any scope; (2) an exact,
  * case-sensitive name in the actor's scope; (3) a unique id prefix in the actor's scope.
- * The first step with a match decides; several matches give AMBIGUOUS_TARGET.
+ * The first step with a match decides; several matches give AMBIGUOUS_TARGET. The options of
+ * this and the other routing functions are exactly those declared (another key is UNKNOWN_KEY);
+ * candidates must be plain JSON data (UNSUPPORTED_VALUE), an undefined field being absent.
  */
 export declare function resolveIntercomTarget(options: {{
   candidates: readonly IntercomCandidate[];
@@ -181,8 +183,10 @@ export declare const CANONICAL_MAX_DEPTH: {depth};
 /**
  * Canonical JSON: keys sorted recursively by UTF-16 code units (array-index keys such as "10"
  * first, in numeric order, as JavaScript enumerates them), no whitespace, JSON.stringify string
- * escapes, safe integers only. Throws an IntercomError (UNSUPPORTED_NUMBER, UNPAIRED_SURROGATE,
- * UNSUPPORTED_VALUE, NESTING_TOO_DEEP) for anything else.
+ * escapes, safe integers only. Only plain data: arrays with Array.prototype, objects with
+ * Object.prototype, own enumerable data properties; no toJSON is ever called and a proxy is
+ * refused without being entered. Throws an IntercomError (UNSUPPORTED_NUMBER, UNPAIRED_SURROGATE,
+ * UNSUPPORTED_VALUE, NESTING_TOO_DEEP) for anything else; a cycle is UNSUPPORTED_VALUE.
  */
 export declare function canonicalJson(value: unknown): string;
 /** "{frame}:" + L(domain) + ":" + domain + ":" + L(payload) + ":" + payload, as UTF-8 bytes. */
@@ -294,7 +298,9 @@ export {{ IntercomError }};
 export type ScratchpadOperation = {ops};
 /** A rule check, which needs no store. */
 export type ScratchpadCheck = {checks};
-/** Arguments of an operation: a plain JSON object (snake_case keys, see docs/scratchpad.md). */
+/** Arguments of an operation: a plain JSON object (snake_case keys, see docs/scratchpad.md). An
+ * undefined top-level property is absent; anything JSON cannot carry (NaN, Infinity, undefined
+ * deeper down, functions, BigInt, class instances, proxies, cycles) is UNSUPPORTED_VALUE. */
 export type ScratchpadArgs = Record<string, unknown>;
 
 export interface ScratchpadOptions {{
@@ -321,8 +327,9 @@ export declare class Scratchpad {{
   close(): void;
 {methods}}}
 
-/** Opens (creating if needed) a store. Throws IntercomError STORE_NEWER_SCHEMA, STORE_CORRUPT,
- * STORE_IO or INVALID_ARGUMENT. */
+/** Opens (creating if needed) a store. Throws IntercomError UNKNOWN_KEY (an option it does not
+ * take), UNSUPPORTED_VALUE (NaN, Infinity, ...), STORE_NEWER_SCHEMA, STORE_CORRUPT, STORE_IO or
+ * INVALID_ARGUMENT. */
 export declare function openScratchpad(options?: ScratchpadOptions): Scratchpad;
 /** Evaluates a rule check without a store. */
 export declare function checkRule(op: ScratchpadCheck, args?: ScratchpadArgs): any;
@@ -368,7 +375,8 @@ export declare class Broker {{
 }}
 
 /** Starts the broker of an agent directory in this process. Throws IntercomError with code
- * BROKER_ALREADY_RUNNING, BROKER_STORE, BROKER_IO or INVALID_ARGUMENT. */
+ * BROKER_ALREADY_RUNNING, BROKER_STORE, BROKER_IO, UNKNOWN_KEY (an option it does not take),
+ * UNSUPPORTED_VALUE (NaN, Infinity, ...) or INVALID_ARGUMENT. */
 export declare function startBroker(options?: BrokerOptions): Broker;
 /** Uses the running broker or starts one here; concurrent callers end with exactly one broker. */
 export declare function ensureBroker(options?: BrokerOptions & {{ waitMs?: number }}): Promise<{{
@@ -454,8 +462,9 @@ export declare class IntercomClient {{
   on(event: "broker_error", listener: (error: IntercomError) => void): this;
   on(event: "close", listener: () => void): this;
 }}
-/** Connects to a broker (a socket path, or options naming the agent directory or socket). */
-export declare function connect(options?: string | (BrokerOptions & {{ autoAck?: boolean }})): Promise<IntercomClient>;
+/** Connects to a broker (a socket path, or options naming the agent directory or socket). Broker
+ * options such as idleExitMs are not connect's: UNKNOWN_KEY. */
+export declare function connect(options?: string | {{ agentDir?: string; socketPath?: string; autoAck?: boolean }}): Promise<IntercomClient>;
 "#,
         max_frame =
             agent_intercom_broker::BrokerConfig::for_agent_dir(Path::new("/")).max_frame_bytes,
