@@ -81,7 +81,13 @@ test('registration errors reject with the broker code, and bad options are refus
   await assert.rejects(other.register({ session: { cwd: '' } }), (e) => e.code === 'INVALID_REQUEST')
   throwsCode(assert, () => startBroker({ agentDir: dir, idleExitMs: -1 }), 'INVALID_ARGUMENT')
   throwsCode(assert, () => startBroker({ agentDir: dir, logLevel: 'loud' }), 'INVALID_ARGUMENT')
-  throwsCode(assert, () => startBroker({ agentDir: dir, settings: { no_such_limit: 1 } }), 'INVALID_ARGUMENT')
+  throwsCode(assert, () => startBroker({ agentDir: dir, settings: { no_such_limit: 1 } }), 'UNKNOWN_KEY')
+  // Out of range: refused naming the key and the range, before anything starts.
+  for (const [key, value] of [['idle_exit_secs', '18446744073709551615'], ['recent_delivery_ttl_ms', '18446744073709551615'], ['max_sessions', 0], ['ask_timeout_ms', '1.5']]) {
+    const e = throwsCode(assert, () => startBroker({ agentDir: dir, settings: { [key]: value } }), 'INVALID_ARGUMENT')
+    assert.match(e.message, new RegExp(`${key} takes a whole number from \\d+ to \\d+`))
+  }
+  throwsCode(assert, () => startBroker({ agentDir: dir, idleExitMs: Number.MAX_SAFE_INTEGER }), 'INVALID_ARGUMENT')
   throwsCode(assert, () => startBroker({ agentDir: 42 }), 'INVALID_ARGUMENT')
   await assert.rejects(connect({ socketPath: join(dir, 'nothing.sock') }), (e) => e.code === 'NOT_CONNECTED')
   broker.close()

@@ -237,7 +237,7 @@ test('scratchpad: what JSON cannot carry is refused with the path; nothing of th
   assert.deepStrictEqual(calls, [])
   assert.strictEqual(ran, 0)
   // Finite fractions are JSON: they reach the rule, which judges them.
-  throwsCode(assert, () => pad.checkRule('check.ttl', { ttl_hours: 1.5 }), 'INVALID_ARGUMENT')
+  throwsCode(assert, () => pad.checkRule('check.ttl', { ttl_hours: 1.5 }), 'INVALID_TTL')
   assert.deepStrictEqual(pad.checkRule('check.ttl', Object.assign(Object.create(null), { ttl_hours: 5 })), { hours: 5 })
 })
 
