@@ -1,13 +1,13 @@
 // Benchmarks every ./protocol-v4 and ./canonical function of the package against the
-// straightforward pure-JavaScript implementation in bench/reference.mjs, in one run, and prints a
+// straightforward pure-JavaScript implementation in tests/node/reference.mjs, in one run, and prints a
 // Markdown table. Not a test: nothing here asserts a time.
 //
 //   npm run build && node bench/protocol-v4.bench.mjs [--quick]
 import { createRequire } from 'node:module'
-import * as ref from './reference.mjs'
+import * as ref from '../tests/node/reference.mjs'
 
 const require = createRequire(import.meta.url)
-const pkg = require('../index.js')
+const pkg = require('../bindings-node/index.js')
 const quick = process.argv.includes('--quick')
 const A = pkg.PROTOCOL_V4_SCOPE_A
 const corpus = { version: pkg.INTERCOM_PROTOCOL_V4_VECTOR_SCHEMA_VERSION, vectors: pkg.INTERCOM_PROTOCOL_V4_VECTORS }

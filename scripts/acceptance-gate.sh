@@ -11,9 +11,9 @@ repo=$(pwd)
 cargo build --release --locked --workspace -q
 target=$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')
 rel="$target/release"
-cp "$rel/libagent_intercom_node.so" agent_intercom.node
+cp "$rel/libagent_intercom_node.so" bindings-node/agent_intercom.node
 mkdir -p "$target/c"
-gcc -std=c99 -Wall -Wextra -Werror -Iinclude tests-c/gate_broker.c -L"$rel" -lagent_intercom -Wl,-rpath,"$rel" -o "$target/c/gate_broker"
+gcc -std=c99 -Wall -Wextra -Werror -Iinclude tests/c/gate_broker.c -L"$rel" -lagent_intercom -Wl,-rpath,"$rel" -o "$target/c/gate_broker"
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/aic-gate.XXXXXX")
 cleanup() { rm -rf "$work"; }
@@ -25,7 +25,7 @@ unset PI_CODING_AGENT_DIR AGENT_INTERCOM_SCOPE_ID
 tarball="$work/pack/$(npm pack --silent --pack-destination "$work/pack" | tail -n 1)"
 tar_sha=$(sha256sum "$tarball" | cut -d' ' -f1)
 (cd "$work/app" && npm init -y >/dev/null && npm install --no-package-lock --offline "$tarball" >/dev/null)
-cp gate/drive.mjs gate/own.mjs "$work/app/"
+cp tests/gate/drive.mjs tests/gate/own.mjs "$work/app/"
 
 wait_socket() { # <socket> <owner-pid>
   for _ in $(seq 1 200); do

@@ -6,7 +6,7 @@ import { readFileSync, writeFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { dirname, join } from 'node:path'
 
-const root = join(dirname(fileURLToPath(import.meta.url)), '..')
+const root = join(dirname(fileURLToPath(import.meta.url)), '..', 'bindings-node')
 const require = createRequire(import.meta.url)
 const check = process.argv.includes('--check')
 const stale = []

@@ -18,7 +18,7 @@ bash scripts/test-c.sh debug
 
 echo "== Node"
 bash scripts/build-node.sh release
-node --test test-node/
+node --test tests/node/
 
 echo "== tarball"
 bash scripts/pack-accept.sh

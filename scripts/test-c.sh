@@ -19,10 +19,10 @@ echo '#include "agent_intercom.h"' | gcc "${cflags[@]}" -x c -fsyntax-only -
 echo '#include "agent_intercom.h"' | g++ -std=c++11 -Wall -Wextra -Werror -Iinclude -x c++ -fsyntax-only -
 
 for t in abi vectors broker pad hardening; do
-  gcc "${cflags[@]}" "tests-c/$t.c" -L"$lib" -lagent_intercom -lcjson -Wl,-rpath,"$lib" -o "$out/${t}_dyn"
-  gcc "${cflags[@]}" "tests-c/$t.c" "$lib/libagent_intercom.a" -lcjson "${syslibs[@]}" -o "$out/${t}_static"
+  gcc "${cflags[@]}" "tests/c/$t.c" -L"$lib" -lagent_intercom -lcjson -Wl,-rpath,"$lib" -o "$out/${t}_dyn"
+  gcc "${cflags[@]}" "tests/c/$t.c" "$lib/libagent_intercom.a" -lcjson "${syslibs[@]}" -o "$out/${t}_static"
   gcc "${cflags[@]}" -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer \
-    "tests-c/$t.c" "$lib/libagent_intercom.a" -lcjson "${syslibs[@]}" -o "$out/${t}_asan"
+    "tests/c/$t.c" "$lib/libagent_intercom.a" -lcjson "${syslibs[@]}" -o "$out/${t}_asan"
 done
 
 for variant in dyn static asan; do

@@ -1,7 +1,7 @@
 //! # agent-intercom-broker
 //!
 //! The pi-intercom protocol-v4 broker, wire-compatible with the existing Pi, Claude Code, Codex
-//! and OpenCode adapters (`../shared/reference/wire-v4.md` describes the wire). Protocol rules
+//! and OpenCode adapters (`docs/wire-v4.md` describes the wire). Protocol rules
 //! (scopes, resolution, audiences, replacement order, late frames) come from
 //! `agent_intercom_core`; this crate adds sockets, state, time and durability.
 //!

@@ -1,5 +1,5 @@
 //! Runs vectors/wire-v4.json (frames in, frames expected out) against a live broker. The Node
-//! runner (test-node/wire-corpus.test.js) runs the same file.
+//! runner (tests/node/wire-corpus.test.js) runs the same file.
 
 mod common;
 

@@ -585,11 +585,11 @@ fn outputs() -> Vec<(&'static str, String)> {
         (VENDORED_CJS_FILE_NAME, &cjs),
     ]);
     vec![
-        ("protocol-v4/index.d.ts", protocol_v4_dts()),
-        ("canonical/index.d.ts", canonical_dts()),
-        ("index.d.ts", index_dts()),
-        ("lib/broker.d.ts", broker_dts()),
-        ("lib/scratchpad.d.ts", scratchpad_dts()),
+        ("bindings-node/protocol-v4/index.d.ts", protocol_v4_dts()),
+        ("bindings-node/canonical/index.d.ts", canonical_dts()),
+        ("bindings-node/index.d.ts", index_dts()),
+        ("bindings-node/lib/broker.d.ts", broker_dts()),
+        ("bindings-node/lib/scratchpad.d.ts", scratchpad_dts()),
         ("vendor/agent-intercom-protocol-v4.d.mts", vendor_dts()),
         ("vendor/agent-intercom-protocol-v4.d.cts", vendor_dcts()),
         ("vendor/SHA256SUMS", sums),

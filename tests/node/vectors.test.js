@@ -4,7 +4,7 @@
 const test = require('node:test')
 const assert = require('node:assert')
 const pkg = require('@ctliz/agent-intercom-core')
-const { addon } = require('../lib/native.js')
+const { addon } = require('../../bindings-node/lib/native.js')
 const { readVectors, throwsCode } = require('./helpers.js')
 
 const WIRE = new Set(['send', 'ask', 'reply', 'cancel_ask', 'defer_ask'])
@@ -114,7 +114,7 @@ test('the package vectors are the corpus file and hash to the published hash', (
 })
 
 test('canonical.json known answers: text API, value API, and an independent JS reference', async () => {
-  const reference = await import('../bench/reference.mjs')
+  const reference = await import('./reference.mjs')
   const doc = readVectors('canonical.json')
   assert.strictEqual(doc.cases.length, doc.count)
   let executed = 0; let skipped = 0

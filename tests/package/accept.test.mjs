@@ -16,7 +16,7 @@ const HASH = 'ef23cae55b3cca7683fee60e5f2421350cde731dc5424c82286a33a8b9cdf6cb'
 
 test('installed from the tarball, not linked to the workspace', () => {
   const pkgDir = join(process.cwd(), 'node_modules', '@ctliz', 'agent-intercom-core')
-  assert.ok(existsSync(join(pkgDir, 'agent_intercom.node')))
+  assert.ok(existsSync(join(pkgDir, 'bindings-node', 'agent_intercom.node')))
   assert.ok(!existsSync(join(pkgDir, 'Cargo.toml')), 'the tarball ships no Rust sources')
 })
 

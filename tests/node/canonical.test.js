@@ -28,7 +28,7 @@ test('depth limit and large inputs', () => {
   for (let i = 0; i < c.CANONICAL_MAX_DEPTH; i++) deep = [deep]
   assert.ok(c.canonicalJson(deep).startsWith('[[['))
   throwsCode(assert, () => c.canonicalJson([deep]), 'NESTING_TOO_DEEP')
-  // A cycle is not deep data: it is refused as a cycle (test-node/hardening.test.js).
+  // A cycle is not deep data: it is refused as a cycle (tests/node/hardening.test.js).
   const cyclic = { a: 1 }
   cyclic.self = cyclic
   assert.match(throwsCode(assert, () => c.canonicalJson(cyclic), 'UNSUPPORTED_VALUE').message, /^\$\.self: cyclic reference \(back to \$\)$/)

@@ -8,7 +8,7 @@ const { tmpdir } = require('node:os')
 const { join } = require('node:path')
 const { execFileSync } = require('node:child_process')
 const { readVectors, throwsCode, root } = require('./helpers.js')
-const pad = require('../lib/scratchpad.js')
+const pad = require('../../bindings-node/lib/scratchpad.js')
 
 function tmp () {
   return mkdtempSync(join(tmpdir(), 'aic-pad-node-'))
