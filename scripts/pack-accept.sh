@@ -13,8 +13,8 @@ tarball="$work/pack/$(npm pack --silent --pack-destination "$work/pack" | tail -
 listing=$(tar -tzf "$tarball")
 echo "packed $(basename "$tarball") sha256 $(sha256sum "$tarball" | cut -d' ' -f1) ($(wc -l <<<"$listing") files)"
 grep -qx 'package/bindings-node/agent_intercom.node' <<<"$listing" || { echo "the tarball lacks bindings-node/agent_intercom.node"; exit 1; }
-# The crate's Rust sources are not part of the npm package.
-! grep -q '^package/bindings-node/\(src/\|Cargo.toml\)' <<<"$listing" || { echo "the tarball holds the addon's Rust sources"; exit 1; }
+# The crates' Rust sources are not part of the npm package.
+! grep -q '^package/\(bindings-node\|vendor\)/\(src/\|Cargo.toml\)' <<<"$listing" || { echo "the tarball holds the addon's Rust sources"; exit 1; }
 cp -r tests/package "$work/app/test"
 cd "$work/app"
 npm init -y >/dev/null

@@ -9,7 +9,7 @@ use agent_intercom_core::canonical;
 use agent_intercom_core::corpus;
 use agent_intercom_core::protocol::{self, SCOPE_ENV};
 use agent_intercom_core::scope;
-use agent_intercom_core::vendored;
+use agent_intercom_vendored as vendored;
 
 const USAGE: &str = "\
 agent-intercom: the canonical pi-intercom protocol-v4 contract

@@ -9,8 +9,9 @@ use crate::protocol::{SCOPE_A, SCOPE_B, VECTOR_SCHEMA_VERSION, VECTORS_HASH_DOMA
 use crate::routing::{self, AudienceEvent, Session};
 use crate::scope::{Scope, ScopeId, ScopeInput, invalid_scope, parse_scope, parse_scope_input};
 
-/// The corpus file exactly as shipped in `vectors/protocol-v4.json`.
-pub const CORPUS_JSON: &str = include_str!("../../vectors/protocol-v4.json");
+/// The corpus file exactly as shipped in `vectors/protocol-v4.json`, embedded from the crate's own
+/// copy (`core/data/`, written by `cargo xtask gen`, checked in CI) so the crate can be packaged.
+pub const CORPUS_JSON: &str = include_str!("../data/protocol-v4.json");
 
 /// Operations that need a live broker; pure runners skip them with [`SKIP_REASON_WIRE`].
 pub const WIRE_OPERATIONS: [&str; 5] = ["send", "ask", "reply", "cancel_ask", "defer_ask"];

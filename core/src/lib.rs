@@ -26,7 +26,6 @@ pub mod protocol;
 pub mod routing;
 pub mod scope;
 pub mod scratchpad;
-pub mod vendored;
 
 pub use error::{Error, ErrorCode};
 

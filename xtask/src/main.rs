@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use agent_intercom_core::canonical::{self, Value};
-use agent_intercom_core::vendored::{VENDORED_CJS_FILE_NAME, VENDORED_FILE_NAME, sha256_hex};
+use agent_intercom_vendored::{VENDORED_CJS_FILE_NAME, VENDORED_FILE_NAME, sha256_hex};
 use agent_intercom_core::{ErrorCode, corpus, protocol};
 
 fn js_string(s: &str) -> String {
@@ -597,6 +597,13 @@ fn outputs() -> Vec<(&'static str, String)> {
         ("vendor/agent-intercom-protocol-v4.mjs", module),
         ("docs/broker.md", broker_doc()),
         ("include/agent_intercom.h", c_header()),
+        // The core embeds its corpus from inside its crate (so it can be packaged); the one
+        // source is vectors/protocol-v4.json.
+        (
+            "core/data/protocol-v4.json",
+            std::fs::read_to_string(root().join("vectors/protocol-v4.json"))
+                .expect("vectors/protocol-v4.json"),
+        ),
     ]
 }
 
