@@ -46,7 +46,7 @@ test('checkVendoredProtocolV4: identical passes, any drift fails with reasons', 
     assert.ok(bad.problems.length >= 2)
     throwsCode(assert, () => checkVendoredProtocolV4(join(dir, 'missing.mjs')), 'INVALID_ARGUMENT')
     throwsCode(assert, () => checkVendoredProtocolV4(42), 'INVALID_ARGUMENT')
-    const bin = join(root, 'bin', 'agent-intercom-core.js')
+    const bin = join(root, 'bindings-node', 'bin', 'agent-intercom-core.js')
     assert.match(execFileSync(process.execPath, [bin, 'check-vendored', shipped], { encoding: 'utf8' }), /^ok: /)
     const drift = spawnSync(process.execPath, [bin, 'check-vendored', copy], { encoding: 'utf8' })
     assert.strictEqual(drift.status, 1)

@@ -2,7 +2,7 @@
 const { readFileSync } = require('node:fs')
 const { join } = require('node:path')
 
-const root = join(__dirname, '..')
+const root = join(__dirname, '..', '..')
 function readVectors (name) {
   return JSON.parse(readFileSync(join(root, 'vectors', name), 'utf8'))
 }

@@ -189,7 +189,7 @@ test('two Node processes share one store without losing a post', () => {
   const dir = tmp()
   const path = join(dir, 'pad.sqlite')
   const script = `
-    const pad = require(${JSON.stringify(join(root, 'lib', 'scratchpad.js'))})
+    const pad = require(${JSON.stringify(join(root, 'bindings-node', 'lib', 'scratchpad.js'))})
     const s = pad.openScratchpad({ path: process.argv[1] })
     for (let i = 0; i < 300; i++) s.post({ from: process.argv[2], content: String(i) })
     s.close()`
