@@ -8,8 +8,8 @@ use agent_intercom_core::corpus;
 use agent_intercom_core::protocol;
 use agent_intercom_core::routing::{self, AudienceEvent, Session};
 use agent_intercom_core::scope::{self, Scope};
-use agent_intercom_vendored as vendored;
 use agent_intercom_core::{Error, ErrorCode};
+use agent_intercom_vendored as vendored;
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 
