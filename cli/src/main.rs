@@ -11,37 +11,108 @@ use agent_intercom_core::protocol::{self, SCOPE_ENV};
 use agent_intercom_core::scope;
 use agent_intercom_vendored as vendored;
 
-const USAGE: &str = "\
-agent-intercom: the canonical pi-intercom protocol-v4 contract
-
-usage:
-  agent-intercom scope check [VALUE]      validate VALUE, or $AGENT_INTERCOM_SCOPE_ID when omitted
-  agent-intercom vectors [--file PATH]    run the protocol-v4 corpus (embedded, or PATH); print counts and hash
-  agent-intercom hash DOMAIN              canonical hash of the JSON document on stdin
-  agent-intercom canonical                canonical JSON of the JSON document on stdin
-  agent-intercom vendored check PATH      check a vendored agent-intercom-protocol-v4.mjs for drift
-  agent-intercom broker [OPTIONS]         run the broker (or use the one already running)
+/// The help of each subcommand, in the order `agent-intercom --help` lists them. `pad`'s list of
+/// operations is added from the scratchpad's own table (`pad_help`), never typed here.
+const HELP: &[(&str, &str)] = &[
+    (
+        "scope",
+        "  agent-intercom scope check [VALUE]
+      validate VALUE, or $AGENT_INTERCOM_SCOPE_ID when omitted",
+    ),
+    (
+        "vectors",
+        "  agent-intercom vectors [--file PATH]
+      run the protocol-v4 corpus (embedded, or PATH); print counts and hash",
+    ),
+    (
+        "hash",
+        "  agent-intercom hash DOMAIN
+      canonical hash of the JSON document on stdin",
+    ),
+    (
+        "canonical",
+        "  agent-intercom canonical
+      canonical JSON of the JSON document on stdin",
+    ),
+    (
+        "vendored",
+        "  agent-intercom vendored check PATH
+      check a vendored agent-intercom-protocol-v4.mjs for drift",
+    ),
+    (
+        "broker",
+        "  agent-intercom broker [OPTIONS]
+      run the broker (or use the one already running)
       --agent-dir DIR    agent directory (default $PI_CODING_AGENT_DIR, else ~/.pi/agent)
       --socket PATH      socket (default <agent-dir>/intercom/broker.sock)
       --idle-exit SECS   exit SECS after the last session leaves (default 5; 0 = never)
-      --log-level LEVEL  off|error|warn|info|debug (default warn); bodies and scopes are never logged
-      --set KEY=VALUE    any limit, e.g. max_sessions=10000, rate_capacity=100000 (see docs/broker.md)
+      --log-level LEVEL  off|error|warn|info|debug (default warn); no body or scope is logged
+      --set KEY=VALUE    any limit, e.g. max_sessions=10000 (every key and range: docs/broker.md)
   agent-intercom broker status [--agent-dir DIR] [--socket PATH]
-                                          health-check the broker: exit 0 compatible, 1 otherwise
-  agent-intercom pad [OPTIONS] OP [JSON]  one scratchpad operation; prints the result as JSON
-  agent-intercom pad [OPTIONS] --stdin    JSON lines {\"op\":..,\"args\":{..}} in, {\"ok\":..} lines out
-      --db PATH          store (default $AGENT_INTERCOM_SCRATCHPAD, else <agent-dir>/scratchpad.sqlite)
-      --config JSON      limits: per_project_cap, per_recipient_cap, max_content_bytes, allow_full_export
-      OP: register post unread list task.create task.get task.transition task.history task.artifact
-          task.artifacts rate.take cost.record cost.list export events, and the rule checks
-          check.visible check.ttl check.transition check.addressing check.task_read check.redact
-          check.rate (docs/scratchpad.md)
-  agent-intercom version                  print versions
+      health-check the broker: exit 0 compatible, 1 otherwise",
+    ),
+    (
+        "pad",
+        "  agent-intercom pad [OPTIONS] OP [JSON]
+      one scratchpad operation; prints the result as JSON
+  agent-intercom pad [OPTIONS] --stdin
+      JSON lines {\"op\":..,\"args\":{..}} in, {\"ok\":..} lines out
+      --db PATH          store (default $AGENT_INTERCOM_SCRATCHPAD,
+                         else <agent-dir>/scratchpad.sqlite)
+      --config JSON      store limits (docs/scratchpad.md)",
+    ),
+    (
+        "version",
+        "  agent-intercom version
+      print versions",
+    ),
+];
 
-exit status: 0 ok, 1 a check failed, 2 bad usage or invalid input";
+/// Words wrapped at 100 columns behind an indent.
+fn wrapped(indent: &str, words: &[&str]) -> String {
+    let mut out = String::new();
+    let mut line = String::from(indent);
+    for word in words {
+        if line.len() + word.len() + 1 > 100 && line.trim().len() > 0 {
+            out += line.trim_end();
+            out.push('\n');
+            line = String::from(indent);
+        }
+        line += word;
+        line.push(' ');
+    }
+    out + line.trim_end()
+}
+
+fn pad_help() -> String {
+    use agent_intercom_scratchpad::api::{CHECKS, OPERATIONS};
+    format!(
+        "      OP: one of\n{}\n      or a rule check (needs no store)\n{}\n      \
+         (arguments of each: docs/scratchpad.md)",
+        wrapped("          ", OPERATIONS),
+        wrapped("          ", CHECKS)
+    )
+}
+
+/// The help of one subcommand, or of all.
+fn help(command: Option<&str>) -> String {
+    let mut out =
+        String::from("agent-intercom: the canonical pi-intercom protocol-v4 contract\n\nusage:\n");
+    for (name, text) in HELP {
+        if command.is_none_or(|c| c == *name) {
+            out += text;
+            out.push('\n');
+            if *name == "pad" {
+                out += &pad_help();
+                out.push('\n');
+            }
+        }
+    }
+    out + "\nexit status: 0 ok, 1 a check failed, 2 bad usage or invalid input"
+}
 
 fn usage_error(message: &str) -> ExitCode {
-    eprintln!("agent-intercom: {message}\n\n{USAGE}");
+    eprintln!("agent-intercom: {message}\n\n{}", help(None));
     ExitCode::from(2)
 }
 
@@ -427,9 +498,21 @@ fn respond(
 
 fn run(args: &[String]) -> ExitCode {
     let words: Vec<&str> = args.iter().map(String::as_str).collect();
+    // `agent-intercom SUBCOMMAND ... --help` (or -h, or `help SUBCOMMAND`): that subcommand's help.
+    if let [command, rest @ ..] = words.as_slice()
+        && HELP.iter().any(|(name, _)| name == command)
+        && rest.iter().any(|w| *w == "--help" || *w == "-h")
+    {
+        println!("{}", help(Some(command)));
+        return ExitCode::SUCCESS;
+    }
     match words.as_slice() {
         [] | ["help"] | ["--help"] | ["-h"] => {
-            println!("{USAGE}");
+            println!("{}", help(None));
+            ExitCode::SUCCESS
+        }
+        ["help", command] if HELP.iter().any(|(name, _)| name == command) => {
+            println!("{}", help(Some(command)));
             ExitCode::SUCCESS
         }
         ["version"] | ["--version"] => {

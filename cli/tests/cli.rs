@@ -154,3 +154,48 @@ fn usage_errors() {
     assert!(text(&out.stderr).contains("usage:"));
     assert_eq!(run(bin().arg("--help"), b"").status.code(), Some(0));
 }
+
+#[test]
+fn every_subcommand_answers_help() {
+    for command in [
+        &["scope"][..],
+        &["scope", "check"],
+        &["vectors"],
+        &["hash"],
+        &["canonical"],
+        &["vendored", "check"],
+        &["broker"],
+        &["broker", "status"],
+        &["pad"],
+        &["pad", "post"],
+        &["version"],
+    ] {
+        for flag in ["--help", "-h"] {
+            let out = run(bin().args(command).arg(flag), b"");
+            assert_eq!(out.status.code(), Some(0), "{command:?} {flag}");
+            let help = text(&out.stdout);
+            assert!(
+                help.contains(&format!("agent-intercom {}", command[0])),
+                "{command:?}: {help}"
+            );
+        }
+    }
+    let out = run(bin().args(["help", "pad"]), b"");
+    assert_eq!(out.status.code(), Some(0));
+    // The operations come from the scratchpad's own table: none is missing.
+    let help = text(&out.stdout);
+    for op in agent_intercom_scratchpad::api::OPERATIONS
+        .iter()
+        .chain(agent_intercom_scratchpad::api::CHECKS)
+    {
+        assert!(
+            help.split_whitespace().any(|w| w == *op),
+            "{op} missing: {help}"
+        );
+    }
+    let all = text(&run(bin().arg("--help"), b"").stdout);
+    assert!(
+        all.contains("check.rate") && all.contains("agent-intercom broker status"),
+        "{all}"
+    );
+}
