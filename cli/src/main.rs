@@ -73,7 +73,7 @@ fn wrapped(indent: &str, words: &[&str]) -> String {
     let mut out = String::new();
     let mut line = String::from(indent);
     for word in words {
-        if line.len() + word.len() + 1 > 100 && line.trim().len() > 0 {
+        if line.len() + word.len() + 1 > 100 && !line.trim().is_empty() {
             out += line.trim_end();
             out.push('\n');
             line = String::from(indent);
