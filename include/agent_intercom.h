@@ -51,7 +51,7 @@
 // Length of a hex SHA-256 digest, without the terminating NUL.
 #define AIC_HASH_HEX_LEN 64
 
-// A stable error code. `Ok` exists for the C status enum; a Rust [`Error`] never carries it.
+// A stable error code. `Ok` exists for the C status enum; an error never carries it.
 enum aic_status
 #if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
   : uint32_t
@@ -70,7 +70,7 @@ enum aic_status
   // A JSON document was not syntactically valid JSON.
   AIC_STATUS_INVALID_JSON = 5,
   // A number that canonical JSON does not accept: a fraction or exponent, `-0`, or an
-  // integer outside the safe range ±(2^53 - 1).
+  // integer outside the safe range of plus or minus 2^53 - 1.
   AIC_STATUS_UNSUPPORTED_NUMBER = 6,
   // A string or key held an unpaired UTF-16 surrogate.
   AIC_STATUS_UNPAIRED_SURROGATE = 7,
@@ -79,9 +79,9 @@ enum aic_status
   AIC_STATUS_UNSUPPORTED_VALUE = 8,
   // An object had the same key twice.
   AIC_STATUS_DUPLICATE_KEY = 9,
-  // A document nested deeper than 128 levels of arrays and objects (`canonical::MAX_DEPTH`).
+  // A document nested deeper than 128 levels of arrays and objects (the canonical maximum depth).
   AIC_STATUS_NESTING_TOO_DEEP = 10,
-  // A hash domain was empty or held bytes outside printable ASCII (0x21..=0x7E).
+  // A hash domain was empty or held bytes outside printable ASCII (0x21 to 0x7E).
   AIC_STATUS_INVALID_DOMAIN = 11,
   // A Rust panic was caught at a binding boundary. Always a bug: please report it.
   AIC_STATUS_INTERNAL = 12,
@@ -93,7 +93,7 @@ enum aic_status
   AIC_STATUS_BROKER_IO = 15,
   // A task state change the transition table does not allow.
   AIC_STATUS_INVALID_TRANSITION = 16,
-  // A time to live outside 1..=720 hours.
+  // A time to live outside 1 to 720 hours.
   AIC_STATUS_INVALID_TTL = 17,
   // A private message without a recipient.
   AIC_STATUS_PRIVATE_WITHOUT_RECIPIENT = 18,

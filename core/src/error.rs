@@ -5,136 +5,95 @@
 
 use std::fmt;
 
-/// A stable error code. `Ok` exists for the C status enum; a Rust [`Error`] never carries it.
-#[repr(u32)]
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum ErrorCode {
-    /// Success (C ABI only).
-    Ok = 0,
-    /// A required pointer argument was NULL.
-    NullPointer = 1,
-    /// A text input was not valid UTF-8.
-    InvalidUtf8 = 2,
-    /// An argument had the wrong type or shape (for example a malformed candidate list).
-    InvalidArgument = 3,
-    /// A scope id did not match `^[A-Za-z0-9_-]{16,128}$`.
-    InvalidScope = 4,
-    /// A JSON document was not syntactically valid JSON.
-    InvalidJson = 5,
-    /// A number that canonical JSON does not accept: a fraction or exponent, `-0`, or an
-    /// integer outside the safe range ±(2^53 - 1).
-    UnsupportedNumber = 6,
-    /// A string or key held an unpaired UTF-16 surrogate.
-    UnpairedSurrogate = 7,
-    /// A value JSON cannot represent faithfully (undefined, a function, a class instance, a
-    /// sparse array, an accessor property ...). Raised by language bindings.
-    UnsupportedValue = 8,
-    /// An object had the same key twice.
-    DuplicateKey = 9,
-    /// A document nested deeper than 128 levels of arrays and objects (`canonical::MAX_DEPTH`).
-    NestingTooDeep = 10,
-    /// A hash domain was empty or held bytes outside printable ASCII (0x21..=0x7E).
-    InvalidDomain = 11,
-    /// A Rust panic was caught at a binding boundary. Always a bug: please report it.
-    Internal = 12,
-    /// A live process already runs the broker of this intercom directory.
-    BrokerAlreadyRunning = 13,
-    /// The broker's store could not be used (for example, written by a newer broker).
-    BrokerStore = 14,
-    /// The broker could not create its directory, socket or files.
-    BrokerIo = 15,
-    /// A task state change the transition table does not allow.
-    InvalidTransition = 16,
-    /// A time to live outside 1..=720 hours.
-    InvalidTtl = 17,
-    /// A private message without a recipient.
-    PrivateWithoutRecipient = 18,
-    /// A store written by a newer version: refused, never rewritten.
-    StoreNewerSchema = 19,
-    /// A store that is not a readable database: refused, never replaced.
-    StoreCorrupt = 20,
-    /// The store could not be read or written (full disk, read-only file, permissions).
-    StoreIo = 21,
-    /// Content larger than the configured limit.
-    ContentTooLarge = 22,
-    /// The named thing (a task, a message) does not exist or is not visible to the caller.
-    NotFound = 23,
-    /// The caller may not do this (not a task participant; only the creator may cancel).
-    Forbidden = 24,
-    /// A rate limit refused the call; nothing was consumed.
-    RateLimited = 25,
-    /// A request, option or setting named a key the operation does not take (a typo such as
-    /// `Privacy` for `privacy` is refused, never ignored).
-    UnknownKey = 26,
+/// Defines [`ErrorCode`] once: each variant with its doc, its append-only value and its stable
+/// name; the list of all codes and the names are generated from the same lines.
+macro_rules! error_codes {
+    ($( $(#[doc = $doc:literal])+ $variant:ident = $value:literal => $name:literal, )+) => {
+        /// A stable error code. `Ok` exists for the C status enum; an error never carries it.
+        #[repr(u32)]
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        pub enum ErrorCode {
+            $( $(#[doc = $doc])+ $variant = $value, )+
+        }
+
+        const ALL_CODES: &[ErrorCode] = &[$(ErrorCode::$variant),+];
+
+        impl ErrorCode {
+            /// The stable name: the JavaScript `error.code`, and the C constant without
+            /// `AIC_STATUS_`.
+            pub const fn as_str(self) -> &'static str {
+                match self {
+                    $(ErrorCode::$variant => $name,)+
+                }
+            }
+        }
+    };
 }
 
-const ALL_CODES: [ErrorCode; 27] = [
-    ErrorCode::Ok,
-    ErrorCode::NullPointer,
-    ErrorCode::InvalidUtf8,
-    ErrorCode::InvalidArgument,
-    ErrorCode::InvalidScope,
-    ErrorCode::InvalidJson,
-    ErrorCode::UnsupportedNumber,
-    ErrorCode::UnpairedSurrogate,
-    ErrorCode::UnsupportedValue,
-    ErrorCode::DuplicateKey,
-    ErrorCode::NestingTooDeep,
-    ErrorCode::InvalidDomain,
-    ErrorCode::Internal,
-    ErrorCode::BrokerAlreadyRunning,
-    ErrorCode::BrokerStore,
-    ErrorCode::BrokerIo,
-    ErrorCode::InvalidTransition,
-    ErrorCode::InvalidTtl,
-    ErrorCode::PrivateWithoutRecipient,
-    ErrorCode::StoreNewerSchema,
-    ErrorCode::StoreCorrupt,
-    ErrorCode::StoreIo,
-    ErrorCode::ContentTooLarge,
-    ErrorCode::NotFound,
-    ErrorCode::Forbidden,
-    ErrorCode::RateLimited,
-    ErrorCode::UnknownKey,
-];
+error_codes! {
+    /// Success (C ABI only).
+    Ok = 0 => "OK",
+    /// A required pointer argument was NULL.
+    NullPointer = 1 => "NULL_POINTER",
+    /// A text input was not valid UTF-8.
+    InvalidUtf8 = 2 => "INVALID_UTF8",
+    /// An argument had the wrong type or shape (for example a malformed candidate list).
+    InvalidArgument = 3 => "INVALID_ARGUMENT",
+    /// A scope id did not match `^[A-Za-z0-9_-]{16,128}$`.
+    InvalidScope = 4 => "INVALID_SCOPE",
+    /// A JSON document was not syntactically valid JSON.
+    InvalidJson = 5 => "INVALID_JSON",
+    /// A number that canonical JSON does not accept: a fraction or exponent, `-0`, or an
+    /// integer outside the safe range of plus or minus 2^53 - 1.
+    UnsupportedNumber = 6 => "UNSUPPORTED_NUMBER",
+    /// A string or key held an unpaired UTF-16 surrogate.
+    UnpairedSurrogate = 7 => "UNPAIRED_SURROGATE",
+    /// A value JSON cannot represent faithfully (undefined, a function, a class instance, a
+    /// sparse array, an accessor property ...). Raised by language bindings.
+    UnsupportedValue = 8 => "UNSUPPORTED_VALUE",
+    /// An object had the same key twice.
+    DuplicateKey = 9 => "DUPLICATE_KEY",
+    /// A document nested deeper than 128 levels of arrays and objects (the canonical maximum depth).
+    NestingTooDeep = 10 => "NESTING_TOO_DEEP",
+    /// A hash domain was empty or held bytes outside printable ASCII (0x21 to 0x7E).
+    InvalidDomain = 11 => "INVALID_DOMAIN",
+    /// A Rust panic was caught at a binding boundary. Always a bug: please report it.
+    Internal = 12 => "INTERNAL",
+    /// A live process already runs the broker of this intercom directory.
+    BrokerAlreadyRunning = 13 => "BROKER_ALREADY_RUNNING",
+    /// The broker's store could not be used (for example, written by a newer broker).
+    BrokerStore = 14 => "BROKER_STORE",
+    /// The broker could not create its directory, socket or files.
+    BrokerIo = 15 => "BROKER_IO",
+    /// A task state change the transition table does not allow.
+    InvalidTransition = 16 => "INVALID_TRANSITION",
+    /// A time to live outside 1 to 720 hours.
+    InvalidTtl = 17 => "INVALID_TTL",
+    /// A private message without a recipient.
+    PrivateWithoutRecipient = 18 => "PRIVATE_WITHOUT_RECIPIENT",
+    /// A store written by a newer version: refused, never rewritten.
+    StoreNewerSchema = 19 => "STORE_NEWER_SCHEMA",
+    /// A store that is not a readable database: refused, never replaced.
+    StoreCorrupt = 20 => "STORE_CORRUPT",
+    /// The store could not be read or written (full disk, read-only file, permissions).
+    StoreIo = 21 => "STORE_IO",
+    /// Content larger than the configured limit.
+    ContentTooLarge = 22 => "CONTENT_TOO_LARGE",
+    /// The named thing (a task, a message) does not exist or is not visible to the caller.
+    NotFound = 23 => "NOT_FOUND",
+    /// The caller may not do this (not a task participant; only the creator may cancel).
+    Forbidden = 24 => "FORBIDDEN",
+    /// A rate limit refused the call; nothing was consumed.
+    RateLimited = 25 => "RATE_LIMITED",
+    /// A request, option or setting named a key the operation does not take (a typo such as
+    /// `Privacy` for `privacy` is refused, never ignored).
+    UnknownKey = 26 => "UNKNOWN_KEY",
+}
 
 impl ErrorCode {
     /// Every code, in numeric order.
     pub fn all() -> &'static [ErrorCode] {
-        &ALL_CODES
-    }
-
-    /// The stable name: the JavaScript `error.code`, and the C constant without `AIC_STATUS_`.
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            ErrorCode::Ok => "OK",
-            ErrorCode::NullPointer => "NULL_POINTER",
-            ErrorCode::InvalidUtf8 => "INVALID_UTF8",
-            ErrorCode::InvalidArgument => "INVALID_ARGUMENT",
-            ErrorCode::InvalidScope => "INVALID_SCOPE",
-            ErrorCode::InvalidJson => "INVALID_JSON",
-            ErrorCode::UnsupportedNumber => "UNSUPPORTED_NUMBER",
-            ErrorCode::UnpairedSurrogate => "UNPAIRED_SURROGATE",
-            ErrorCode::UnsupportedValue => "UNSUPPORTED_VALUE",
-            ErrorCode::DuplicateKey => "DUPLICATE_KEY",
-            ErrorCode::NestingTooDeep => "NESTING_TOO_DEEP",
-            ErrorCode::InvalidDomain => "INVALID_DOMAIN",
-            ErrorCode::Internal => "INTERNAL",
-            ErrorCode::BrokerAlreadyRunning => "BROKER_ALREADY_RUNNING",
-            ErrorCode::BrokerStore => "BROKER_STORE",
-            ErrorCode::BrokerIo => "BROKER_IO",
-            ErrorCode::InvalidTransition => "INVALID_TRANSITION",
-            ErrorCode::InvalidTtl => "INVALID_TTL",
-            ErrorCode::PrivateWithoutRecipient => "PRIVATE_WITHOUT_RECIPIENT",
-            ErrorCode::StoreNewerSchema => "STORE_NEWER_SCHEMA",
-            ErrorCode::StoreCorrupt => "STORE_CORRUPT",
-            ErrorCode::StoreIo => "STORE_IO",
-            ErrorCode::ContentTooLarge => "CONTENT_TOO_LARGE",
-            ErrorCode::NotFound => "NOT_FOUND",
-            ErrorCode::Forbidden => "FORBIDDEN",
-            ErrorCode::RateLimited => "RATE_LIMITED",
-            ErrorCode::UnknownKey => "UNKNOWN_KEY",
-        }
+        ALL_CODES
     }
 
     /// The code with this numeric value, if any.

@@ -27,7 +27,9 @@ fn error_code_union() -> String {
         .join(" | ")
 }
 
-fn protocol_constants_dts(declare: &str) -> String {
+/// The protocol-v4 constants, as ambient declarations.
+fn protocol_constants_dts() -> String {
+    let declare = "declare ";
     format!(
         r#"export {declare}const INTERCOM_PROTOCOL_NAME: {name};
 export {declare}const INTERCOM_PROTOCOL_VERSION: {version};
@@ -167,7 +169,7 @@ export declare function planIntercomReplacement(options: {{
 /** "accept" only when the frame's connection holds the session's current binding generation. */
 export declare function intercomFrameDisposition(connectionGeneration: number, currentGeneration: number | null | undefined): "accept" | "discard";
 "#,
-        constants = protocol_constants_dts("declare "),
+        constants = protocol_constants_dts(),
         domain = js_string(protocol::VECTORS_HASH_DOMAIN),
     )
 }
@@ -215,8 +217,8 @@ export * from "./protocol-v4/index.js";
 export * from "./canonical/index.js";
 
 /** Every stable error code; the C ABI's status AIC_STATUS_<CODE> has the same name. */
-export type IntercomErrorCode = {codes} | "NATIVE_ADDON_UNAVAILABLE"
-  | "BROKER_ALREADY_RUNNING" | "BROKER_STORE" | "BROKER_IO" | "NOT_CONNECTED" | "INVALID_FRAME"
+export type IntercomErrorCode = {codes}
+  | "NATIVE_ADDON_UNAVAILABLE" | "NOT_CONNECTED" | "INVALID_FRAME"
   | (string & {{}});
 /** The error every function of this package throws for bad input. */
 export declare class IntercomError extends Error {{
@@ -565,11 +567,7 @@ fn vendor_module_cjs(esm: &str) -> String {
 }
 
 fn vendor_dts() -> String {
-    format!("{GENERATED_TS}\n{}", protocol_constants_dts("declare "))
-}
-
-fn vendor_dcts() -> String {
-    format!("{GENERATED_TS}\n{}", protocol_constants_dts("declare "))
+    format!("{GENERATED_TS}\n{}", protocol_constants_dts())
 }
 
 /// `sha256sum -c` compatible digests of the vendorable modules.
@@ -594,7 +592,7 @@ fn outputs() -> Vec<(String, String)> {
         ("bindings-node/lib/broker.d.ts", broker_dts()),
         ("bindings-node/lib/scratchpad.d.ts", scratchpad_dts()),
         ("vendor/agent-intercom-protocol-v4.d.mts", vendor_dts()),
-        ("vendor/agent-intercom-protocol-v4.d.cts", vendor_dcts()),
+        ("vendor/agent-intercom-protocol-v4.d.cts", vendor_dts()),
         ("vendor/SHA256SUMS", sums),
         ("vendor/agent-intercom-protocol-v4.cjs", cjs),
         ("vendor/agent-intercom-protocol-v4.mjs", module),
@@ -615,8 +613,9 @@ fn outputs() -> Vec<(String, String)> {
     files
 }
 
-/// include/agent_intercom.h, by cbindgen over the ffi crate with its macros expanded (every
-/// export is written with `ffi_fn!`, which cbindgen cannot see through). Expanding takes
+/// include/agent_intercom.h, by cbindgen over the ffi and core crates with their macros expanded
+/// (every export is written with `ffi_fn!`, and `ErrorCode` with `error_codes!`, which cbindgen
+/// cannot see through). Expanding takes
 /// `rustc -Zunpretty=expanded`, as hyper's header script does; `RUSTC_BOOTSTRAP=1` allows it on
 /// a stable toolchain for that one command, in its own target folder (`target/expand`) so the
 /// main build is not invalidated.
@@ -624,7 +623,10 @@ fn c_header() -> String {
     let ffi = root().join("ffi");
     let mut config =
         cbindgen::Config::from_file(ffi.join("cbindgen.toml")).expect("ffi/cbindgen.toml");
-    config.parse.expand.crates = vec!["agent-intercom-ffi".to_string()];
+    config.parse.expand.crates = vec![
+        "agent-intercom-ffi".to_string(),
+        "agent-intercom-core".to_string(),
+    ];
     let mut header = Vec::new();
     cbindgen::Builder::new()
         .with_crate(&ffi)
