@@ -1,12 +1,15 @@
 //! The event log: what happened (posts, task changes), polled by cursor.
 
 use agent_intercom_core::{Error, ErrorCode};
-use rusqlite::{OptionalExtension, TransactionBehavior, params};
+use rusqlite::{OptionalExtension, Transaction, params};
 
-use crate::{COLUMNS, Store, io, is_visible, root_key, row_to_message};
+use crate::{
+    COLUMNS, MAX_PAGE, Observed, Store, check_limit, io, is_visible, root_key, row_to_message,
+};
 
+/// Appends an event to the log, in the transaction of the change it records.
 pub(crate) fn emit(
-    tx: &rusqlite::Transaction<'_>,
+    tx: &Transaction<'_>,
     kind: &str,
     actor: &str,
     target: Option<&str>,
@@ -15,7 +18,8 @@ pub(crate) fn emit(
     at: i64,
 ) -> Result<(), Error> {
     tx.execute(
-        "INSERT INTO events (kind, actor, target, project_root, ref_id, at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        "INSERT INTO events (kind, actor, target, project_root, ref_id, at) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
         params![kind, actor, target, root, ref_id, at],
     )
     .map_err(io)?;
@@ -67,12 +71,7 @@ impl Store {
         filter: &EventFilter,
         limit: usize,
     ) -> Result<(Vec<Event>, i64), Error> {
-        if !(1..=1000).contains(&limit) {
-            return Err(Error::new(
-                ErrorCode::InvalidArgument,
-                "limit must be from 1 to 1000",
-            ));
-        }
+        check_limit(limit, MAX_PAGE)?;
         if let Some(kind) = filter
             .kinds
             .iter()
@@ -92,11 +91,8 @@ impl Store {
                 "after must be 0 (the start) or a cursor a previous poll returned",
             ));
         }
-        let now = self.clock.now_ms();
-        let tx = self
-            .conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(io)?;
+        // A refusal below drops the transaction: the purge is rolled back with it.
+        let Observed { tx, now, reader } = self.observe(agent, project_root)?;
         // Events are never deleted, so the newest is the largest cursor this store can return.
         let newest: i64 = tx
             .query_row("SELECT coalesce(max(seq), 0) FROM events", [], |r| r.get(0))
@@ -110,30 +106,7 @@ impl Store {
                 ),
             ));
         }
-        tx.execute("DELETE FROM messages WHERE expires_at <= ?1", [now])
-            .map_err(io)?;
-        let reader = Store::reader(&tx, agent, project_root)?;
-        let rows: Vec<Event> = {
-            let mut stmt = tx
-                .prepare("SELECT seq, kind, actor, target, ref_id, at, project_root FROM events WHERE seq > ?1 AND (?2 = 0 OR project_root = ?3) ORDER BY seq")
-                .map_err(io)?;
-            let mapped = stmt
-                .query_map(
-                    params![after, project_root.is_some() as i64, root_key(project_root)],
-                    |r| {
-                        Ok(Event {
-                            seq: r.get(0)?,
-                            kind: r.get(1)?,
-                            actor: r.get(2)?,
-                            target: r.get(3)?,
-                            ref_id: r.get(4)?,
-                            at: r.get(5)?,
-                        })
-                    },
-                )
-                .map_err(io)?;
-            mapped.collect::<Result<_, _>>().map_err(io)?
-        };
+        let rows = events_after(&tx, after, project_root)?;
         let mut out = Vec::new();
         let mut cursor = after;
         for e in rows {
@@ -168,4 +141,35 @@ impl Store {
         tx.commit().map_err(io)?;
         Ok((out, cursor))
     }
+}
+
+/// Every event after cursor `after`, of the project `project_root` (of every project when
+/// `None`), oldest first.
+fn events_after(
+    tx: &Transaction<'_>,
+    after: i64,
+    project_root: Option<&str>,
+) -> Result<Vec<Event>, Error> {
+    let mut stmt = tx
+        .prepare(
+            "SELECT seq, kind, actor, target, ref_id, at, project_root FROM events \
+             WHERE seq > ?1 AND (?2 = 0 OR project_root = ?3) ORDER BY seq",
+        )
+        .map_err(io)?;
+    let mapped = stmt
+        .query_map(
+            params![after, project_root.is_some() as i64, root_key(project_root)],
+            |r| {
+                Ok(Event {
+                    seq: r.get(0)?,
+                    kind: r.get(1)?,
+                    actor: r.get(2)?,
+                    target: r.get(3)?,
+                    ref_id: r.get(4)?,
+                    at: r.get(5)?,
+                })
+            },
+        )
+        .map_err(io)?;
+    mapped.collect::<Result<_, _>>().map_err(io)
 }

@@ -2,16 +2,53 @@
 
 use std::path::Path;
 
+use agent_intercom_core::canonical::Value;
 use agent_intercom_core::scratchpad::{self, TaskView};
 use agent_intercom_core::{Error, ErrorCode};
 use rusqlite::params;
 
-use crate::{Store, io, root_key, state_of};
+use crate::{Store, check_limit, io, root_key, state_of};
 
 /// The export format's name.
 pub const SNAPSHOT_SCHEMA: &str = "a2a-snapshot-v1";
 /// Most items of each kind an export holds.
 pub const MAX_EXPORT_ITEMS: usize = 1000;
+
+/// What one export covers, and how its text is shown.
+struct Scope<'a> {
+    agent: &'a str,
+    project_root: Option<&'a str>,
+    limit: usize,
+    full: bool,
+}
+
+impl Scope<'_> {
+    /// Text as the export shows it: as stored in a full export, redacted otherwise.
+    fn clean(&self, text: &str) -> String {
+        if self.full {
+            text.to_string()
+        } else {
+            scratchpad::redact(text, self.project_root)
+        }
+    }
+}
+
+fn s(v: &str) -> Value<'static> {
+    Value::String(v.to_string().into())
+}
+
+fn opt(v: Option<&str>) -> Value<'static> {
+    v.map_or(Value::Null, s)
+}
+
+fn obj(pairs: Vec<(&str, Value<'static>)>) -> Value<'static> {
+    Value::Object(
+        pairs
+            .into_iter()
+            .map(|(k, v)| (k.to_string().into(), v))
+            .collect(),
+    )
+}
 
 impl Store {
     /// An `a2a-snapshot-v1` export for `agent`: the newest `limit` (1..=1000) agents, visible
@@ -25,13 +62,7 @@ impl Store {
         limit: usize,
         full: bool,
     ) -> Result<String, Error> {
-        use agent_intercom_core::canonical::Value;
-        if !(1..=MAX_EXPORT_ITEMS).contains(&limit) {
-            return Err(Error::new(
-                ErrorCode::InvalidArgument,
-                format!("limit must be from 1 to {MAX_EXPORT_ITEMS}"),
-            ));
-        }
+        check_limit(limit, MAX_EXPORT_ITEMS)?;
         if full && !self.config.allow_full_export {
             return Err(Error::new(
                 ErrorCode::Forbidden,
@@ -39,131 +70,15 @@ impl Store {
             ));
         }
         let now = self.clock.now_ms();
-        let clean = |text: &str| {
-            if full {
-                text.to_string()
-            } else {
-                scratchpad::redact(text, project_root)
-            }
+        let scope = Scope {
+            agent,
+            project_root,
+            limit,
+            full,
         };
-        let s = |v: &str| Value::String(v.to_string().into());
-        let opt = |v: Option<&str>| v.map_or(Value::Null, |x| Value::String(x.to_string().into()));
-        let obj = |pairs: Vec<(&str, Value<'static>)>| {
-            Value::Object(
-                pairs
-                    .into_iter()
-                    .map(|(k, v)| (k.to_string().into(), v))
-                    .collect(),
-            )
-        };
-        // Messages: everything visible, newest first.
-        let mut messages = self
-            .list(agent, project_root, None, None, MAX_EXPORT_ITEMS, None)?
-            .messages;
-        messages.sort_by(|a, b| b.created_at.cmp(&a.created_at).then(b.id.cmp(&a.id)));
-        messages.truncate(limit);
-        let messages: Vec<Value<'static>> = messages
-            .iter()
-            .map(|m| {
-                obj(vec![
-                    ("id", s(&m.id)),
-                    ("from", s(&m.from)),
-                    ("to", opt(m.to.as_deref())),
-                    ("category", s(&m.category)),
-                    ("priority", s(&m.priority)),
-                    ("privacy", s(&m.privacy)),
-                    ("content", s(&clean(&m.content))),
-                    (
-                        "metadata",
-                        m.metadata
-                            .as_deref()
-                            .map_or(Value::Null, |md| s(&clean(md))),
-                    ),
-                    ("task_id", opt(m.task_id.as_deref())),
-                    ("created_at", Value::Int(m.created_at)),
-                    ("expires_at", Value::Int(m.expires_at)),
-                ])
-            })
-            .collect();
-        let root = root_key(project_root).to_string();
-        let agents: Vec<Value<'static>> = {
-            let mut stmt = self
-                .conn
-                .prepare("SELECT agent_id, team_id, registered_at FROM agents WHERE (?1 = 0 OR project_root = ?2) ORDER BY registered_at DESC, agent_id DESC LIMIT ?3")
-                .map_err(io)?;
-            let rows = stmt
-                .query_map(
-                    params![project_root.is_some() as i64, root, limit as i64],
-                    |r| {
-                        Ok((
-                            r.get::<_, String>(0)?,
-                            r.get::<_, Option<String>>(1)?,
-                            r.get::<_, i64>(2)?,
-                        ))
-                    },
-                )
-                .map_err(io)?;
-            rows.collect::<Result<Vec<_>, _>>()
-                .map_err(io)?
-                .into_iter()
-                .map(|(id, team, at)| {
-                    obj(vec![
-                        ("agent_id", s(&id)),
-                        ("team_id", opt(team.as_deref())),
-                        ("registered_at", Value::Int(at)),
-                    ])
-                })
-                .collect()
-        };
-        let tasks: Vec<Value<'static>> = {
-            let mut stmt = self
-                .conn
-                .prepare(
-                    "SELECT id, creator, assignee, title, state, created_at, updated_at FROM tasks
-                     WHERE (creator = ?1 OR assignee = ?1) AND (?2 = 0 OR project_root = ?3)
-                     ORDER BY created_at DESC, id DESC LIMIT ?4",
-                )
-                .map_err(io)?;
-            let rows = stmt
-                .query_map(
-                    params![agent, project_root.is_some() as i64, root, limit as i64],
-                    |r| {
-                        Ok((
-                            r.get::<_, String>(0)?,
-                            r.get::<_, String>(1)?,
-                            r.get::<_, Option<String>>(2)?,
-                            r.get::<_, String>(3)?,
-                            r.get::<_, i64>(4)?,
-                            r.get::<_, i64>(5)?,
-                            r.get::<_, i64>(6)?,
-                        ))
-                    },
-                )
-                .map_err(io)?;
-            // The query selects the participants' tasks; the read rule is still the judge.
-            rows.collect::<Result<Vec<_>, _>>()
-                .map_err(io)?
-                .into_iter()
-                .filter(|(_, creator, assignee, ..)| {
-                    let task = TaskView {
-                        creator,
-                        assignee: assignee.as_deref(),
-                    };
-                    scratchpad::check_task_read(&task, agent).is_ok()
-                })
-                .map(|(id, creator, assignee, title, state, created, updated)| {
-                    obj(vec![
-                        ("id", s(&id)),
-                        ("creator", s(&creator)),
-                        ("assignee", opt(assignee.as_deref())),
-                        ("title", s(&clean(&title))),
-                        ("state", s(state_of(state).as_str())),
-                        ("created_at", Value::Int(created)),
-                        ("updated_at", Value::Int(updated)),
-                    ])
-                })
-                .collect()
-        };
+        let messages = self.export_messages(&scope)?;
+        let agents = self.export_agents(&scope)?;
+        let tasks = self.export_tasks(&scope)?;
         let snapshot = obj(vec![
             ("schema", s(SNAPSHOT_SCHEMA)),
             ("schema_version", Value::Int(1)),
@@ -184,6 +99,145 @@ impl Store {
             ("tasks", Value::Array(tasks)),
         ]);
         agent_intercom_core::canonical::canonical_json(&snapshot)
+    }
+
+    /// Messages: everything visible, newest first.
+    fn export_messages(&mut self, scope: &Scope<'_>) -> Result<Vec<Value<'static>>, Error> {
+        let mut messages = self
+            .list(
+                scope.agent,
+                scope.project_root,
+                None,
+                None,
+                MAX_EXPORT_ITEMS,
+                None,
+            )?
+            .messages;
+        messages.sort_by(|a, b| b.created_at.cmp(&a.created_at).then(b.id.cmp(&a.id)));
+        messages.truncate(scope.limit);
+        Ok(messages
+            .iter()
+            .map(|m| {
+                obj(vec![
+                    ("id", s(&m.id)),
+                    ("from", s(&m.from)),
+                    ("to", opt(m.to.as_deref())),
+                    ("category", s(&m.category)),
+                    ("priority", s(&m.priority)),
+                    ("privacy", s(&m.privacy)),
+                    ("content", s(&scope.clean(&m.content))),
+                    (
+                        "metadata",
+                        m.metadata
+                            .as_deref()
+                            .map_or(Value::Null, |md| s(&scope.clean(md))),
+                    ),
+                    ("task_id", opt(m.task_id.as_deref())),
+                    ("created_at", Value::Int(m.created_at)),
+                    ("expires_at", Value::Int(m.expires_at)),
+                ])
+            })
+            .collect())
+    }
+
+    /// Agents of the project (of every project without one), newest registration first.
+    fn export_agents(&self, scope: &Scope<'_>) -> Result<Vec<Value<'static>>, Error> {
+        let root = root_key(scope.project_root);
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT agent_id, team_id, registered_at FROM agents \
+                 WHERE (?1 = 0 OR project_root = ?2) \
+                 ORDER BY registered_at DESC, agent_id DESC LIMIT ?3",
+            )
+            .map_err(io)?;
+        let rows = stmt
+            .query_map(
+                params![
+                    scope.project_root.is_some() as i64,
+                    root,
+                    scope.limit as i64
+                ],
+                |r| {
+                    Ok((
+                        r.get::<_, String>(0)?,
+                        r.get::<_, Option<String>>(1)?,
+                        r.get::<_, i64>(2)?,
+                    ))
+                },
+            )
+            .map_err(io)?;
+        Ok(rows
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(io)?
+            .into_iter()
+            .map(|(id, team, at)| {
+                obj(vec![
+                    ("agent_id", s(&id)),
+                    ("team_id", opt(team.as_deref())),
+                    ("registered_at", Value::Int(at)),
+                ])
+            })
+            .collect())
+    }
+
+    /// Tasks the agent takes part in, of the project (of every project without one), newest
+    /// first.
+    fn export_tasks(&self, scope: &Scope<'_>) -> Result<Vec<Value<'static>>, Error> {
+        let (agent, root) = (scope.agent, root_key(scope.project_root));
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT id, creator, assignee, title, state, created_at, updated_at FROM tasks
+                     WHERE (creator = ?1 OR assignee = ?1) AND (?2 = 0 OR project_root = ?3)
+                     ORDER BY created_at DESC, id DESC LIMIT ?4",
+            )
+            .map_err(io)?;
+        let rows = stmt
+            .query_map(
+                params![
+                    agent,
+                    scope.project_root.is_some() as i64,
+                    root,
+                    scope.limit as i64
+                ],
+                |r| {
+                    Ok((
+                        r.get::<_, String>(0)?,
+                        r.get::<_, String>(1)?,
+                        r.get::<_, Option<String>>(2)?,
+                        r.get::<_, String>(3)?,
+                        r.get::<_, i64>(4)?,
+                        r.get::<_, i64>(5)?,
+                        r.get::<_, i64>(6)?,
+                    ))
+                },
+            )
+            .map_err(io)?;
+        // The query selects the participants' tasks; the read rule is still the judge.
+        Ok(rows
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(io)?
+            .into_iter()
+            .filter(|(_, creator, assignee, ..)| {
+                let task = TaskView {
+                    creator,
+                    assignee: assignee.as_deref(),
+                };
+                scratchpad::check_task_read(&task, agent).is_ok()
+            })
+            .map(|(id, creator, assignee, title, state, created, updated)| {
+                obj(vec![
+                    ("id", s(&id)),
+                    ("creator", s(&creator)),
+                    ("assignee", opt(assignee.as_deref())),
+                    ("title", s(&scope.clean(&title))),
+                    ("state", s(state_of(state).as_str())),
+                    ("created_at", Value::Int(created)),
+                    ("updated_at", Value::Int(updated)),
+                ])
+            })
+            .collect())
     }
 
     /// Writes [`Store::export`] to `path` atomically: a new temporary file in the same directory

@@ -43,7 +43,7 @@ use agent_intercom_core::scratchpad::{
     self, MessageView, Priority, Privacy, ReaderView, TaskState,
 };
 use agent_intercom_core::{Error, ErrorCode};
-use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
+use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, params};
 
 /// The store's schema version. A newer store is refused and left untouched.
 pub const SCHEMA_VERSION: i64 = 5;
@@ -410,6 +410,28 @@ struct Reader<'a> {
     project_root: Option<&'a str>,
 }
 
+/// What [`Store::observe`] hands a mutation: the open write transaction (commit it, or drop it
+/// to roll back, purge included), the time it observes, and the reader.
+struct Observed<'s, 'a> {
+    tx: Transaction<'s>,
+    now: i64,
+    reader: Reader<'a>,
+}
+
+/// The largest page of [`Store::list`] and [`Store::poll_events`].
+const MAX_PAGE: usize = 1000;
+
+/// Refuses a page size outside `1..=max`.
+fn check_limit(limit: usize, max: usize) -> Result<(), Error> {
+    if !(1..=max).contains(&limit) {
+        return Err(Error::new(
+            ErrorCode::InvalidArgument,
+            format!("limit must be from 1 to {max}"),
+        ));
+    }
+    Ok(())
+}
+
 impl Store {
     /// Opens (or creates) the store at `path`. A store of a newer schema is refused
     /// (`STORE_NEWER_SCHEMA`); an unreadable file is refused (`STORE_CORRUPT`). Neither is ever
@@ -482,10 +504,7 @@ impl Store {
     fn migrate(&mut self, from: i64) -> Result<(), Error> {
         for (step, sql) in MIGRATIONS.iter().enumerate().skip(from.max(0) as usize) {
             let to = step as i64 + 1;
-            let tx = self
-                .conn
-                .transaction_with_behavior(TransactionBehavior::Immediate)
-                .map_err(io)?;
+            let tx = self.write()?;
             let current: i64 = tx
                 .pragma_query_value(None, "user_version", |r| r.get(0))
                 .map_err(io)?;
@@ -528,6 +547,32 @@ impl Store {
             )
             .map_err(io)?;
         Ok(())
+    }
+
+    /// Starts a write transaction with `BEGIN IMMEDIATE`: the store's write lock is taken up
+    /// front, waited for by the busy handler [`Store::open`] installs (short jittered sleeps, up to
+    /// [`BUSY_GIVE_UP`]), so a transaction never fails half-way upgrading a read lock. Every
+    /// multi-statement write of the store starts here.
+    fn write(&mut self) -> Result<Transaction<'_>, Error> {
+        self.conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(io)
+    }
+
+    /// The prologue of every mutation that observes messages (post, unread, list, events): the
+    /// time, a write transaction, expired messages purged in it (so time-to-live needs no
+    /// background job), and `agent` as a reader with its team in `project_root`.
+    fn observe<'a>(
+        &mut self,
+        agent: &'a str,
+        project_root: Option<&'a str>,
+    ) -> Result<Observed<'_, 'a>, Error> {
+        let now = self.clock.now_ms();
+        let tx = self.write()?;
+        tx.execute("DELETE FROM messages WHERE expires_at <= ?1", [now])
+            .map_err(io)?;
+        let reader = Store::reader(&tx, agent, project_root)?;
+        Ok(Observed { tx, now, reader })
     }
 
     fn reader<'a>(

@@ -2,7 +2,7 @@
 
 use agent_intercom_core::scratchpad;
 use agent_intercom_core::{Error, ErrorCode};
-use rusqlite::{OptionalExtension, TransactionBehavior, params};
+use rusqlite::{OptionalExtension, params};
 
 use crate::{Store, io};
 
@@ -142,10 +142,7 @@ impl Store {
         .into_iter()
         .filter_map(|(level, key, limit)| limit.map(|l| (level, key, l)))
         .collect();
-        let tx = self
-            .conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(io)?;
+        let tx = self.write()?;
         let mut buckets = Vec::new();
         for (level, key, per_min) in &levels {
             let stored: Option<(i64, i64)> = tx

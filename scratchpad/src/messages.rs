@@ -2,10 +2,13 @@
 
 use agent_intercom_core::scratchpad::{self, Priority, Privacy};
 use agent_intercom_core::{Error, ErrorCode};
-use rusqlite::{OptionalExtension, TransactionBehavior, params};
+use rusqlite::{OptionalExtension, Transaction, params};
 
 use crate::events::emit;
-use crate::{COLUMNS, Message, Store, Stored, io, is_visible, root_key, row_to_message};
+use crate::{
+    COLUMNS, MAX_PAGE, Message, Observed, Store, Stored, check_limit, io, is_visible, root_key,
+    row_to_message,
+};
 
 /// A message to post.
 #[derive(Clone, Debug, Default)]
@@ -57,106 +60,15 @@ impl Store {
     /// a stable code (and nothing changed) for a bad TTL, a private message without recipient,
     /// an unknown priority or privacy, oversized content or invalid metadata.
     pub fn post(&mut self, m: &NewMessage) -> Result<Posted, Error> {
-        let priority = Priority::parse(m.priority.as_deref().unwrap_or("normal"), "priority")?;
-        let privacy = Privacy::parse(m.privacy.as_deref().unwrap_or("public"), "privacy")?;
-        let ttl = scratchpad::ttl_hours(m.ttl_hours)?;
-        scratchpad::check_addressing(privacy, m.to.as_deref())?;
-        if m.from.is_empty() {
-            return Err(Error::new(
-                ErrorCode::InvalidArgument,
-                "from must be a non-empty string",
-            ));
-        }
-        if m.content.len() > self.config.max_content_bytes {
-            return Err(Error::new(
-                ErrorCode::ContentTooLarge,
-                format!(
-                    "content is {} bytes; at most {} are accepted",
-                    m.content.len(),
-                    self.config.max_content_bytes
-                ),
-            ));
-        }
-        if let Some(meta) = &m.metadata {
-            agent_intercom_core::canonical::parse(meta).map_err(|e| {
-                Error::new(
-                    ErrorCode::InvalidArgument,
-                    format!("metadata must be JSON: {}", e.message()),
-                )
-            })?;
-        }
-        let now = self.clock.now_ms();
-        let expires_at = now + ttl as i64 * 3_600_000;
+        let (priority, privacy, ttl) = self.check_new(m)?;
         let id = uuid::Uuid::now_v7().to_string();
         let root = root_key(m.project_root.as_deref()).to_string();
-        let (per_project, per_recipient) =
-            (self.config.per_project_cap, self.config.per_recipient_cap);
-        let tx = self
-            .conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(io)?;
-        tx.execute("DELETE FROM messages WHERE expires_at <= ?1", [now])
-            .map_err(io)?;
-        let sender_team: Option<String> = tx
-            .query_row(
-                "SELECT team_id FROM agents WHERE agent_id = ?1 AND project_root = ?2",
-                params![m.from, root],
-                |r| r.get(0),
-            )
-            .optional()
-            .map_err(io)?
-            .flatten();
-        let mut evicted = Vec::new();
-        // Room in the project, then for the recipient: lowest priority first, then oldest. The
-        // live counts are kept by triggers (message_counts), so a post does not count rows.
-        let live = |tx: &rusqlite::Transaction<'_>, kind: i64, key: &str| -> Result<i64, Error> {
-            tx.query_row(
-                "SELECT n FROM message_counts WHERE kind = ?1 AND key = ?2",
-                params![kind, key],
-                |r| r.get(0),
-            )
-            .optional()
-            .map_err(io)
-            .map(|n| n.unwrap_or(0))
-        };
-        let mut evict = |tx: &rusqlite::Transaction<'_>,
-                         sql: &str,
-                         key: &str,
-                         over: i64|
-         -> Result<(), Error> {
-            if over <= 0 {
-                return Ok(());
-            }
-            let victims: Vec<String> = {
-                let mut stmt = tx.prepare(sql).map_err(io)?;
-                stmt.query_map(params![key, over], |r| r.get::<_, String>(0))
-                    .map_err(io)?
-                    .collect::<Result<_, _>>()
-                    .map_err(io)?
-            };
-            for victim in &victims {
-                tx.execute("DELETE FROM messages WHERE id = ?1", [victim])
-                    .map_err(io)?;
-            }
-            evicted.extend(victims);
-            Ok(())
-        };
-        let over = live(&tx, 0, &root)? + 1 - per_project as i64;
-        evict(
-            &tx,
-            "SELECT id FROM messages WHERE project_root = ?1 ORDER BY priority ASC, created_at ASC, id ASC LIMIT ?2",
-            &root,
-            over,
-        )?;
-        if let Some(to) = &m.to {
-            let over = live(&tx, 1, to)? + 1 - per_recipient as i64;
-            evict(
-                &tx,
-                "SELECT id FROM messages WHERE to_agent = ?1 ORDER BY priority ASC, created_at ASC, id ASC LIMIT ?2",
-                to,
-                over,
-            )?;
-        }
+        let caps = (self.config.per_project_cap, self.config.per_recipient_cap);
+        let Observed { tx, now, reader } = self.observe(&m.from, m.project_root.as_deref())?;
+        let expires_at = now + ttl as i64 * 3_600_000;
+        // The team the sender has now is the one the message is for.
+        let sender_team = reader.team;
+        let evicted = make_room(&tx, &root, m.to.as_deref(), caps)?;
         let seq: i64 = tx
             .query_row(
                 "UPDATE counters SET value = value + 1 WHERE name = 'message_seq' RETURNING value",
@@ -165,7 +77,10 @@ impl Store {
             )
             .map_err(io)?;
         tx.execute(
-            &format!("INSERT INTO messages ({COLUMNS}, seq) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)"),
+            &format!(
+                "INSERT INTO messages ({COLUMNS}, seq) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)"
+            ),
             params![
                 id,
                 m.from,
@@ -201,6 +116,40 @@ impl Store {
         })
     }
 
+    /// What [`Store::post`] refuses before touching the store, in this order; otherwise the
+    /// message's priority, privacy and hours to live.
+    fn check_new(&self, m: &NewMessage) -> Result<(Priority, Privacy, u32), Error> {
+        let priority = Priority::parse(m.priority.as_deref().unwrap_or("normal"), "priority")?;
+        let privacy = Privacy::parse(m.privacy.as_deref().unwrap_or("public"), "privacy")?;
+        let ttl = scratchpad::ttl_hours(m.ttl_hours)?;
+        scratchpad::check_addressing(privacy, m.to.as_deref())?;
+        if m.from.is_empty() {
+            return Err(Error::new(
+                ErrorCode::InvalidArgument,
+                "from must be a non-empty string",
+            ));
+        }
+        if m.content.len() > self.config.max_content_bytes {
+            return Err(Error::new(
+                ErrorCode::ContentTooLarge,
+                format!(
+                    "content is {} bytes; at most {} are accepted",
+                    m.content.len(),
+                    self.config.max_content_bytes
+                ),
+            ));
+        }
+        if let Some(meta) = &m.metadata {
+            agent_intercom_core::canonical::parse(meta).map_err(|e| {
+                Error::new(
+                    ErrorCode::InvalidArgument,
+                    format!("metadata must be JSON: {}", e.message()),
+                )
+            })?;
+        }
+        Ok((priority, privacy, ttl))
+    }
+
     /// Messages visible to `agent` that it has not read yet, in order; each is returned once.
     /// `project_root` is the active project (only its messages are visible when set).
     pub fn read_unread(
@@ -208,14 +157,7 @@ impl Store {
         agent: &str,
         project_root: Option<&str>,
     ) -> Result<Vec<Message>, Error> {
-        let now = self.clock.now_ms();
-        let tx = self
-            .conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(io)?;
-        tx.execute("DELETE FROM messages WHERE expires_at <= ?1", [now])
-            .map_err(io)?;
-        let reader = Store::reader(&tx, agent, project_root)?;
+        let Observed { tx, now, reader } = self.observe(agent, project_root)?;
         let filter = if project_root.is_some() {
             "AND m.project_root = ?2"
         } else {
@@ -292,20 +234,8 @@ impl Store {
         limit: usize,
         after: Option<&str>,
     ) -> Result<Page, Error> {
-        if !(1..=1000).contains(&limit) {
-            return Err(Error::new(
-                ErrorCode::InvalidArgument,
-                "limit must be from 1 to 1000",
-            ));
-        }
-        let now = self.clock.now_ms();
-        let tx = self
-            .conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(io)?;
-        tx.execute("DELETE FROM messages WHERE expires_at <= ?1", [now])
-            .map_err(io)?;
-        let reader = Store::reader(&tx, agent, project_root)?;
+        check_limit(limit, MAX_PAGE)?;
+        let Observed { tx, now, reader } = self.observe(agent, project_root)?;
         let rows: Vec<Stored> = {
             let mut stmt = tx
                 .prepare(&format!(
@@ -351,4 +281,77 @@ impl Store {
             .flatten();
         Ok(Page { messages, next })
     }
+}
+
+/// Makes room for one more message in the project `root`, then for its recipient `to`, within
+/// `(per_project, per_recipient)`: the lowest priority goes first, then the oldest. Returns the
+/// evicted ids. The live counts are kept by triggers (message_counts), so a post does not count
+/// rows.
+fn make_room(
+    tx: &Transaction<'_>,
+    root: &str,
+    to: Option<&str>,
+    (per_project, per_recipient): (usize, usize),
+) -> Result<Vec<String>, Error> {
+    let mut evicted = Vec::new();
+    let over = live(tx, 0, root)? + 1 - per_project as i64;
+    evict(
+        tx,
+        "SELECT id FROM messages WHERE project_root = ?1 \
+         ORDER BY priority ASC, created_at ASC, id ASC LIMIT ?2",
+        root,
+        over,
+        &mut evicted,
+    )?;
+    if let Some(to) = to {
+        let over = live(tx, 1, to)? + 1 - per_recipient as i64;
+        evict(
+            tx,
+            "SELECT id FROM messages WHERE to_agent = ?1 \
+             ORDER BY priority ASC, created_at ASC, id ASC LIMIT ?2",
+            to,
+            over,
+            &mut evicted,
+        )?;
+    }
+    Ok(evicted)
+}
+
+/// Live messages of a project (`kind` 0) or addressed to a recipient (`kind` 1).
+fn live(tx: &Transaction<'_>, kind: i64, key: &str) -> Result<i64, Error> {
+    tx.query_row(
+        "SELECT n FROM message_counts WHERE kind = ?1 AND key = ?2",
+        params![kind, key],
+        |r| r.get(0),
+    )
+    .optional()
+    .map_err(io)
+    .map(|n| n.unwrap_or(0))
+}
+
+/// Deletes the first `over` messages `victims` selects for `key` (none when `over` is not
+/// positive), adding their ids to `evicted`.
+fn evict(
+    tx: &Transaction<'_>,
+    victims: &str,
+    key: &str,
+    over: i64,
+    evicted: &mut Vec<String>,
+) -> Result<(), Error> {
+    if over <= 0 {
+        return Ok(());
+    }
+    let ids: Vec<String> = {
+        let mut stmt = tx.prepare(victims).map_err(io)?;
+        stmt.query_map(params![key, over], |r| r.get::<_, String>(0))
+            .map_err(io)?
+            .collect::<Result<_, _>>()
+            .map_err(io)?
+    };
+    for id in &ids {
+        tx.execute("DELETE FROM messages WHERE id = ?1", [id])
+            .map_err(io)?;
+    }
+    evicted.extend(ids);
+    Ok(())
 }

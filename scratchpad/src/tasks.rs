@@ -2,7 +2,7 @@
 
 use agent_intercom_core::scratchpad::{self, TaskState, TaskView};
 use agent_intercom_core::{Error, ErrorCode};
-use rusqlite::{OptionalExtension, TransactionBehavior, params};
+use rusqlite::{OptionalExtension, params};
 
 use crate::events::emit;
 use crate::{Store, io, root_key, root_value, state_of};
@@ -82,10 +82,7 @@ impl Store {
         }
         let now = self.clock.now_ms();
         let id = uuid::Uuid::now_v7().to_string();
-        let tx = self
-            .conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(io)?;
+        let tx = self.write()?;
         tx.execute(
             "INSERT INTO tasks (id, creator, assignee, title, state, project_root, created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7)",
             params![id, creator, assignee, title, TaskState::Submitted as i64, root_key(project_root), now],
@@ -152,10 +149,7 @@ impl Store {
     ) -> Result<Task, Error> {
         let to = TaskState::parse(to, "state")?;
         let now = self.clock.now_ms();
-        let tx = self
-            .conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(io)?;
+        let tx = self.write()?;
         let row: Option<(String, Option<String>, i64)> = tx
             .query_row(
                 "SELECT creator, assignee, state FROM tasks WHERE id = ?1",
@@ -266,10 +260,7 @@ impl Store {
             ));
         }
         let now = self.clock.now_ms();
-        let tx = self
-            .conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(io)?;
+        let tx = self.write()?;
         let seq: i64 = tx
             .query_row(
                 "SELECT coalesce(max(seq), 0) + 1 FROM task_artifacts WHERE task_id = ?1",
