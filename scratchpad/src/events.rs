@@ -101,8 +101,8 @@ impl Store {
             return Err(Error::new(
                 ErrorCode::InvalidArgument,
                 format!(
-                    "after ({after}) is beyond the newest event ({newest}); pass 0 or a cursor this \
-                     store returned"
+                    "after ({after}) is beyond the newest event ({newest}); pass 0 or a cursor \
+                     this store returned"
                 ),
             ));
         }

@@ -155,9 +155,11 @@ const MIGRATIONS: [&str; SCHEMA_VERSION as usize] = [
      task_id TEXT NOT NULL REFERENCES tasks(id) ON DELETE CASCADE, seq INTEGER NOT NULL,
      by_agent TEXT NOT NULL, name TEXT NOT NULL, content TEXT NOT NULL, at INTEGER NOT NULL,
      PRIMARY KEY (task_id, seq));
-     CREATE TABLE buckets (key TEXT PRIMARY KEY, milli_tokens INTEGER NOT NULL, refilled_at INTEGER NOT NULL);
+     CREATE TABLE buckets (key TEXT PRIMARY KEY, milli_tokens INTEGER NOT NULL, \
+     refilled_at INTEGER NOT NULL);
      CREATE TABLE costs (
-     agent TEXT NOT NULL, tool TEXT NOT NULL, input_tokens INTEGER NOT NULL, output_tokens INTEGER NOT NULL,
+     agent TEXT NOT NULL, tool TEXT NOT NULL, input_tokens INTEGER NOT NULL, \
+     output_tokens INTEGER NOT NULL,
      cached_tokens INTEGER NOT NULL, calls INTEGER NOT NULL, cost_micros INTEGER NOT NULL,
      PRIMARY KEY (agent, tool));",
     "CREATE TABLE events (
@@ -175,13 +177,15 @@ const MIGRATIONS: [&str; SCHEMA_VERSION as usize] = [
      INSERT INTO counters (name, value) SELECT 'message_seq', coalesce(max(seq), 0) FROM messages;
      CREATE TABLE message_counts (
      kind INTEGER NOT NULL, key TEXT NOT NULL, n INTEGER NOT NULL, PRIMARY KEY (kind, key));
-     INSERT INTO message_counts SELECT 0, project_root, count(*) FROM messages GROUP BY project_root;
+     INSERT INTO message_counts SELECT 0, project_root, count(*) FROM messages \
+     GROUP BY project_root;
      INSERT INTO message_counts SELECT 1, to_agent, count(*) FROM messages
      WHERE to_agent IS NOT NULL GROUP BY to_agent;
      CREATE TRIGGER messages_counted AFTER INSERT ON messages BEGIN
      INSERT INTO message_counts (kind, key, n) VALUES (0, NEW.project_root, 1)
      ON CONFLICT (kind, key) DO UPDATE SET n = n + 1;
-     INSERT INTO message_counts (kind, key, n) SELECT 1, NEW.to_agent, 1 WHERE NEW.to_agent IS NOT NULL
+     INSERT INTO message_counts (kind, key, n) SELECT 1, NEW.to_agent, 1 \
+     WHERE NEW.to_agent IS NOT NULL
      ON CONFLICT (kind, key) DO UPDATE SET n = n + 1;
      END;
      CREATE TRIGGER messages_uncounted AFTER DELETE ON messages BEGIN
@@ -352,7 +356,8 @@ fn root_value(key: String) -> Option<String> {
     (!key.is_empty()).then_some(key)
 }
 
-const COLUMNS: &str = "id, from_agent, to_agent, category, priority, privacy, content, metadata, task_id, project_root, created_at, expires_at, sender_team";
+const COLUMNS: &str = "id, from_agent, to_agent, category, priority, privacy, content, metadata, \
+                       task_id, project_root, created_at, expires_at, sender_team";
 
 /// A message as stored: what visibility needs beyond the message itself. Selected as
 /// `{COLUMNS}, seq`.
@@ -486,7 +491,8 @@ impl Store {
             return Err(Error::new(
                 ErrorCode::StoreNewerSchema,
                 format!(
-                    "the scratchpad store has schema version {version}, newer than {SCHEMA_VERSION}; refusing to touch it"
+                    "the scratchpad store has schema version {version}, newer than \
+                     {SCHEMA_VERSION}; refusing to touch it"
                 ),
             ));
         }

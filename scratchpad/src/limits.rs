@@ -179,7 +179,8 @@ impl Store {
         for (_, key, _, b) in &buckets {
             tx.execute(
                 "INSERT INTO buckets (key, milli_tokens, refilled_at) VALUES (?1, ?2, ?3)
-                 ON CONFLICT (key) DO UPDATE SET milli_tokens = excluded.milli_tokens, refilled_at = excluded.refilled_at",
+                 ON CONFLICT (key) DO UPDATE SET milli_tokens = excluded.milli_tokens, \
+                 refilled_at = excluded.refilled_at",
                 params![key, b.milli_tokens - 1000, b.refilled_at],
             )
             .map_err(io)?;
@@ -204,14 +205,22 @@ impl Store {
         self.conn
             .execute(
                 // An integer sum past i64::MAX is a float in SQLite; min() brings it back.
-                "INSERT INTO costs (agent, tool, input_tokens, output_tokens, cached_tokens, calls, cost_micros) VALUES (?1, ?2, ?3, ?4, ?5, 1, ?6)
+                "INSERT INTO costs (agent, tool, input_tokens, output_tokens, cached_tokens, \
+                 calls, cost_micros) VALUES (?1, ?2, ?3, ?4, ?5, 1, ?6)
                  ON CONFLICT (agent, tool) DO UPDATE SET
                    input_tokens = min(input_tokens + excluded.input_tokens, 9223372036854775807),
                    output_tokens = min(output_tokens + excluded.output_tokens, 9223372036854775807),
                    cached_tokens = min(cached_tokens + excluded.cached_tokens, 9223372036854775807),
                    calls = min(calls + 1, 9223372036854775807),
                    cost_micros = min(cost_micros + excluded.cost_micros, 9223372036854775807)",
-                params![agent, tool, clamp(usage.input_tokens), clamp(usage.output_tokens), clamp(usage.cached_tokens), cost],
+                params![
+                    agent,
+                    tool,
+                    clamp(usage.input_tokens),
+                    clamp(usage.output_tokens),
+                    clamp(usage.cached_tokens),
+                    cost
+                ],
             )
             .map_err(io)?;
         Ok(cost as u64)
@@ -224,7 +233,8 @@ impl Store {
             // CAST: totals an older version let overflow into floats read back saturated.
             .prepare(
                 "SELECT agent, tool, CAST(input_tokens AS INTEGER), CAST(output_tokens AS INTEGER),
-                 CAST(cached_tokens AS INTEGER), CAST(calls AS INTEGER), CAST(cost_micros AS INTEGER)
+                 CAST(cached_tokens AS INTEGER), CAST(calls AS INTEGER), \
+                 CAST(cost_micros AS INTEGER)
                  FROM costs ORDER BY agent, tool",
             )
             .map_err(io)?;

@@ -239,8 +239,10 @@ impl Store {
         let rows: Vec<Stored> = {
             let mut stmt = tx
                 .prepare(&format!(
-                    "SELECT {COLUMNS}, seq FROM messages WHERE (?1 = 0 OR project_root = ?2) AND (?3 IS NULL OR category = ?3)
-                     AND (?4 IS NULL OR from_agent = ?4) ORDER BY priority DESC, created_at ASC, id ASC"
+                    "SELECT {COLUMNS}, seq FROM messages WHERE (?1 = 0 OR project_root = ?2) \
+                     AND (?3 IS NULL OR category = ?3)
+                     AND (?4 IS NULL OR from_agent = ?4) \
+                     ORDER BY priority DESC, created_at ASC, id ASC"
                 ))
                 .map_err(io)?;
             let mapped = stmt

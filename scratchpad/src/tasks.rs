@@ -84,12 +84,22 @@ impl Store {
         let id = uuid::Uuid::now_v7().to_string();
         let tx = self.write()?;
         tx.execute(
-            "INSERT INTO tasks (id, creator, assignee, title, state, project_root, created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7)",
-            params![id, creator, assignee, title, TaskState::Submitted as i64, root_key(project_root), now],
+            "INSERT INTO tasks (id, creator, assignee, title, state, project_root, created_at, \
+             updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7)",
+            params![
+                id,
+                creator,
+                assignee,
+                title,
+                TaskState::Submitted as i64,
+                root_key(project_root),
+                now
+            ],
         )
         .map_err(io)?;
         tx.execute(
-            "INSERT INTO task_history (task_id, seq, from_state, to_state, by_agent, reason, at) VALUES (?1, 1, NULL, ?2, ?3, 'created', ?4)",
+            "INSERT INTO task_history (task_id, seq, from_state, to_state, by_agent, reason, at) \
+             VALUES (?1, 1, NULL, ?2, ?3, 'created', ?4)",
             params![id, TaskState::Submitted as i64, creator, now],
         )
         .map_err(io)?;
@@ -117,7 +127,8 @@ impl Store {
     fn task_row(&self, id: &str) -> Result<Task, Error> {
         self.conn
             .query_row(
-                "SELECT id, creator, assignee, title, state, project_root, created_at, updated_at FROM tasks WHERE id = ?1",
+                "SELECT id, creator, assignee, title, state, project_root, created_at, updated_at \
+                 FROM tasks WHERE id = ?1",
                 [id],
                 |r| {
                     Ok(Task {
@@ -192,7 +203,8 @@ impl Store {
         )
         .map_err(io)?;
         tx.execute(
-            "INSERT INTO task_history (task_id, seq, from_state, to_state, by_agent, reason, at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            "INSERT INTO task_history (task_id, seq, from_state, to_state, by_agent, reason, at) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
             params![id, seq, from as i64, to as i64, by, reason, now],
         )
         .map_err(io)?;
@@ -217,7 +229,10 @@ impl Store {
         self.task(id, agent)?;
         let mut stmt = self
             .conn
-            .prepare("SELECT from_state, to_state, by_agent, reason, at FROM task_history WHERE task_id = ?1 ORDER BY seq")
+            .prepare(
+                "SELECT from_state, to_state, by_agent, reason, at FROM task_history \
+                 WHERE task_id = ?1 ORDER BY seq",
+            )
             .map_err(io)?;
         let rows = stmt
             .query_map([id], |r| {
@@ -269,7 +284,8 @@ impl Store {
             )
             .map_err(io)?;
         tx.execute(
-            "INSERT INTO task_artifacts (task_id, seq, by_agent, name, content, at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            "INSERT INTO task_artifacts (task_id, seq, by_agent, name, content, at) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
             params![id, seq, by, name, content, now],
         )
         .map_err(io)?;
@@ -279,7 +295,13 @@ impl Store {
     /// The task's artifacts, oldest first, for `agent`: participants only, as [`Store::task`].
     pub fn artifacts(&mut self, id: &str, agent: &str) -> Result<Vec<Artifact>, Error> {
         self.task(id, agent)?;
-        let mut stmt = self.conn.prepare("SELECT by_agent, name, content, at FROM task_artifacts WHERE task_id = ?1 ORDER BY seq").map_err(io)?;
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT by_agent, name, content, at FROM task_artifacts \
+                 WHERE task_id = ?1 ORDER BY seq",
+            )
+            .map_err(io)?;
         let rows = stmt
             .query_map([id], |r| {
                 Ok(Artifact {

@@ -13,7 +13,8 @@ pub(super) fn bad(message: impl Into<String>) -> Error {
 #[cfg(test)]
 thread_local! {
     /// Every key the handlers read, with its path ("pricing.input_per_million_micros").
-    pub(super) static READ: std::cell::RefCell<std::collections::BTreeSet<String>> = Default::default();
+    pub(super) static READ: std::cell::RefCell<std::collections::BTreeSet<String>> =
+        Default::default();
 }
 
 fn empty() -> &'static Map<String, Value> {

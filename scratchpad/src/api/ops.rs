@@ -113,7 +113,9 @@ pub(super) fn task_history(store: &mut Store, a: &Args<'_>) -> Result<Value, Err
     Ok(Value::Array(
         history
             .iter()
-            .map(|t| json!({ "from": t.from, "to": t.to, "by": t.by, "reason": t.reason, "at": t.at }))
+            .map(|t| {
+                json!({ "from": t.from, "to": t.to, "by": t.by, "reason": t.reason, "at": t.at })
+            })
             .collect(),
     ))
 }
