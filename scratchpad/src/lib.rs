@@ -22,6 +22,10 @@
 //!   per recipient; a post over a bound evicts the lowest priority, then the oldest, and reports
 //!   the evicted ids.
 
+// `impl Store` is split by concern: messages (post, unread, list), tasks, limits (rate limits and
+// costs), export and events. This file keeps opening, the schema and migrations, and what they all
+// share (row decoding, the visibility rule, the reader, the write transaction), so that no module
+// imports another except `events::emit` (no cycle).
 pub mod api;
 mod events;
 mod export;

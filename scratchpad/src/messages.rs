@@ -285,10 +285,30 @@ impl Store {
     }
 }
 
+/// One of the bounds a post keeps: its key's kind in `message_counts` (kept by triggers, so a
+/// post does not count rows), and the messages it evicts first for a key.
+struct Bound {
+    kind: i64,
+    victims: &'static str,
+}
+
+/// At most `per_project_cap` live messages per project root.
+const PROJECT: Bound = Bound {
+    kind: 0,
+    victims: "SELECT id FROM messages WHERE project_root = ?1 \
+              ORDER BY priority ASC, created_at ASC, id ASC LIMIT ?2",
+};
+
+/// At most `per_recipient_cap` live messages per recipient.
+const RECIPIENT: Bound = Bound {
+    kind: 1,
+    victims: "SELECT id FROM messages WHERE to_agent = ?1 \
+              ORDER BY priority ASC, created_at ASC, id ASC LIMIT ?2",
+};
+
 /// Makes room for one more message in the project `root`, then for its recipient `to`, within
 /// `(per_project, per_recipient)`: the lowest priority goes first, then the oldest. Returns the
-/// evicted ids. The live counts are kept by triggers (message_counts), so a post does not count
-/// rows.
+/// evicted ids.
 fn make_room(
     tx: &Transaction<'_>,
     root: &str,
@@ -296,55 +316,37 @@ fn make_room(
     (per_project, per_recipient): (usize, usize),
 ) -> Result<Vec<String>, Error> {
     let mut evicted = Vec::new();
-    let over = live(tx, 0, root)? + 1 - per_project as i64;
-    evict(
-        tx,
-        "SELECT id FROM messages WHERE project_root = ?1 \
-         ORDER BY priority ASC, created_at ASC, id ASC LIMIT ?2",
-        root,
-        over,
-        &mut evicted,
-    )?;
+    evict(tx, &PROJECT, root, per_project, &mut evicted)?;
     if let Some(to) = to {
-        let over = live(tx, 1, to)? + 1 - per_recipient as i64;
-        evict(
-            tx,
-            "SELECT id FROM messages WHERE to_agent = ?1 \
-             ORDER BY priority ASC, created_at ASC, id ASC LIMIT ?2",
-            to,
-            over,
-            &mut evicted,
-        )?;
+        evict(tx, &RECIPIENT, to, per_recipient, &mut evicted)?;
     }
     Ok(evicted)
 }
 
-/// Live messages of a project (`kind` 0) or addressed to a recipient (`kind` 1).
-fn live(tx: &Transaction<'_>, kind: i64, key: &str) -> Result<i64, Error> {
-    tx.query_row(
-        "SELECT n FROM message_counts WHERE kind = ?1 AND key = ?2",
-        params![kind, key],
-        |r| r.get(0),
-    )
-    .optional()
-    .map_err(io)
-    .map(|n| n.unwrap_or(0))
-}
-
-/// Deletes the first `over` messages `victims` selects for `key` (none when `over` is not
-/// positive), adding their ids to `evicted`.
+/// Deletes what `bound` selects first for `key` until one more message fits within `cap`,
+/// adding the ids to `evicted`.
 fn evict(
     tx: &Transaction<'_>,
-    victims: &str,
+    bound: &Bound,
     key: &str,
-    over: i64,
+    cap: usize,
     evicted: &mut Vec<String>,
 ) -> Result<(), Error> {
+    let live: i64 = tx
+        .query_row(
+            "SELECT n FROM message_counts WHERE kind = ?1 AND key = ?2",
+            params![bound.kind, key],
+            |r| r.get(0),
+        )
+        .optional()
+        .map_err(io)?
+        .unwrap_or(0);
+    let over = live + 1 - cap as i64;
     if over <= 0 {
         return Ok(());
     }
     let ids: Vec<String> = {
-        let mut stmt = tx.prepare(victims).map_err(io)?;
+        let mut stmt = tx.prepare(bound.victims).map_err(io)?;
         stmt.query_map(params![key, over], |r| r.get::<_, String>(0))
             .map_err(io)?
             .collect::<Result<_, _>>()

@@ -294,5 +294,5 @@ const fn keys<const N: usize>(args: &[Arg; N]) -> [&'static str; N] {
     out
 }
 
-/// The keys of [`config`]'s object (the fields of [`Config`]).
+/// The keys of [`config`](super::config)'s object (the fields of [`Config`](crate::Config)).
 pub const OPTION_KEYS: &[&str] = &keys(&OPTION_ARGS);
