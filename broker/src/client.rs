@@ -53,7 +53,14 @@ impl RawClient {
             }
             Err(e) => return Err(e),
         }
-        let mut body = vec![0u8; u32::from_be_bytes(header) as usize];
+        let len = u32::from_be_bytes(header) as u64;
+        if len > crate::config::DEFAULT_MAX_FRAME_BYTES {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!("a frame of {len} bytes is larger than a broker sends"),
+            ));
+        }
+        let mut body = vec![0u8; len as usize];
         self.stream
             .set_read_timeout(Some(Duration::from_secs(10)))?;
         self.stream.read_exact(&mut body)?;

@@ -71,6 +71,9 @@ const MIB: u64 = 1024 * 1024;
 /// The longest idle-exit delay accepted (`idle_exit_secs`, `idle_exit_ms`): 30 days.
 pub const MAX_IDLE_EXIT_MS: u64 = 30 * DAY_MS;
 
+/// The largest frame payload by default (`max_frame_bytes`), as the adapters' brokers accept.
+pub const DEFAULT_MAX_FRAME_BYTES: u64 = MIB;
+
 /// The idle-exit delay by default, in milliseconds.
 pub const DEFAULT_IDLE_EXIT_MS: u64 = 5_000;
 
@@ -145,7 +148,7 @@ limits! {
     /// A frame costs ceil(bytes / this) tokens.
     rate_bytes_per_token: Count = 8 * 1024, 1, 256 * MIB, "rate_bytes_per_token";
     /// Largest frame payload accepted, in bytes.
-    max_frame_bytes: Count = MIB, 1024, 256 * MIB, "max_frame_bytes";
+    max_frame_bytes: Count = DEFAULT_MAX_FRAME_BYTES, 1024, 256 * MIB, "max_frame_bytes";
     /// Once a frame started, the rest must arrive within this time.
     frame_timeout: Millis = 10_000, 1, DAY_MS, "frame_timeout_ms";
     /// Time a receiver has to acknowledge a message.

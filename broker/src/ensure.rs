@@ -1,13 +1,12 @@
 //! Finding or starting the broker of an intercom directory, race-free: whoever takes
 //! `broker.owner` runs it; everyone else waits until it answers `health` and uses it.
 
-use std::io::{Read, Write};
-use std::os::unix::net::UnixStream;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use serde_json::{Value, json};
+use serde_json::json;
 
+use crate::client::RawClient;
 use crate::config::BrokerConfig;
 use crate::server::{BrokerHandle, StartError, start};
 use crate::wire;
@@ -25,33 +24,18 @@ pub enum Health {
 
 /// Probes the socket with a `health` frame, as the adapters do.
 pub fn health(socket: &Path, timeout: Duration) -> Health {
-    let Ok(mut stream) = UnixStream::connect(socket) else {
+    let Ok(mut client) = RawClient::connect(socket) else {
         return Health::Unreachable;
     };
-    let _ = stream.set_read_timeout(Some(timeout));
-    let _ = stream.set_write_timeout(Some(timeout));
+    let _ = client.stream().set_write_timeout(Some(timeout));
     let request_id = uuid::Uuid::new_v4().to_string();
-    if stream
-        .write_all(&wire::encode(
-            &json!({ "type": "health", "requestId": request_id }),
-        ))
+    if client
+        .send(&json!({ "type": "health", "requestId": request_id }))
         .is_err()
     {
         return Health::Unreachable;
     }
-    let mut header = [0u8; 4];
-    if stream.read_exact(&mut header).is_err() {
-        return Health::Unreachable;
-    }
-    let len = u32::from_be_bytes(header) as usize;
-    if len > 1 << 20 {
-        return Health::Unreachable;
-    }
-    let mut body = vec![0u8; len];
-    if stream.read_exact(&mut body).is_err() {
-        return Health::Unreachable;
-    }
-    let Ok(v) = serde_json::from_slice::<Value>(&body) else {
+    let Ok(Some(v)) = client.recv(timeout) else {
         return Health::Unreachable;
     };
     if v["type"] != "health_ok" || v["requestId"] != request_id.as_str() {
