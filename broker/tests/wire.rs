@@ -636,6 +636,9 @@ fn a_session_that_stops_reading_is_closed_instead_of_buffered_for_ever() {
     let broker = Broker::start_with("slow", |c| {
         c.max_outbound_bytes = 256 * 1024;
         c.max_pending_deliveries_per_session = 1000;
+        // 40 frames of 200 KiB cost 1,000 tokens: without room the sender could be refused as
+        // rate limited (and closed) before the sleeper's departure reaches it.
+        c.rate_capacity = 100_000.0;
     });
     let mut sender = broker.connect();
     sender.register("sender", None);
