@@ -18,7 +18,7 @@ echo "== header compiles as C99 and C++"
 echo '#include "agent_intercom.h"' | gcc "${cflags[@]}" -x c -fsyntax-only -
 echo '#include "agent_intercom.h"' | g++ -std=c++11 -Wall -Wextra -Werror -Iinclude -x c++ -fsyntax-only -
 
-for t in abi vectors broker pad hardening; do
+for t in abi vectors asks broker pad hardening; do
   gcc "${cflags[@]}" "tests/c/$t.c" -L"$lib" -lagent_intercom -lcjson -Wl,-rpath,"$lib" -o "$out/${t}_dyn"
   gcc "${cflags[@]}" "tests/c/$t.c" "$lib/libagent_intercom.a" -lcjson "${syslibs[@]}" -o "$out/${t}_static"
   gcc "${cflags[@]}" -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer \
@@ -29,6 +29,7 @@ for variant in dyn static asan; do
   echo "== C tests ($variant, $profile)"
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 "$out/abi_$variant"
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 "$out/vectors_$variant" vectors
+  ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 "$out/asks_$variant" vectors
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 "$out/broker_$variant"
   scratch=$(mktemp -d)
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 "$out/pad_$variant" vectors "$scratch"
