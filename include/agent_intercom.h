@@ -499,6 +499,26 @@ aic_status aic_canonical_hash(const char *domain,
                               char *out_hex,
                               aic_error **err);
 
+// The ask-threading rules on one send (agent_intercom_core::asks::check_ask_json): `json` is
+// `{"edges": [{"asker", "messageId", "asked", "state": "blocking"|"deferred"}], "send":
+// {"from", "to", "replyTo"?: string|null, "expectsReply"?: bool}, "maxOpenAsks": n}`, a case
+// of vectors/asks-v1.json without its id, kind and expectation. Writes an owned canonical
+// JSON answer to `out_json` (release with aic_string_free) and its length to `out_len` when
+// non-NULL: `{"refused":"CODE"}` (the delivery_failed code) or
+// `{"opens":bool,"resolves":{"asker":..,"messageId":..}|null}`. A refusal is an answer: the
+// status is AIC_STATUS_OK. AIC_STATUS_UNKNOWN_KEY for a key the input does not have,
+// AIC_STATUS_INVALID_ARGUMENT for a missing or mistyped value or for two edges with one
+// (asker, messageId) or one (asker, asked) pair, the canonical JSON statuses (such as
+// AIC_STATUS_INVALID_JSON) for text that is not JSON.
+//
+// # Safety
+// `json` follows the (pointer, length) contract; `out_json` valid for writes.
+aic_status aic_check_ask_json(const char *json,
+                              size_t json_len,
+                              char **out_json,
+                              size_t *out_len,
+                              aic_error **err);
+
 // Opens (creating if needed) the scratchpad store at `path`. `options_json` is NULL/empty for
 // the defaults, or a JSON object with any of per_project_cap, per_recipient_cap,
 // max_content_bytes, allow_full_export. Fails with AIC_STATUS_STORE_NEWER_SCHEMA,

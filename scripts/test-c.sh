@@ -2,9 +2,27 @@
 # Builds the C ABI, compiles the C tests (C99, -Wall -Wextra -Werror; the header also as C++),
 # and runs them against the shared library, the static library, and under ASan+UBSan with leak
 # checking. Needs gcc, g++ and libcjson-dev.
+#
+# Usage: scripts/test-c.sh [debug|release] [NAME...]
+#   NAME is a test of tests/c (abi, vectors, asks, broker, pad, hardening): only those are built
+#   and run, in all three variants. Without a name, every test. AIC_VECTOR=<substring> runs only
+#   the matching cases of the vector runners (vectors, asks, pad), e.g.
+#   AIC_VECTOR=ask/mutual bash scripts/test-c.sh debug asks
 set -euo pipefail
 cd "$(dirname "$0")/.."
 profile=${1:-debug}
+case $profile in
+  debug | release) ;;
+  *) echo "usage: $0 [debug|release] [NAME...] (the profile comes first; got \"$profile\")" >&2; exit 2 ;;
+esac
+all=(abi vectors asks broker pad hardening)
+tests=("${all[@]}")
+if [ $# -gt 1 ]; then
+  tests=("${@:2}")
+  for t in "${tests[@]}"; do
+    [[ " ${all[*]} " == *" $t "* ]] || { echo "no C test named \"$t\" (tests: ${all[*]})" >&2; exit 2; }
+  done
+fi
 flag=""; [ "$profile" = release ] && flag="--release"
 cargo build --locked --workspace $flag
 target=$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')
@@ -18,22 +36,28 @@ echo "== header compiles as C99 and C++"
 echo '#include "agent_intercom.h"' | gcc "${cflags[@]}" -x c -fsyntax-only -
 echo '#include "agent_intercom.h"' | g++ -std=c++11 -Wall -Wextra -Werror -Iinclude -x c++ -fsyntax-only -
 
-for t in abi vectors broker pad hardening; do
+for t in "${tests[@]}"; do
   gcc "${cflags[@]}" "tests/c/$t.c" -L"$lib" -lagent_intercom -lcjson -Wl,-rpath,"$lib" -o "$out/${t}_dyn"
   gcc "${cflags[@]}" "tests/c/$t.c" "$lib/libagent_intercom.a" -lcjson "${syslibs[@]}" -o "$out/${t}_static"
   gcc "${cflags[@]}" -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer \
     "tests/c/$t.c" "$lib/libagent_intercom.a" -lcjson "${syslibs[@]}" -o "$out/${t}_asan"
 done
 
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+run() { # test variant: the test's arguments are its own
+  case $1 in
+    vectors | asks) "$out/$1_$2" vectors ;;
+    pad)
+      scratch=$(mktemp -d)
+      "$out/$1_$2" vectors "$scratch"
+      rm -rf "$scratch"
+      ;;
+    *) "$out/$1_$2" ;;
+  esac
+}
 for variant in dyn static asan; do
-  echo "== C tests ($variant, $profile)"
-  ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 "$out/abi_$variant"
-  ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 "$out/vectors_$variant" vectors
-  ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 "$out/broker_$variant"
-  scratch=$(mktemp -d)
-  ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 "$out/pad_$variant" vectors "$scratch"
-  rm -rf "$scratch"
-  ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 "$out/hardening_$variant"
+  echo "== C tests ($variant, $profile): ${tests[*]}"
+  for t in "${tests[@]}"; do run "$t" "$variant"; done
 done
 
 echo "== exported symbols all start with aic_"

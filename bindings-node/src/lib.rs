@@ -503,3 +503,11 @@ pub fn pad_operations() -> Vec<String> {
         .map(|s| s.to_string())
         .collect()
 }
+
+/// The ask-threading rules on one send, JSON text in and out (`asks::check_ask_json`). Internal:
+/// the vector runner (tests/node/asks.test.js) runs vectors/asks-v1.json through it; no public
+/// JavaScript API wraps it.
+#[napi]
+pub fn check_ask_json(text: String) -> Result<String> {
+    agent_intercom_core::asks::check_ask_json(&text).map_err(js_error)
+}

@@ -2,6 +2,8 @@
 //! over the wire. Counts what ran; nothing is skipped.
 
 mod common;
+#[path = "../../core/tests/support/vector_filter.rs"]
+mod vector_filter;
 
 use std::collections::BTreeSet;
 
@@ -9,6 +11,7 @@ use agent_intercom_core::canonical::{self, Value as CValue};
 use agent_intercom_core::corpus::{self, Vector};
 use common::*;
 use serde_json::{Value, json};
+use vector_filter::{Counts, Filter};
 
 struct Live {
     broker: Broker,
@@ -458,21 +461,27 @@ fn run(v: &Vector<'_>) {
     }
 }
 
-#[test]
-fn protocol_v4_corpus_against_a_live_broker() {
-    let doc = canonical::parse(corpus::CORPUS_JSON).unwrap();
+/// Runs the selected vectors of a corpus document against live brokers.
+fn run_file(file: &str, text: &str) {
+    let doc = canonical::parse(text).unwrap();
     let vectors = corpus::parse_vectors(&doc).unwrap();
-    let mut executed = 0;
+    let filter = Filter::from_env();
+    let mut counts = Counts::new(vectors.len());
     for v in &vectors {
+        if !filter.selects(v.name) {
+            counts.filtered += 1;
+            continue;
+        }
         eprintln!("vector: {}", v.name);
         run(v);
-        executed += 1;
+        counts.executed += 1;
     }
-    println!(
-        "protocol-v4.json against a live broker: {} vectors, {executed} executed, 0 skipped",
-        vectors.len()
-    );
-    assert_eq!(executed, vectors.len());
+    counts.report(&format!("{file} against a live broker"), &filter);
+}
+
+#[test]
+fn protocol_v4_corpus_against_a_live_broker() {
+    run_file("protocol-v4.json", corpus::CORPUS_JSON);
 }
 
 #[test]
@@ -482,14 +491,5 @@ fn local_vectors_against_a_live_broker() {
         "/../vectors/protocol-v4-local.json"
     ))
     .unwrap();
-    let doc = canonical::parse(&text).unwrap();
-    let vectors = corpus::parse_vectors(&doc).unwrap();
-    for v in &vectors {
-        run(v);
-    }
-    println!(
-        "protocol-v4-local.json against a live broker: {} vectors, {} executed, 0 skipped",
-        vectors.len(),
-        vectors.len()
-    );
+    run_file("protocol-v4-local.json", &text);
 }

@@ -2,12 +2,15 @@
 //! runner (tests/node/wire-corpus.test.js) runs the same file.
 
 mod common;
+#[path = "../../core/tests/support/vector_filter.rs"]
+mod vector_filter;
 
 use std::collections::HashMap;
 use std::time::Duration;
 
 use common::*;
 use serde_json::Value;
+use vector_filter::{Counts, Filter};
 
 fn substitute(value: &Value, vars: &HashMap<String, Value>) -> Value {
     match value {
@@ -130,12 +133,21 @@ fn wire_v4_vectors() {
     let doc: Value = serde_json::from_str(&text).unwrap();
     let cases = doc["cases"].as_array().unwrap();
     assert_eq!(doc["count"].as_u64(), Some(cases.len() as u64));
-    let failures: Vec<String> = cases.iter().filter_map(|c| run_case(c).err()).collect();
-    println!(
-        "wire-v4.json: {} cases, {} executed, 0 skipped, {} failed",
-        cases.len(),
-        cases.len(),
+    let filter = Filter::from_env();
+    let mut counts = Counts::new(cases.len());
+    let mut failures = Vec::new();
+    for case in cases {
+        if !filter.selects(case["id"].as_str().unwrap()) {
+            counts.filtered += 1;
+            continue;
+        }
+        counts.executed += 1;
+        failures.extend(run_case(case).err());
+    }
+    counts.report("wire-v4.json", &filter);
+    assert!(
+        failures.is_empty(),
+        "{} failed: {failures:#?}",
         failures.len()
     );
-    assert!(failures.is_empty(), "{failures:#?}");
 }

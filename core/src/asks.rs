@@ -20,7 +20,11 @@
 //! assert!(!effect.opens);
 //! ```
 
+use std::collections::HashSet;
 use std::fmt;
+
+use crate::canonical::{self, Value};
+use crate::error::{Error, ErrorCode};
 
 /// `delivery_failed` code: `replyTo` names no open ask of the recipient to the sender.
 pub const INVALID_REPLY_TARGET: &str = "INVALID_REPLY_TARGET";
@@ -238,6 +242,154 @@ pub fn check_ask<'a, V: AskView + ?Sized>(
     })
 }
 
+/// The keys of a [`check_ask_json`] input, of its `send` and of each of its `edges`.
+const INPUT_KEYS: [&str; 3] = ["edges", "send", "maxOpenAsks"];
+const SEND_KEYS: [&str; 4] = ["from", "to", "replyTo", "expectsReply"];
+const EDGE_KEYS: [&str; 4] = ["asker", "messageId", "asked", "state"];
+
+/// [`check_ask`] over JSON text in the shape of a case of `vectors/asks-v1.json` (its id, kind
+/// and expectation left out):
+///
+/// ```json
+/// {"edges": [{"asker": "b", "messageId": "q1", "asked": "a", "state": "blocking"}],
+///  "send": {"from": "a", "to": "b", "replyTo": "q1", "expectsReply": false},
+///  "maxOpenAsks": 64}
+/// ```
+///
+/// `replyTo` may be null or absent (no reply) and `expectsReply` absent (false). The answer is
+/// canonical JSON in the shape of the case's `expected`: `{"refused":"CODE"}`, or
+/// `{"opens":bool,"resolves":{"asker":..,"messageId":..}|null}`. A refusal is an answer, not an
+/// error. Errors are for text that is not such an input: the [`canonical::parse`] codes,
+/// [`ErrorCode::UnknownKey`] for a key the shape does not have, [`ErrorCode::InvalidArgument`]
+/// for a missing or mistyped value, or for two edges with the same (asker, messageId) or the
+/// same (asker, asked) pair, which no broker holds.
+///
+/// The one reader of this shape: the Rust vector runner, the C export `aic_check_ask_json` and
+/// the Node addon all call it, so C and Node run the same vectors without parsing them again.
+///
+/// ```
+/// use agent_intercom_core::asks::check_ask_json;
+///
+/// let open = r#"{"asker":"b","messageId":"q1","asked":"a","state":"blocking"}"#;
+/// let ask_back = format!(r#"{{"edges":[{open}],"send":{{"from":"a","to":"b","expectsReply":true}},"maxOpenAsks":64}}"#);
+/// assert_eq!(check_ask_json(&ask_back).unwrap(), r#"{"refused":"MUTUAL_ASK"}"#);
+/// let answer = format!(r#"{{"edges":[{open}],"send":{{"from":"a","to":"b","replyTo":"q1"}},"maxOpenAsks":64}}"#);
+/// assert_eq!(
+///     check_ask_json(&answer).unwrap(),
+///     r#"{"opens":false,"resolves":{"asker":"b","messageId":"q1"}}"#
+/// );
+/// ```
+pub fn check_ask_json(text: &str) -> Result<String, Error> {
+    let input = canonical::parse(text)?;
+    object(&input, "the input", &INPUT_KEYS)?;
+    let edges = input
+        .get("edges")
+        .ok_or_else(|| bad("edges is required"))?
+        .as_array()
+        .ok_or_else(|| bad("edges must be an array"))?
+        .iter()
+        .enumerate()
+        .map(|(i, edge)| parse_edge(edge, i))
+        .collect::<Result<Vec<_>, _>>()?;
+    let (mut keys, mut pairs) = (HashSet::new(), HashSet::new());
+    for (i, edge) in edges.iter().enumerate() {
+        if !keys.insert((edge.asker, edge.message_id)) {
+            return Err(bad(format!(
+                "edges[{i}] repeats the (asker, messageId) of an earlier edge"
+            )));
+        }
+        if !pairs.insert((edge.asker, edge.asked)) {
+            return Err(bad(format!(
+                "edges[{i}] repeats the (asker, asked) pair of an earlier edge: at most one ask is open per pair"
+            )));
+        }
+    }
+    let send = input.get("send").ok_or_else(|| bad("send is required"))?;
+    object(send, "send", &SEND_KEYS)?;
+    let reply_to = match send.get("replyTo") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(id)) => Some(&**id),
+        Some(_) => return Err(bad("send.replyTo must be a string or null")),
+    };
+    let expects_reply = match send.get("expectsReply") {
+        None => false,
+        Some(Value::Bool(b)) => *b,
+        Some(_) => return Err(bad("send.expectsReply must be a boolean")),
+    };
+    let max_open_asks = match input.get("maxOpenAsks") {
+        Some(Value::Int(n)) => {
+            usize::try_from(*n).map_err(|_| bad("maxOpenAsks must not be negative"))?
+        }
+        Some(_) => return Err(bad("maxOpenAsks must be an integer")),
+        None => return Err(bad("maxOpenAsks is required")),
+    };
+    let answer = match check_ask(
+        &edges[..],
+        string(send, "from", "send")?,
+        string(send, "to", "send")?,
+        reply_to,
+        expects_reply,
+        max_open_asks,
+    ) {
+        Err(refusal) => Value::Object(vec![(
+            "refused".into(),
+            Value::String(refusal.code().into()),
+        )]),
+        Ok(effect) => Value::Object(vec![
+            ("opens".into(), Value::Bool(effect.opens)),
+            (
+                "resolves".into(),
+                effect.resolves.map_or(Value::Null, |key| {
+                    Value::Object(vec![
+                        ("asker".into(), Value::String(key.asker.into())),
+                        ("messageId".into(), Value::String(key.message_id.into())),
+                    ])
+                }),
+            ),
+        ]),
+    };
+    canonical::canonical_json(&answer)
+}
+
+fn bad(message: impl Into<String>) -> Error {
+    Error::new(ErrorCode::InvalidArgument, message)
+}
+
+/// Checks that `value` is an object holding only `known` keys.
+fn object(value: &Value<'_>, at: &str, known: &[&str]) -> Result<(), Error> {
+    let Value::Object(members) = value else {
+        return Err(bad(format!("{at} must be an object")));
+    };
+    match members.iter().find(|(key, _)| !known.contains(&&**key)) {
+        None => Ok(()),
+        Some((key, _)) => Err(Error::new(
+            ErrorCode::UnknownKey,
+            format!("{at} does not take {key:?}; it takes: {}", known.join(", ")),
+        )),
+    }
+}
+
+fn string<'v>(value: &'v Value<'_>, key: &str, at: &str) -> Result<&'v str, Error> {
+    match value.get(key) {
+        Some(Value::String(s)) => Ok(s),
+        Some(_) => Err(bad(format!("{at}.{key} must be a string"))),
+        None => Err(bad(format!("{at}.{key} is required"))),
+    }
+}
+
+fn parse_edge<'v>(edge: &'v Value<'_>, i: usize) -> Result<AskEdge<'v>, Error> {
+    let at = format!("edges[{i}]");
+    object(edge, &at, &EDGE_KEYS)?;
+    let state = string(edge, "state", &at)?;
+    Ok(AskEdge {
+        asker: string(edge, "asker", &at)?,
+        message_id: string(edge, "messageId", &at)?,
+        asked: string(edge, "asked", &at)?,
+        state: AskState::parse(state)
+            .ok_or_else(|| bad(format!("{at}.state must be \"blocking\" or \"deferred\"")))?,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -306,5 +458,99 @@ mod tests {
             check_ask(&open[..], "a", "b", Some("nope"), true, 0),
             Err(AskRefusal::InvalidReplyTarget)
         );
+    }
+
+    #[test]
+    fn check_ask_json_refuses_what_is_not_an_input() {
+        let edge = r#"{"asker":"a","messageId":"q","asked":"b","state":"blocking"}"#;
+        let send = r#"{"from":"a","to":"b"}"#;
+        let input = |edges: &str, send: &str, max: &str| {
+            format!(r#"{{"edges":[{edges}],"send":{send},"maxOpenAsks":{max}}}"#)
+        };
+        assert_eq!(
+            check_ask_json(&input(edge, send, "0")).unwrap(),
+            r#"{"opens":false,"resolves":null}"#
+        );
+        let cases = [
+            ("{", ErrorCode::InvalidJson, "$"),
+            (
+                "[]",
+                ErrorCode::InvalidArgument,
+                "the input must be an object",
+            ),
+            (
+                r#"{"edges":[],"send":{"from":"a","to":"b"},"maxOpenAsks":1,"expected":{}}"#,
+                ErrorCode::UnknownKey,
+                "the input does not take \"expected\"",
+            ),
+            (
+                &input(edge, r#"{"from":"a","to":"b","expects_reply":true}"#, "1"),
+                ErrorCode::UnknownKey,
+                "send does not take \"expects_reply\"",
+            ),
+            (
+                &input(
+                    r#"{"asker":"a","messageId":"q","asked":"b","state":"open"}"#,
+                    send,
+                    "1",
+                ),
+                ErrorCode::InvalidArgument,
+                "edges[0].state must be",
+            ),
+            (
+                &input(r#"{"asker":"a","asked":"b","state":"blocking"}"#, send, "1"),
+                ErrorCode::InvalidArgument,
+                "edges[0].messageId is required",
+            ),
+            (
+                &input(
+                    &format!("{edge},{}", edge.replace("\"q\"", "\"r\"")),
+                    send,
+                    "1",
+                ),
+                ErrorCode::InvalidArgument,
+                "edges[1] repeats the (asker, asked) pair",
+            ),
+            (
+                &input(
+                    &format!("{edge},{}", edge.replace("\"b\"", "\"c\"")),
+                    send,
+                    "1",
+                ),
+                ErrorCode::InvalidArgument,
+                "edges[1] repeats the (asker, messageId)",
+            ),
+            (
+                &input(edge, r#"{"to":"b"}"#, "1"),
+                ErrorCode::InvalidArgument,
+                "send.from is required",
+            ),
+            (
+                &input(edge, r#"{"from":"a","to":"b","replyTo":1}"#, "1"),
+                ErrorCode::InvalidArgument,
+                "send.replyTo must be a string or null",
+            ),
+            (
+                &input(edge, r#"{"from":"a","to":"b","expectsReply":null}"#, "1"),
+                ErrorCode::InvalidArgument,
+                "send.expectsReply must be a boolean",
+            ),
+            (
+                &input(edge, send, "-1"),
+                ErrorCode::InvalidArgument,
+                "maxOpenAsks must not be negative",
+            ),
+            (&input(edge, send, "1.5"), ErrorCode::UnsupportedNumber, "$"),
+            (
+                r#"{"edges":{},"send":{},"maxOpenAsks":1}"#,
+                ErrorCode::InvalidArgument,
+                "edges must be an array",
+            ),
+        ];
+        for (text, code, start) in cases {
+            let err = check_ask_json(text).unwrap_err();
+            assert_eq!(err.code(), code, "{text}: {err}");
+            assert!(err.message().starts_with(start), "{text}: {err}");
+        }
     }
 }

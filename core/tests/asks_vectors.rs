@@ -1,8 +1,14 @@
-//! Runs vectors/asks-v1.json through the core's ask-threading rules (`asks::check_ask`). The
-//! runner reports executed and skipped cases and fails when any case is neither.
+//! Runs vectors/asks-v1.json through the core's ask-threading rules, by way of
+//! `asks::check_ask_json`: the entry point the C export and the Node addon call, so the three
+//! runners differ only in how they hand a case over. The runner reports executed and skipped
+//! cases and fails when any case is neither (nor filtered by `AIC_VECTOR`).
 
-use agent_intercom_core::asks::{self, AskEdge, AskEffect, AskKey, AskRefusal, AskState};
+#[path = "support/vector_filter.rs"]
+mod vector_filter;
+
+use agent_intercom_core::asks::{self, AskRefusal};
 use agent_intercom_core::canonical::{self, Value};
+use vector_filter::{Counts, Filter};
 
 fn read() -> String {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../vectors/asks-v1.json");
@@ -15,82 +21,39 @@ fn s<'a>(v: &'a Value<'a>, k: &str) -> Option<&'a str> {
 
 #[derive(Debug, Default)]
 struct Summary {
-    total: usize,
-    executed: usize,
-    skipped: usize,
+    counts: Counts,
     /// Cases that ran and disagreed: (id, what).
     failed: Vec<(String, String)>,
     /// Cases of a kind this runner does not know: neither executed nor skipped.
     unhandled: Vec<String>,
 }
 
-/// The expectation of a case, in the shape `check_ask` answers.
-fn expected<'a>(case: &'a Value<'a>) -> Result<Result<AskEffect<'a>, AskRefusal>, String> {
-    let e = case.get("expected").ok_or("no expected")?;
-    if let Some(code) = s(e, "refused") {
-        return AskRefusal::from_code(code)
-            .map(Err)
-            .ok_or(format!("unknown code {code}"));
-    }
-    let resolves = match e.get("resolves") {
-        Some(Value::Null) => None,
-        Some(key) => Some(AskKey {
-            asker: s(key, "asker").ok_or("resolves.asker")?,
-            message_id: s(key, "messageId").ok_or("resolves.messageId")?,
-        }),
-        None => return Err("no expected.resolves".into()),
-    };
-    let opens = match e.get("opens") {
-        Some(Value::Bool(b)) => *b,
-        _ => return Err("no expected.opens".into()),
-    };
-    Ok(Ok(AskEffect { resolves, opens }))
+/// The case's input (edges, send, maxOpenAsks) as JSON text, as every runner hands it over.
+fn input(case: &Value<'_>) -> Result<String, String> {
+    let members = ["edges", "send", "maxOpenAsks"]
+        .into_iter()
+        .map(|key| {
+            Ok((
+                key.into(),
+                case.get(key).ok_or(format!("no {key}"))?.clone(),
+            ))
+        })
+        .collect::<Result<_, String>>()?;
+    canonical::canonical_json(&Value::Object(members)).map_err(|e| e.to_string())
 }
 
 fn check(case: &Value<'_>) -> Result<(), String> {
-    let edges = case
-        .get("edges")
-        .and_then(Value::as_array)
-        .ok_or("no edges")?
-        .iter()
-        .map(|e| {
-            Ok(AskEdge {
-                asker: s(e, "asker").ok_or("edge.asker")?,
-                message_id: s(e, "messageId").ok_or("edge.messageId")?,
-                asked: s(e, "asked").ok_or("edge.asked")?,
-                state: s(e, "state")
-                    .and_then(AskState::parse)
-                    .ok_or("edge.state")?,
-            })
-        })
-        .collect::<Result<Vec<_>, String>>()?;
-    let send = case.get("send").ok_or("no send")?;
-    let reply_to = match send.get("replyTo") {
-        Some(Value::Null) | None => None,
-        Some(v) => Some(v.as_str().ok_or("send.replyTo")?),
-    };
-    let expects_reply = matches!(send.get("expectsReply"), Some(Value::Bool(true)));
-    let max_open = case
-        .get("maxOpenAsks")
-        .and_then(Value::as_i64)
-        .ok_or("no maxOpenAsks")?;
-    let got = asks::check_ask(
-        &edges[..],
-        s(send, "from").ok_or("send.from")?,
-        s(send, "to").ok_or("send.to")?,
-        reply_to,
-        expects_reply,
-        usize::try_from(max_open).map_err(|_| "maxOpenAsks")?,
-    );
-    let want = expected(case)?;
+    let want = canonical::canonical_json(case.get("expected").ok_or("no expected")?)
+        .map_err(|e| e.to_string())?;
+    let got = asks::check_ask_json(&input(case)?).map_err(|e| e.to_string())?;
     if got == want {
         Ok(())
     } else {
-        Err(format!("expected {want:?}, got {got:?}"))
+        Err(format!("expected {want}, got {got}"))
     }
 }
 
-fn run(text: &str) -> Summary {
+fn run(text: &str, filter: &Filter) -> Summary {
     let doc = canonical::parse(text).expect("asks-v1.json is JSON");
     assert_eq!(s(&doc, "corpus"), Some("agent-intercom/asks-v1"));
     assert_eq!(doc.get("version").and_then(Value::as_i64), Some(1));
@@ -101,16 +64,20 @@ fn run(text: &str) -> Summary {
         "count field"
     );
     let mut summary = Summary {
-        total: cases.len(),
+        counts: Counts::new(cases.len()),
         ..Summary::default()
     };
     let mut ids = std::collections::BTreeSet::new();
     for case in cases {
         let id = s(case, "id").expect("every case has an id").to_string();
         assert!(ids.insert(id.clone()), "duplicate id {id}");
+        if !filter.selects(&id) {
+            summary.counts.filtered += 1;
+            continue;
+        }
         match s(case, "kind") {
             Some("check") => {
-                summary.executed += 1;
+                summary.counts.executed += 1;
                 if let Err(why) = check(case) {
                     summary.failed.push((id, why));
                 }
@@ -123,18 +90,15 @@ fn run(text: &str) -> Summary {
 
 #[test]
 fn asks_v1_vectors() {
-    let summary = run(&read());
-    println!(
-        "asks-v1.json: {} cases, {} executed, {} skipped",
-        summary.total, summary.executed, summary.skipped
-    );
+    let filter = Filter::from_env();
+    let summary = run(&read(), &filter);
     assert!(summary.failed.is_empty(), "failures {:#?}", summary.failed);
     assert!(
         summary.unhandled.is_empty(),
         "neither executed nor skipped: {:?}",
         summary.unhandled
     );
-    assert_eq!(summary.executed + summary.skipped, summary.total);
+    summary.counts.report("asks-v1.json", &filter);
 }
 
 #[test]
@@ -158,8 +122,19 @@ fn runner_reports_mismatches_and_unknown_kinds_instead_of_passing() {
             1,
         )
         .replacen("\"kind\": \"check\"", "\"kind\": \"future\"", 1);
-    let summary = run(&text);
+    let summary = run(&text, &Filter::none());
     assert_eq!(summary.failed.len(), 1, "{:?}", summary.failed);
     assert_eq!(summary.unhandled.len(), 1);
-    assert_eq!(summary.executed + 1, summary.total);
+    assert_eq!(summary.counts.executed + 1, summary.counts.total);
+}
+
+#[test]
+fn aic_vector_runs_only_the_matching_cases_and_counts_the_rest() {
+    let filter = Filter::matching("mutual");
+    let summary = run(&read(), &filter);
+    assert!(summary.failed.is_empty(), "{:?}", summary.failed);
+    let counts = summary.counts;
+    assert!(counts.executed > 0 && counts.filtered > 0, "{counts:?}");
+    assert_eq!(counts.executed + counts.filtered, counts.total);
+    counts.report("asks-v1.json", &filter);
 }

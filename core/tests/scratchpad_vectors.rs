@@ -1,9 +1,13 @@
 //! Runs vectors/scratchpad-v1.json through the core's scratchpad rules.
 
+#[path = "support/vector_filter.rs"]
+mod vector_filter;
+
 use agent_intercom_core::canonical::{self, Value};
 use agent_intercom_core::scratchpad::{
     self, MessageView, Privacy, ReaderView, TaskState, TaskView,
 };
+use vector_filter::{Counts, Filter};
 
 fn s<'a>(v: &'a Value<'a>, k: &str) -> Option<&'a str> {
     v.get(k).and_then(Value::as_str)
@@ -22,10 +26,14 @@ fn scratchpad_v1_vectors() {
         doc.get("count").and_then(Value::as_i64),
         Some(cases.len() as i64)
     );
-    let mut executed = 0;
-    let mut skipped = 0;
+    let filter = Filter::from_env();
+    let mut counts = Counts::new(cases.len());
     for case in cases {
         let id = s(case, "id").unwrap();
+        if !filter.selects(id) {
+            counts.filtered += 1;
+            continue;
+        }
         match s(case, "kind").unwrap() {
             "visibility" => {
                 let m = case.get("message").unwrap();
@@ -126,16 +134,13 @@ fn scratchpad_v1_vectors() {
             }
             "scenario" => {
                 // Needs a store: run by scratchpad/tests/scenario_vectors.rs.
-                skipped += 1;
+                counts.skipped += 1;
                 continue;
             }
             other => panic!("{id}: unknown kind {other}"),
         }
-        executed += 1;
+        counts.executed += 1;
     }
-    println!(
-        "scratchpad-v1.json: {} cases, {executed} executed, {skipped} skipped (store scenarios, run by the scratchpad crate)",
-        cases.len()
-    );
-    assert_eq!(executed + skipped, cases.len());
+    counts.report("scratchpad-v1.json", &filter);
+    println!("  skipped: the store scenarios, run by scratchpad/tests/scenario_vectors.rs");
 }

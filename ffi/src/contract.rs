@@ -1,9 +1,11 @@
-//! The protocol-v4 contract: constants, scopes, routing, replacement, canonical JSON.
+//! The protocol-v4 contract: constants, scopes, routing, replacement, canonical JSON, ask
+//! threading.
 
 use std::ffi::c_char;
 use std::ptr;
 
 use agent_intercom_core::ErrorCode;
+use agent_intercom_core::asks;
 use agent_intercom_core::canonical;
 use agent_intercom_core::corpus;
 use agent_intercom_core::protocol;
@@ -429,5 +431,32 @@ ffi_fn! {
             *(dest as *mut c_char).add(AIC_HASH_HEX_LEN) = 0;
         }
         Ok(())
+    }
+}
+
+ffi_fn! {
+    /// The ask-threading rules on one send (agent_intercom_core::asks::check_ask_json): `json` is
+    /// `{"edges": [{"asker", "messageId", "asked", "state": "blocking"|"deferred"}], "send":
+    /// {"from", "to", "replyTo"?: string|null, "expectsReply"?: bool}, "maxOpenAsks": n}`, a case
+    /// of vectors/asks-v1.json without its id, kind and expectation. Writes an owned canonical
+    /// JSON answer to `out_json` (release with aic_string_free) and its length to `out_len` when
+    /// non-NULL: `{"refused":"CODE"}` (the delivery_failed code) or
+    /// `{"opens":bool,"resolves":{"asker":..,"messageId":..}|null}`. A refusal is an answer: the
+    /// status is AIC_STATUS_OK. AIC_STATUS_UNKNOWN_KEY for a key the input does not have,
+    /// AIC_STATUS_INVALID_ARGUMENT for a missing or mistyped value or for two edges with one
+    /// (asker, messageId) or one (asker, asked) pair, the canonical JSON statuses (such as
+    /// AIC_STATUS_INVALID_JSON) for text that is not JSON.
+    ///
+    /// # Safety
+    /// `json` follows the (pointer, length) contract; `out_json` valid for writes.
+    fn aic_check_ask_json(
+        json: *const c_char,
+        json_len: usize,
+        out_json: *mut *mut c_char,
+        out_len: *mut usize,
+    ) {
+        // SAFETY: forwarded contract.
+        let input = unsafe { text(json, json_len, "json")? };
+        owned_string(asks::check_ask_json(input)?, out_json, out_len)
     }
 }

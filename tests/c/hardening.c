@@ -102,6 +102,17 @@ static aic_status canonical_json(int which, void *p, size_t n, aic_error **err) 
     return st;
 }
 
+/* A valid aic_check_ask_json input. */
+#define ASK "{\"edges\":[],\"send\":{\"from\":\"a\",\"to\":\"b\"},\"maxOpenAsks\":1}"
+
+static aic_status check_ask_json(int which, void *p, size_t n, aic_error **err) {
+    (void)which;
+    char *out = NULL;
+    aic_status st = aic_check_ask_json(p, n, &out, NULL, err);
+    aic_string_free(out);
+    return st;
+}
+
 static aic_status canonical_hash(int which, void *p, size_t n, aic_error **err) {
     char hex[AIC_HASH_HEX_LEN + 1];
     return which == 0 ? aic_canonical_hash(p, n, "{}", 2, hex, err) : aic_canonical_hash("d", 1, p, n, hex, err);
@@ -163,6 +174,7 @@ static const struct arg {
     {"aic_canonical_json", "json", canonical_json, 0, X, 1},
     {"aic_canonical_hash", "domain", canonical_hash, 0, X, 1},
     {"aic_canonical_hash", "json", canonical_hash, 1, X, 1},
+    {"aic_check_ask_json", "json", check_ask_json, 0, X, 1},
     {"aic_broker_start", "agent_dir", broker_start, 0, X, 1},
     {"aic_broker_start", "settings", broker_start, 1, X, 1},
     {"aic_pad_open", "path", pad_open, 0, X, 1},
@@ -240,6 +252,7 @@ static void outputs(void) {
     required(aic_plan_replacement(NULL, 0, NULL, 0, NULL, &err), &err, "aic_plan_replacement", "out_plan");
     required(aic_canonical_json("[]", 2, NULL, &len, &err), &err, "aic_canonical_json", "out_json");
     required(aic_canonical_hash("d", 1, "{}", 2, NULL, &err), &err, "aic_canonical_hash", "out_hex");
+    required(aic_check_ask_json(ASK, strlen(ASK), NULL, &len, &err), &err, "aic_check_ask_json", "out_json");
     required(aic_broker_start(NO_DIR, strlen(NO_DIR), NULL, 0, NULL, &err), &err, "aic_broker_start", "out_broker");
     required(aic_pad_open(NO_DIR, strlen(NO_DIR), NULL, 0, NULL, &err), &err, "aic_pad_open", "out_pad");
     required(aic_pad_request(NULL, "check.ttl", 9, "{}", 2, NULL, &len, &err), &err, "aic_pad_request", "out_json");
@@ -259,6 +272,9 @@ static void outputs(void) {
     aic_string_free(json);
     json = NULL;
     CHECK(aic_pad_request(NULL, "check.ttl", 9, "{}", 2, &json, NULL, NULL) == AIC_STATUS_OK && json != NULL);
+    aic_string_free(json);
+    json = NULL;
+    CHECK(aic_check_ask_json(ASK, strlen(ASK), &json, NULL, NULL) == AIC_STATUS_OK && json != NULL);
     aic_string_free(json);
     CHECK(aic_protocol_v4_corpus_json(NULL) != NULL);
     CHECK(aic_scope_parse(X, SIZE_MAX, &kind, NULL) == AIC_STATUS_INVALID_ARGUMENT);

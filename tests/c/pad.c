@@ -1,6 +1,6 @@
 /* The scratchpad through the C ABI: vectors/scratchpad-v1.json (every kind, through the rule
  * checks of aic_pad_request), a store round trip, and the error paths. Prints executed and
- * skipped counts. Usage: pad <vectors-dir> <scratch-dir> */
+ * skipped (and, with AIC_VECTOR, filtered) counts. Usage: pad <vectors-dir> <scratch-dir> */
 #define _POSIX_C_SOURCE 200809L /* symlink */
 #include <cjson/cJSON.h>
 #include <stdio.h>
@@ -9,25 +9,13 @@
 #include <unistd.h>
 
 #include "agent_intercom.h"
+#include "support.h"
 
 static int passed, failed;
 
 static void check(int ok, const char *name, const char *why) {
     if (ok) passed++;
     else { failed++; fprintf(stderr, "FAIL %s: %s\n", name, why ? why : ""); }
-}
-
-static char *slurp(const char *path) {
-    FILE *f = fopen(path, "rb");
-    if (!f) { perror(path); exit(2); }
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = malloc((size_t)n + 1);
-    if (!buf || fread(buf, 1, (size_t)n, f) != (size_t)n) { fprintf(stderr, "read %s\n", path); exit(2); }
-    buf[n] = 0;
-    fclose(f);
-    return buf;
 }
 
 /* Runs one request; returns the parsed result (NULL on error, with *status set). */
@@ -125,14 +113,15 @@ static int run_scenario(const cJSON *c, const char *scratch, int n) {
 static int run_vectors(const char *dir, const char *scratch) {
     char path[4096];
     snprintf(path, sizeof path, "%s/scratchpad-v1.json", dir);
-    char *text = slurp(path);
+    char *text = read_text(path);
     cJSON *doc = cJSON_Parse(text);
     const cJSON *cases = get(doc, "cases");
-    int total = cJSON_GetArraySize(cases), executed = 0, skipped = 0;
+    int total = cJSON_GetArraySize(cases), executed = 0, skipped = 0, filtered = 0;
     check(cJSON_IsNumber(get(doc, "count")) && get(doc, "count")->valueint == total, "count", "count field");
     const cJSON *c;
     cJSON_ArrayForEach(c, cases) {
         const char *id = get(c, "id")->valuestring, *kind = get(c, "kind")->valuestring;
+        if (!vector_selected(id)) { filtered++; continue; }
         cJSON *args = cJSON_CreateObject();
         const char *op = NULL;
         if (strcmp(kind, "visibility") == 0) {
@@ -203,8 +192,8 @@ static int run_vectors(const char *dir, const char *scratch) {
         cJSON_Delete(got);
         cJSON_Delete(args);
     }
-    printf("scratchpad-v1.json: %d cases, %d executed, %d skipped\n", total, executed, skipped);
-    check(executed + skipped == total && skipped == 0, "scratchpad-v1.json", "cases not executed");
+    check(vector_counts("scratchpad-v1.json", total, executed, skipped, filtered) && skipped == 0, "scratchpad-v1.json",
+          "cases not executed");
     cJSON_Delete(doc);
     free(text);
     return executed;
@@ -291,7 +280,7 @@ static void store_round_trip(const char *scratch) {
     st = aic_pad_open(path, strlen(path), NULL, 0, &pad, &err);
     check(st == AIC_STATUS_STORE_CORRUPT && pad == NULL, "corrupt store refused", aic_status_name(st));
     aic_error_free(err);
-    char *after = slurp(path);
+    char *after = read_text(path);
     check(memcmp(after, junk, sizeof junk) == 0, "corrupt store untouched", NULL);
     free(after);
     remove(path);

@@ -7,7 +7,7 @@ const { mkdtempSync, rmSync, writeFileSync, readFileSync, symlinkSync, existsSyn
 const { tmpdir } = require('node:os')
 const { join } = require('node:path')
 const { execFileSync } = require('node:child_process')
-const { readVectors, throwsCode, root } = require('./helpers.js')
+const { readVectors, throwsCode, root, describeVectors } = require('./helpers.js')
 const pad = require('../../bindings-node/lib/scratchpad.js')
 
 function tmp () {
@@ -68,31 +68,26 @@ function runScenario (c, dir, n) {
   }
 }
 
-test('scratchpad-v1.json: every case executed (rules through checkRule, scenarios on real stores), counted', () => {
-  const doc = readVectors('scratchpad-v1.json')
-  assert.strictEqual(doc.count, doc.cases.length)
-  let executed = 0; let skipped = 0
-  const dir = tmp()
-  try {
-    doc.cases.forEach((c, n) => {
-      if (c.kind === 'scenario') { runScenario(c, dir, n); executed++ }
-    })
-  } finally {
-    rmSync(dir, { recursive: true, force: true })
-  }
-  for (const c of doc.cases) {
-    if (c.kind === 'scenario') continue
+// Every case, one sub-test each: rules through checkRule, scenarios on real stores.
+const padDoc = readVectors('scratchpad-v1.json')
+test('scratchpad-v1.json: counted', () => assert.strictEqual(padDoc.count, padDoc.cases.length))
+describeVectors('scratchpad-v1.json', padDoc.cases, {
+  run (c) {
+    if (c.kind === 'scenario') {
+      const dir = tmp()
+      try { runScenario(c, dir, 0) } finally { rmSync(dir, { recursive: true, force: true }) }
+      return
+    }
     const check = asCheck(c)
-    if (check === null) { skipped++; continue }
+    assert.ok(check !== null, `${c.id}: unknown kind ${c.kind}: neither executed nor skipped`)
     const [op, args, judge] = check
     let res = null; let err = null
     try { res = pad.checkRule(op, args) } catch (e) { err = e }
     assert.ok(judge(res, err), `${c.id}: ${err ? err.code + ' ' + err.message : JSON.stringify(res)}`)
-    executed++
+  },
+  done (counts) {
+    assert.strictEqual(counts.skipped, 0)
   }
-  console.log(`scratchpad-v1.json: ${doc.cases.length} cases, ${executed} executed, ${skipped} skipped`)
-  assert.strictEqual(skipped, 0)
-  assert.strictEqual(executed, doc.cases.length)
 })
 
 test('post, unread once, privacy, tasks and costs against a real store', () => {

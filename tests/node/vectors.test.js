@@ -1,11 +1,12 @@
 'use strict'
 // Runs vectors/*.json through the package: every pure-rule vector through the public API, the
-// JavaScript fast paths against the native core, and the core's own runner. Counts what ran.
+// JavaScript fast paths against the native core, and the core's own runner. Each vector is a
+// sub-test named by its name (or id); counts what ran, skipped and was filtered (AIC_VECTOR).
 const test = require('node:test')
 const assert = require('node:assert')
 const pkg = require('@ctliz/agent-intercom-core')
 const { addon } = require('../../bindings-node/lib/native.js')
-const { readVectors, throwsCode } = require('./helpers.js')
+const { readVectors, throwsCode, describeVectors } = require('./helpers.js')
 
 const WIRE = new Set(['send', 'ask', 'reply', 'cancel_ask', 'defer_ask'])
 
@@ -82,24 +83,24 @@ function execute (v) {
 }
 
 for (const file of ['protocol-v4.json', 'protocol-v4-local.json']) {
-  test(`${file}: every vector executed or skipped, through the public API and the core runner`, () => {
-    const doc = readVectors(file)
-    assert.strictEqual(doc.vectors.length, doc.count)
-    let executed = 0; let skipped = 0
-    for (const v of doc.vectors) {
+  const doc = readVectors(file)
+  test(`${file}: counted`, () => assert.strictEqual(doc.vectors.length, doc.count))
+  // Through the public API and the core runner.
+  describeVectors(file, doc.vectors, {
+    id: (v) => v.name,
+    run (v) {
       const ran = execute(v)
       const core = addon.runVectorText(JSON.stringify(v))
       if (ran) {
-        executed++
         assert.strictEqual(core, 'pass', `core runner on ${v.name}`)
-      } else {
-        skipped++
-        assert.match(core, /^skip: /, `core runner on ${v.name}`)
+        return
       }
+      assert.match(core, /^skip: /, `core runner on ${v.name}`)
+      return core.slice('skip: '.length)
+    },
+    done (counts) {
+      if (file === 'protocol-v4.json') assert.deepStrictEqual([counts.executed, counts.skipped], [43, 5])
     }
-    console.log(`${file}: ${doc.vectors.length} vectors, ${executed} executed, ${skipped} skipped`)
-    assert.strictEqual(executed + skipped, doc.vectors.length)
-    if (file === 'protocol-v4.json') assert.deepStrictEqual([executed, skipped], [43, 5])
   })
 }
 
@@ -113,15 +114,15 @@ test('the package vectors are the corpus file and hash to the published hash', (
   assert.strictEqual(doc.semanticsHash, hash)
 })
 
-test('canonical.json known answers: text API, value API, and an independent JS reference', async () => {
-  const reference = await import('./reference.mjs')
-  const doc = readVectors('canonical.json')
-  assert.strictEqual(doc.cases.length, doc.count)
-  let executed = 0; let skipped = 0
-  for (const c of doc.cases) {
+const canonicalDoc = readVectors('canonical.json')
+test('canonical.json: counted', () => assert.strictEqual(canonicalDoc.cases.length, canonicalDoc.count))
+let reference
+// Known answers: text API, value API, and an independent JS reference.
+describeVectors('canonical.json', canonicalDoc.cases, {
+  async run (c) {
+    reference ??= await import('./reference.mjs')
     const domain = c.domain ?? 'agent-intercom-test'
     if (c.json !== undefined) {
-      executed++
       if (c.error) {
         throwsCode(assert, () => pkg.canonicalHashFromText(domain, c.json), c.error)
         // The value path sees JSON.parse's result; a repeated key is already gone there.
@@ -138,17 +139,16 @@ test('canonical.json known answers: text API, value API, and an independent JS r
         assert.deepStrictEqual(Buffer.from(frame), reference.canonicalFrame(domain, value))
       }
     } else if (c.js !== undefined) {
-      executed++
       // eslint-disable-next-line no-new-func
       const value = new Function(`return (${c.js})`)()
       const error = throwsCode(assert, () => pkg.canonicalHash('agent-intercom-test', value), c.error)
       throwsCode(assert, () => pkg.canonicalJson(value), c.error)
       assert.ok(error.message.startsWith('$'), `message names a path: ${error.message}`)
     } else {
-      skipped++
+      return 'neither json nor js'
     }
+  },
+  done (counts) {
+    assert.strictEqual(counts.skipped, 0)
   }
-  console.log(`canonical.json: ${doc.cases.length} cases, ${executed} executed, ${skipped} skipped`)
-  assert.strictEqual(executed + skipped, doc.cases.length)
-  assert.strictEqual(skipped, 0)
 })

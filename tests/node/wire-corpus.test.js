@@ -1,6 +1,7 @@
 'use strict'
 // Runs vectors/wire-v4.json against the broker embedded in Node, over raw sockets: the same
-// scripts the Rust runner executes.
+// scripts the Rust runner executes. One sub-test per case; AIC_VECTOR=<substring> runs the
+// matching ones (WIRE_LOG=debug shows the broker's log).
 const test = require('node:test')
 const assert = require('node:assert')
 const net = require('node:net')
@@ -8,7 +9,7 @@ const { mkdtempSync, rmSync } = require('node:fs')
 const { tmpdir } = require('node:os')
 const { join } = require('node:path')
 const { startBroker } = require('@ctliz/agent-intercom-core/broker')
-const { readVectors } = require('./helpers.js')
+const { readVectors, describeVectors } = require('./helpers.js')
 
 class RawClient {
   constructor (socketPath) {
@@ -118,14 +119,11 @@ async function runCase (c) {
   }
 }
 
-test('wire-v4.json against the broker embedded in Node', async () => {
-  const doc = readVectors('wire-v4.json')
-  assert.strictEqual(doc.cases.length, doc.count)
-  let executed = 0
-  for (const c of doc.cases.filter((x) => !process.env.WIRE_CASE || x.id === process.env.WIRE_CASE)) {
-    await runCase(c)
-    executed++
+const doc = readVectors('wire-v4.json')
+test('wire-v4.json: counted', () => assert.strictEqual(doc.cases.length, doc.count))
+describeVectors('wire-v4.json', doc.cases, {
+  run: runCase,
+  done (counts) {
+    assert.strictEqual(counts.skipped, 0)
   }
-  console.log(`wire-v4.json: ${doc.cases.length} cases, ${executed} executed, 0 skipped`)
-  assert.strictEqual(executed, doc.cases.length)
 })
