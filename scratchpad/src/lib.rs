@@ -23,6 +23,9 @@
 //!   the evicted ids.
 
 pub mod api;
+pub mod paths;
+
+pub use paths::default_path;
 
 use std::path::Path;
 use std::sync::Arc;
