@@ -6,7 +6,7 @@ const { EventEmitter } = require('node:events')
 const { randomUUID } = require('node:crypto')
 const { join, resolve, isAbsolute } = require('node:path')
 const { homedir } = require('node:os')
-const { addon, constants: C, rethrow, fail, IntercomError } = require('./native.js')
+const { addon, constants: C, fail, IntercomError } = require('./native.js')
 const { DATA, FRAME, checkPlain, jsonText, optionsOf } = require('./plain.js')
 
 const MAX_FRAME_BYTES = C.maxFrameBytes
@@ -105,12 +105,7 @@ function startBroker (options) {
 }
 
 function start (opts) {
-  const pairs = settingPairs(opts)
-  try {
-    return new Broker(addon.startBroker(opts.agentDir, opts.socketPath, pairs))
-  } catch (error) {
-    return rethrow(error)
-  }
+  return new Broker(addon.startBroker(opts.agentDir, opts.socketPath, settingPairs(opts)))
 }
 
 /** Probes a socket with a health frame: 'compatible', 'incompatible' or 'unreachable'. */

@@ -3,7 +3,7 @@
 // on one SQLite store shared safely by many processes, backed by the Rust implementation.
 const { mkdirSync } = require('node:fs')
 const { dirname, join, resolve } = require('node:path')
-const { addon, rethrow, fail, IntercomError } = require('./native.js')
+const { addon, fail, IntercomError } = require('./native.js')
 const { agentDirFromEnv } = require('./broker.js')
 const { ARGS, DATA, jsonText, optionsOf } = require('./plain.js')
 
@@ -51,13 +51,7 @@ class Scratchpad {
   /** Runs one operation by name with its arguments object; returns the parsed result. */
   request (op, args) {
     const text = argsText(args, 'args')
-    let out
-    try {
-      out = this._native.request(opArg(op), text)
-    } catch (error) {
-      return rethrow(error)
-    }
-    return JSON.parse(out)
+    return JSON.parse(this._native.request(opArg(op), text))
   }
 
   /** True after close(). */
@@ -97,24 +91,14 @@ function openScratchpad (options) {
   } catch (cause) {
     fail('STORE_IO', `cannot create ${dirname(path)}: ${cause && cause.message}`)
   }
-  try {
-    return new Scratchpad(addon.openPad(path, jsonText(config, DATA, 'options')), path)
-  } catch (error) {
-    return rethrow(error)
-  }
+  return new Scratchpad(addon.openPad(path, jsonText(config, DATA, 'options')), path)
 }
 
 /** Evaluates a rule check (see CHECKS) without a store; returns the parsed result. */
 function checkRule (op, args) {
   const text = argsText(args, 'args')
   if (!opArg(op).startsWith('check.')) fail('INVALID_ARGUMENT', `${JSON.stringify(op)} is not a rule check; checks: ${CHECKS.join(', ')}`)
-  let out
-  try {
-    out = addon.padCheck(op, text)
-  } catch (error) {
-    return rethrow(error)
-  }
-  return JSON.parse(out)
+  return JSON.parse(addon.padCheck(op, text))
 }
 
 module.exports = { openScratchpad, checkRule, defaultScratchpadPath, Scratchpad, OPERATIONS, CHECKS, IntercomError }

@@ -1,24 +1,38 @@
 //! N-API addon: converts JavaScript arguments, calls `agent_intercom_core`, converts back.
 //! No rule lives here. The public JavaScript API is the package's `protocol-v4/`, `canonical/`
-//! and root modules, which call these functions; failures become `Error`s whose `code` is the
-//! core's stable [`ErrorCode`] name.
+//! and root modules, which call these functions; a failure is thrown as an `Error` whose `code`
+//! is the core's stable [`ErrorCode`] name and whose `message` is the core's message
+//! (`lib/native.js` turns it into an `IntercomError`).
 
 use agent_intercom_core::canonical;
 use agent_intercom_core::corpus;
 use agent_intercom_core::protocol;
 use agent_intercom_core::routing::{self, AudienceEvent, Session};
 use agent_intercom_core::scope::{self, Scope};
-use agent_intercom_vendored as vendored;
 use agent_intercom_core::{Error, ErrorCode};
+use agent_intercom_vendored as vendored;
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 
-/// The JavaScript layer turns `[aic:CODE] message` into an `Error` with `code: "CODE"`.
-fn js_error(error: Error) -> napi::Error {
-    napi::Error::new(
-        Status::InvalidArg,
-        format!("[aic:{}] {}", error.code().as_str(), error.message()),
-    )
+/// The status of an addon failure: napi makes its name the thrown `Error`'s `code`.
+pub struct CodeStatus(pub ErrorCode);
+
+impl AsRef<str> for CodeStatus {
+    fn as_ref(&self) -> &str {
+        self.0.as_str()
+    }
+}
+
+/// What every fallible export returns.
+type Result<T> = std::result::Result<T, napi::Error<CodeStatus>>;
+
+fn js_error(error: Error) -> napi::Error<CodeStatus> {
+    napi::Error::new(CodeStatus(error.code()), error.message())
+}
+
+/// A failure of napi itself (not of the input): `INTERNAL`, as for any bug at a boundary.
+fn napi_failure(error: napi::Error) -> napi::Error<CodeStatus> {
+    js_error(Error::new(ErrorCode::Internal, error.reason))
 }
 
 fn scope_arg<'a>(value: &'a Option<String>, path: &str) -> Result<Scope<'a>> {
@@ -100,9 +114,9 @@ pub fn constants() -> NativeConstants {
 /// Returns whether it is scoped.
 #[napi]
 pub fn parse_scope(value: Unknown<'_>, path: String) -> Result<bool> {
-    let text = match value.get_type()? {
+    let text = match value.get_type().map_err(napi_failure)? {
         ValueType::Undefined => None,
-        ValueType::String => Some(String::from_unknown(value)?),
+        ValueType::String => Some(String::from_unknown(value).map_err(napi_failure)?),
         _ => {
             return Err(js_error(
                 scope::parse_scope_input(scope::ScopeInput::NotText, &path).unwrap_err(),
@@ -339,12 +353,8 @@ mod tests {
             .unwrap()
         );
         let err = super::same_scope(Some("nope".into()), None).unwrap_err();
-        assert!(
-            err.reason
-                .starts_with("[aic:INVALID_SCOPE] left must match"),
-            "{}",
-            err.reason
-        );
+        assert_eq!(err.status.as_ref(), "INVALID_SCOPE");
+        assert!(err.reason.starts_with("left must match"), "{}", err.reason);
         assert_eq!(super::frame_disposition(1, Some(2)), "discard");
         assert_eq!(super::frame_disposition(-1, Some(-1)), "discard");
         let r =
