@@ -6,16 +6,23 @@ const { EventEmitter } = require('node:events')
 const { randomUUID } = require('node:crypto')
 const { join, resolve, isAbsolute } = require('node:path')
 const { homedir } = require('node:os')
+const { isDeepStrictEqual } = require('node:util')
 const { addon, constants: C, fail, IntercomError } = require('./native.js')
 const { DATA, FRAME, checkPlain, jsonText, optionsOf } = require('./plain.js')
 
+// Names, levels and the health contract are the broker crate's (the addon's constants().broker).
+const B = C.broker
 const MAX_FRAME_BYTES = C.maxFrameBytes
 const MAX_TIMER_MS = 2 ** 31 - 1 // setTimeout fires at once for anything longer
+const REMOTE_ACCESS = JSON.parse(B.healthRemoteAccessJson)
+const LOG_LEVELS_TEXT = `${B.logLevels.slice(0, -1).join(', ')} or ${B.logLevels.at(-1)}`
 
-/** The agent directory: $PI_CODING_AGENT_DIR (relative paths resolved) or ~/.pi/agent. */
+/** The agent directory: its variable ($PI_CODING_AGENT_DIR, trimmed; relative paths resolved) or
+ * ~/.pi/agent, as broker/src/config.rs agent_dir_from_env decides for the process environment. */
 function agentDirFromEnv (env = process.env) {
-  const configured = typeof env.PI_CODING_AGENT_DIR === 'string' ? env.PI_CODING_AGENT_DIR.trim() : ''
-  if (!configured) return join(homedir(), '.pi/agent')
+  const value = env[B.agentDirEnv]
+  const configured = typeof value === 'string' ? value.trim() : ''
+  if (!configured) return join(homedir(), B.defaultAgentDir)
   return isAbsolute(configured) ? configured : resolve(configured)
 }
 
@@ -35,7 +42,7 @@ function brokerOptions (options, keys, fn) {
 
 function socketPathOf (opts) {
   if (opts.socketPath !== undefined) return opts.socketPath
-  return join(opts.agentDir ?? agentDirFromEnv(), 'intercom', 'broker.sock')
+  return join(opts.agentDir ?? agentDirFromEnv(), B.intercomDirName, B.socketFileName)
 }
 
 /** The socket of the broker these options name. */
@@ -65,7 +72,7 @@ function settingPairs (opts) {
     setting('idle_exit_ms', opts.idleExitMs, 'idleExitMs')
   }
   if (opts.logLevel !== undefined) {
-    if (typeof opts.logLevel !== 'string') fail('INVALID_ARGUMENT', 'logLevel must be a string: off, error, warn, info or debug')
+    if (typeof opts.logLevel !== 'string') fail('INVALID_ARGUMENT', `logLevel must be a string: ${LOG_LEVELS_TEXT}`)
     setting('log_level', opts.logLevel, 'logLevel')
   }
   if (opts.settings !== undefined) {
@@ -131,10 +138,9 @@ function brokerHealth (socketPath, timeoutMs = 1000) {
       try { frames = reader.push(chunk) } catch { return finish('unreachable') }
       for (const f of frames) {
         if (f.type !== 'health_ok' || f.requestId !== requestId) return finish('unreachable')
-        const ra = f.remoteAccess
-        const ok = f.protocol === C.protocolName && f.version === C.protocolVersion && f.endpoint === 'local' &&
-          ra && ra.feature === 'remote-access-v1' && ra.policySemanticsVersion === 2 &&
-          ra.policySemanticsHash === 'f3b00e503631bc91123aedfbcf1df72cc9913e1893c09728b2c598f3dcdfdfe0'
+        // broker/src/ensure.rs health: remoteAccess must equal the contract exactly.
+        const ok = f.protocol === C.protocolName && f.version === C.protocolVersion && f.endpoint === B.healthEndpoint &&
+          isDeepStrictEqual(f.remoteAccess, REMOTE_ACCESS)
         return finish(ok ? 'compatible' : 'incompatible')
       }
     })

@@ -2,8 +2,8 @@
 // @ctliz/agent-intercom-core/scratchpad: the agent scratchpad and task contract (a2a-contract-v1)
 // on one SQLite store shared safely by many processes, backed by the Rust implementation.
 const { mkdirSync } = require('node:fs')
-const { dirname, join, resolve } = require('node:path')
-const { addon, fail, IntercomError } = require('./native.js')
+const { dirname, resolve } = require('node:path')
+const { addon, constants: C, fail, IntercomError } = require('./native.js')
 const { agentDirFromEnv } = require('./broker.js')
 const { ARGS, DATA, jsonText, optionsOf } = require('./plain.js')
 
@@ -17,10 +17,11 @@ const camel = (name) => name.replace(/[._]([a-z])/g, (_, c) => c.toUpperCase())
 /** camelCase option name -> the store's snake_case key, from the Rust side's list. */
 const OPTION_KEYS = Object.fromEntries(addon.padOptionKeys().map((key) => [camel(key), key]))
 
-/** The default store: $AGENT_INTERCOM_SCRATCHPAD, else <agentDir>/scratchpad.sqlite. */
+/** The default store: $AGENT_INTERCOM_SCRATCHPAD (trimmed, relative paths resolved), else
+ * <agentDir>/scratchpad.sqlite; the rule is agent_intercom_scratchpad::default_path's. */
 function defaultScratchpadPath (env = process.env) {
-  const configured = typeof env.AGENT_INTERCOM_SCRATCHPAD === 'string' ? env.AGENT_INTERCOM_SCRATCHPAD.trim() : ''
-  return configured ? resolve(configured) : join(agentDirFromEnv(env), 'scratchpad.sqlite')
+  const value = env[C.scratchpad.pathEnv]
+  return resolve(addon.defaultPadPath(typeof value === 'string' ? value : undefined, agentDirFromEnv(env)))
 }
 
 /** The JSON text of an operation's arguments: plain JSON data (lib/plain.js), refused with

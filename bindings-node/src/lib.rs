@@ -62,6 +62,44 @@ pub struct NativeConstants {
     pub invalid_scope_message_suffix: String,
     pub vendored_files: Vec<NativeVendoredFile>,
     pub max_frame_bytes: u32,
+    pub broker: NativeBrokerFacts,
+    pub scratchpad: NativeScratchpadFacts,
+}
+
+/// What `lib/broker.js` needs to know about the broker, from `agent_intercom_broker`.
+#[napi(object)]
+pub struct NativeBrokerFacts {
+    /// The variable naming the agent directory.
+    pub agent_dir_env: String,
+    /// The agent directory under the home directory when the variable is unset or blank.
+    pub default_agent_dir: String,
+    pub intercom_dir_name: String,
+    pub socket_file_name: String,
+    pub pid_file_name: String,
+    pub owner_file_name: String,
+    pub spawn_lock_file_name: String,
+    pub store_file_name: String,
+    /// `logLevel` values, quietest first.
+    pub log_levels: Vec<String>,
+    pub default_idle_exit_ms: f64,
+    pub max_idle_exit_ms: f64,
+    /// What `Broker.close()` returns: why the broker stopped ...
+    pub stop_reasons: Vec<String>,
+    /// ... or, on a second call, this.
+    pub already_stopped: String,
+    /// The `endpoint` of a compatible `health_ok`.
+    pub health_endpoint: String,
+    /// The `remoteAccess` object of a compatible `health_ok`, as JSON text.
+    pub health_remote_access_json: String,
+}
+
+/// What `lib/scratchpad.js` needs to know about the store's default location.
+#[napi(object)]
+pub struct NativeScratchpadFacts {
+    /// The variable naming the store.
+    pub path_env: String,
+    /// The store's file name in the agent directory.
+    pub default_file_name: String,
 }
 
 #[napi(object)]
@@ -107,7 +145,48 @@ pub fn constants() -> NativeConstants {
             "/",
         ))
         .max_frame_bytes as u32,
+        broker: broker_facts(),
+        scratchpad: NativeScratchpadFacts {
+            path_env: agent_intercom_scratchpad::paths::PATH_ENV.into(),
+            default_file_name: agent_intercom_scratchpad::paths::DEFAULT_FILE_NAME.into(),
+        },
     }
+}
+
+fn broker_facts() -> NativeBrokerFacts {
+    use agent_intercom_broker::config::{self, LogLevel};
+    use agent_intercom_broker::{StopReason, wire};
+    NativeBrokerFacts {
+        agent_dir_env: config::AGENT_DIR_ENV.into(),
+        default_agent_dir: config::DEFAULT_AGENT_DIR.into(),
+        intercom_dir_name: config::INTERCOM_DIR_NAME.into(),
+        socket_file_name: config::SOCKET_FILE_NAME.into(),
+        pid_file_name: config::PID_FILE_NAME.into(),
+        owner_file_name: config::OWNER_FILE_NAME.into(),
+        spawn_lock_file_name: config::SPAWN_LOCK_FILE_NAME.into(),
+        store_file_name: config::STORE_FILE_NAME.into(),
+        log_levels: LogLevel::ALL.map(|l| l.as_str().to_string()).into(),
+        default_idle_exit_ms: config::DEFAULT_IDLE_EXIT_MS as f64,
+        max_idle_exit_ms: config::MAX_IDLE_EXIT_MS as f64,
+        stop_reasons: StopReason::ALL.map(|r| r.as_str().to_string()).into(),
+        already_stopped: StopReason::ALREADY_STOPPED.into(),
+        health_endpoint: wire::LOCAL_ENDPOINT.into(),
+        health_remote_access_json: wire::remote_access_contract().to_string(),
+    }
+}
+
+/// The scratchpad's default store (`agent_intercom_scratchpad::default_path`) for the value of
+/// its variable (`None`: unset) and the agent directory.
+#[napi]
+pub fn default_pad_path(configured: Option<String>, agent_dir: String) -> String {
+    let env = |key: &str| {
+        (key == agent_intercom_scratchpad::paths::PATH_ENV)
+            .then(|| configured.clone())
+            .flatten()
+    };
+    agent_intercom_scratchpad::default_path(&env, || agent_dir.into())
+        .display()
+        .to_string()
 }
 
 /// Parses a scope input of any JavaScript type (`undefined`/`""` unscoped, a non-string invalid).
@@ -202,9 +281,10 @@ pub fn audience(
     subject_scope: Option<String>,
 ) -> Result<Vec<String>> {
     let event = AudienceEvent::from_name(&event).ok_or_else(|| {
+        let names = AudienceEvent::all().map(AudienceEvent::as_str);
         js_error(Error::new(
             ErrorCode::InvalidArgument,
-            "event must be one of: session_joined, session_left, presence_update",
+            format!("event must be one of: {}", names.join(", ")),
         ))
     })?;
     let subject_scope = scope_arg(&subject_scope, "subjectScope")?;
@@ -260,18 +340,26 @@ pub fn plan_replacement(
     })
 }
 
-/// Generations are JavaScript numbers (safe integers, checked by the JS layer).
+/// Generations are JavaScript safe integers (the JS layer refuses negative ones).
 #[napi]
-pub fn frame_disposition(connection_generation: i64, current_generation: Option<i64>) -> String {
-    let conn = connection_generation.max(0) as u64;
-    let current = current_generation.filter(|g| *g >= 0).map(|g| g as u64);
-    let conn_valid = connection_generation >= 0;
-    let disposition = if conn_valid {
-        routing::frame_disposition(conn, current)
-    } else {
-        routing::FrameDisposition::Discard
+pub fn frame_disposition(
+    connection_generation: i64,
+    current_generation: Option<i64>,
+) -> Result<String> {
+    let generation = |g: i64| {
+        u64::try_from(g).map_err(|_| {
+            js_error(Error::new(
+                ErrorCode::InvalidArgument,
+                "a generation is a non-negative integer",
+            ))
+        })
     };
-    disposition.as_str().into()
+    let current = current_generation.map(generation).transpose()?;
+    Ok(
+        routing::frame_disposition(generation(connection_generation)?, current)
+            .as_str()
+            .into(),
+    )
 }
 
 #[napi]
@@ -355,8 +443,10 @@ mod tests {
         let err = super::same_scope(Some("nope".into()), None).unwrap_err();
         assert_eq!(err.status.as_ref(), "INVALID_SCOPE");
         assert!(err.reason.starts_with("left must match"), "{}", err.reason);
-        assert_eq!(super::frame_disposition(1, Some(2)), "discard");
-        assert_eq!(super::frame_disposition(-1, Some(-1)), "discard");
+        assert_eq!(super::frame_disposition(1, Some(2)).unwrap(), "discard");
+        assert_eq!(super::frame_disposition(2, Some(2)).unwrap(), "accept");
+        let err = super::frame_disposition(-1, None).unwrap_err();
+        assert_eq!(err.status.as_ref(), "INVALID_ARGUMENT");
         let r =
             super::resolve_target(r#"[{"id":"a1","name":"x"}]"#.into(), None, "x".into()).unwrap();
         assert_eq!(
@@ -377,12 +467,12 @@ pub struct NativeBroker {
 #[napi]
 impl NativeBroker {
     /// Stops the broker and waits until its files are removed. Returns why it stopped
-    /// ("Shutdown", "Idle", or "AlreadyStopped").
+    /// (`StopReason::as_str`), or `StopReason::ALREADY_STOPPED` when it was closed before.
     #[napi]
     pub fn close(&mut self) -> String {
         match self.handle.take() {
-            Some(handle) => format!("{:?}", handle.close()),
-            None => "AlreadyStopped".into(),
+            Some(handle) => handle.close().as_str().into(),
+            None => agent_intercom_broker::StopReason::ALREADY_STOPPED.into(),
         }
     }
 
