@@ -108,10 +108,7 @@ class Broker {
  * for other bad options (including every setting BrokerConfig::set refuses).
  */
 function startBroker (options) {
-  return start(brokerOptions(options, BROKER_OPTIONS, 'startBroker'))
-}
-
-function start (opts) {
+  const opts = brokerOptions(options, BROKER_OPTIONS, 'startBroker')
   return new Broker(addon.startBroker(opts.agentDir, opts.socketPath, settingPairs(opts)))
 }
 
@@ -147,26 +144,18 @@ function brokerHealth (socketPath, timeoutMs = 1000) {
   })
 }
 
-const sleep = (ms) => new Promise((resolveSleep) => setTimeout(resolveSleep, ms))
-
 /**
- * Uses the running broker, or starts one in this process. Concurrent callers (threads or
- * processes) end with exactly one broker. Resolves to { started, socketPath, broker? }.
+ * Uses the running broker, or starts one in this process: agent_intercom_broker::ensure (probe,
+ * broker.spawn.lock, start, retry while another starter's broker comes up), on a worker thread.
+ * Concurrent callers (threads or processes) end with exactly one broker. Resolves to
+ * { started, socketPath, broker? }.
  */
 async function ensureBroker (options) {
   const opts = brokerOptions(options, ENSURE_OPTIONS, 'ensureBroker')
   const socketPath = socketPathOf(opts)
-  const deadline = Date.now() + (opts.waitMs === undefined ? 5000 : msArg(opts.waitMs, 'waitMs'))
-  settingPairs(opts) // refuses bad settings before waiting for anything
-  for (;;) {
-    if (await brokerHealth(socketPath, 500) === 'compatible') return { started: false, socketPath }
-    try {
-      return { started: true, socketPath, broker: start(opts) }
-    } catch (error) {
-      if (error.code !== 'BROKER_ALREADY_RUNNING' || Date.now() > deadline) throw error
-      await sleep(25)
-    }
-  }
+  const waitMs = opts.waitMs === undefined ? undefined : msArg(opts.waitMs, 'waitMs')
+  const ensured = await addon.ensureBroker(opts.agentDir, opts.socketPath, settingPairs(opts), waitMs)
+  return ensured.started ? { started: true, socketPath, broker: new Broker(ensured.broker) } : { started: false, socketPath }
 }
 
 /** A frame as bytes; its values must be plain JSON data (lib/plain.js), paths start at its type. */

@@ -4,6 +4,7 @@
 //! is the core's stable [`ErrorCode`] name and whose `message` is the core's message
 //! (`lib/native.js` turns it into an `IntercomError`).
 
+use agent_intercom_broker::BrokerConfig;
 use agent_intercom_core::canonical;
 use agent_intercom_core::corpus;
 use agent_intercom_core::protocol;
@@ -346,20 +347,13 @@ pub fn frame_disposition(
     connection_generation: i64,
     current_generation: Option<i64>,
 ) -> Result<String> {
-    let generation = |g: i64| {
-        u64::try_from(g).map_err(|_| {
-            js_error(Error::new(
-                ErrorCode::InvalidArgument,
-                "a generation is a non-negative integer",
-            ))
-        })
-    };
-    let current = current_generation.map(generation).transpose()?;
-    Ok(
-        routing::frame_disposition(generation(connection_generation)?, current)
-            .as_str()
-            .into(),
-    )
+    let current = current_generation
+        .map(|g| non_negative(g, "currentGeneration"))
+        .transpose()?;
+    let connection = non_negative(connection_generation, "connectionGeneration")?;
+    Ok(routing::frame_disposition(connection, current)
+        .as_str()
+        .into())
 }
 
 #[napi]
@@ -495,6 +489,46 @@ impl NativeBroker {
     }
 }
 
+impl NativeBroker {
+    fn new(handle: agent_intercom_broker::BrokerHandle, config: &BrokerConfig) -> NativeBroker {
+        NativeBroker {
+            handle: Some(handle),
+            socket_path: config.socket_path.display().to_string(),
+            intercom_dir: config.intercom_dir.display().to_string(),
+        }
+    }
+}
+
+/// The configuration of `agent_dir` (`None`: from the environment) with `socket_path` and the
+/// `key=value` settings (`BrokerConfig::set`) applied.
+fn broker_config(
+    agent_dir: Option<String>,
+    socket_path: Option<String>,
+    settings: Vec<String>,
+) -> Result<BrokerConfig> {
+    let settings = settings
+        .iter()
+        .map(|pair| agent_intercom_broker::embed::split_setting(pair))
+        .collect::<std::result::Result<Vec<_>, _>>()
+        .map_err(js_error)?;
+    agent_intercom_broker::embed::config(
+        agent_dir.as_deref().map(std::path::Path::new),
+        socket_path.as_deref().map(std::path::Path::new),
+        settings,
+    )
+    .map_err(js_error)
+}
+
+/// A JavaScript number the JavaScript layer checked to be a non-negative safe integer.
+fn non_negative(value: i64, what: &str) -> Result<u64> {
+    u64::try_from(value).map_err(|_| {
+        js_error(Error::new(
+            ErrorCode::InvalidArgument,
+            format!("{what} must be a non-negative integer"),
+        ))
+    })
+}
+
 /// Starts a broker in this process. `settings` are `key=value` pairs (BrokerConfig::set).
 #[napi]
 pub fn start_broker(
@@ -502,25 +536,73 @@ pub fn start_broker(
     socket_path: Option<String>,
     settings: Vec<String>,
 ) -> Result<NativeBroker> {
-    let settings = settings
-        .iter()
-        .map(|pair| agent_intercom_broker::embed::split_setting(pair))
-        .collect::<std::result::Result<Vec<_>, _>>()
-        .map_err(js_error)?;
-    let config = agent_intercom_broker::embed::config(
-        agent_dir.as_deref().map(std::path::Path::new),
-        socket_path.as_deref().map(std::path::Path::new),
-        settings,
-    )
-    .map_err(js_error)?;
-    let socket_path = config.socket_path.display().to_string();
-    let intercom_dir = config.intercom_dir.display().to_string();
-    let handle = agent_intercom_broker::embed::start(config).map_err(js_error)?;
-    Ok(NativeBroker {
-        handle: Some(handle),
-        socket_path,
-        intercom_dir,
-    })
+    let config = broker_config(agent_dir, socket_path, settings)?;
+    let handle = agent_intercom_broker::embed::start(config.clone()).map_err(js_error)?;
+    Ok(NativeBroker::new(handle, &config))
+}
+
+/// What `ensure_broker` resolves to: `broker` when this call started it.
+#[napi(object, object_from_js = false)]
+pub struct NativeEnsured {
+    pub started: bool,
+    pub broker: Option<NativeBroker>,
+}
+
+/// `agent_intercom_broker::ensure` on a libuv worker thread (it blocks while it waits).
+pub struct EnsureTask {
+    config: BrokerConfig,
+    wait: std::time::Duration,
+}
+
+impl Task for EnsureTask {
+    type Output = std::result::Result<agent_intercom_broker::Ensured, Error>;
+    type JsValue = NativeEnsured;
+
+    fn compute(&mut self) -> napi::Result<Self::Output> {
+        Ok(
+            agent_intercom_broker::ensure(self.config.clone(), self.wait)
+                .map_err(|e| agent_intercom_broker::embed::start_error(&e)),
+        )
+    }
+
+    fn resolve(&mut self, env: Env, output: Self::Output) -> napi::Result<NativeEnsured> {
+        match output {
+            Ok(agent_intercom_broker::Ensured::Started(handle)) => Ok(NativeEnsured {
+                started: true,
+                broker: Some(NativeBroker::new(handle, &self.config)),
+            }),
+            Ok(agent_intercom_broker::Ensured::Running(_)) => Ok(NativeEnsured {
+                started: false,
+                broker: None,
+            }),
+            // A task rejects with a napi::Error; one holding a JavaScript error object rejects
+            // with that object, which carries the code.
+            Err(error) => Err(napi::Error::from(
+                JsError::from(js_error(error)).into_unknown(env),
+            )),
+        }
+    }
+}
+
+/// Uses the running broker of this configuration or starts one here
+/// (`agent_intercom_broker::ensure`), waiting up to `wait_ms` (default `DEFAULT_ENSURE_WAIT_MS`)
+/// for another starter. A bad setting throws at once; a start failure rejects.
+#[napi]
+pub fn ensure_broker(
+    agent_dir: Option<String>,
+    socket_path: Option<String>,
+    settings: Vec<String>,
+    wait_ms: Option<i64>,
+) -> Result<AsyncTask<EnsureTask>> {
+    let config = broker_config(agent_dir, socket_path, settings)?;
+    let wait_ms = match wait_ms {
+        Some(ms) => non_negative(ms, "waitMs")?,
+        None => agent_intercom_broker::config::DEFAULT_ENSURE_WAIT_MS,
+    };
+    Ok(AsyncTask::new(EnsureTask {
+        config,
+        wait: std::time::Duration::from_millis(wait_ms),
+    }))
 }
 
 /// A scratchpad store opened by this process (see lib/scratchpad.js).
