@@ -17,8 +17,9 @@ const MAX_TIMER_MS = 2 ** 31 - 1 // setTimeout fires at once for anything longer
 const REMOTE_ACCESS = JSON.parse(B.healthRemoteAccessJson)
 const LOG_LEVELS_TEXT = `${B.logLevels.slice(0, -1).join(', ')} or ${B.logLevels.at(-1)}`
 
-/** The agent directory: its variable ($PI_CODING_AGENT_DIR, trimmed; relative paths resolved) or
- * ~/.pi/agent, as broker/src/config.rs agent_dir_from_env decides for the process environment. */
+/** The agent directory: the variable config::AGENT_DIR_ENV names (trimmed, a relative path
+ * resolved), else config::DEFAULT_AGENT_DIR in the home directory, as broker/src/config.rs
+ * agent_dir_from_env decides for the process environment. */
 function agentDirFromEnv (env = process.env) {
   const value = env[B.agentDirEnv]
   const configured = typeof value === 'string' ? value.trim() : ''
@@ -91,7 +92,7 @@ class Broker {
 
   /** The socket clients connect to. */
   get socketPath () { return this._native.socketPath }
-  /** The intercom directory (broker.pid, broker.owner, the store). */
+  /** The intercom directory (the socket, the ownership files, the store). */
   get intercomDir () { return this._native.intercomDir }
   /** True until the broker stops (close() or idle exit). */
   get running () { return this._native.running }
@@ -146,7 +147,7 @@ function brokerHealth (socketPath, timeoutMs = 1000) {
 
 /**
  * Uses the running broker, or starts one in this process: agent_intercom_broker::ensure (probe,
- * broker.spawn.lock, start, retry while another starter's broker comes up), on a worker thread.
+ * the spawn lock, start, retry while another starter's broker comes up), on a worker thread.
  * Concurrent callers (threads or processes) end with exactly one broker. Resolves to
  * { started, socketPath, broker? }.
  */

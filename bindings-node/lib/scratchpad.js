@@ -17,8 +17,8 @@ const camel = (name) => name.replace(/[._]([a-z])/g, (_, c) => c.toUpperCase())
 /** camelCase option name -> the store's snake_case key, from the Rust side's list. */
 const OPTION_KEYS = Object.fromEntries(addon.padOptionKeys().map((key) => [camel(key), key]))
 
-/** The default store: $AGENT_INTERCOM_SCRATCHPAD (trimmed, relative paths resolved), else
- * <agentDir>/scratchpad.sqlite; the rule is agent_intercom_scratchpad::default_path's. */
+/** The default store, by agent_intercom_scratchpad::default_path: the variable paths::PATH_ENV
+ * names (trimmed, a relative path resolved), else paths::DEFAULT_FILE_NAME in the agent directory. */
 function defaultScratchpadPath (env = process.env) {
   const value = env[C.scratchpad.pathEnv]
   return resolve(addon.defaultPadPath(typeof value === 'string' ? value : undefined, agentDirFromEnv(env)))
