@@ -70,11 +70,11 @@ function settingPairs (opts) {
   }
   if (opts.idleExitMs !== undefined) {
     if (typeof opts.idleExitMs !== 'number') fail('INVALID_ARGUMENT', 'idleExitMs must be a number of milliseconds (0 = never)')
-    setting('idle_exit_ms', opts.idleExitMs, 'idleExitMs')
+    setting(B.idleExitMsKey, opts.idleExitMs, 'idleExitMs')
   }
   if (opts.logLevel !== undefined) {
     if (typeof opts.logLevel !== 'string') fail('INVALID_ARGUMENT', `logLevel must be a string: ${LOG_LEVELS_TEXT}`)
-    setting('log_level', opts.logLevel, 'logLevel')
+    setting(B.logLevelKey, opts.logLevel, 'logLevel')
   }
   if (opts.settings !== undefined) {
     const settings = opts.settings

@@ -80,6 +80,9 @@ pub struct NativeBrokerFacts {
     pub owner_file_name: String,
     pub spawn_lock_file_name: String,
     pub store_file_name: String,
+    /// The settings `idleExitMs` and `logLevel` become.
+    pub idle_exit_ms_key: String,
+    pub log_level_key: String,
     /// `logLevel` values, quietest first.
     pub log_levels: Vec<String>,
     pub default_idle_exit_ms: f64,
@@ -166,6 +169,8 @@ fn broker_facts() -> NativeBrokerFacts {
         owner_file_name: config::OWNER_FILE_NAME.into(),
         spawn_lock_file_name: config::SPAWN_LOCK_FILE_NAME.into(),
         store_file_name: config::STORE_FILE_NAME.into(),
+        idle_exit_ms_key: config::IDLE_EXIT_MS_KEY.into(),
+        log_level_key: config::LOG_LEVEL_KEY.into(),
         log_levels: LogLevel::ALL.map(|l| l.as_str().to_string()).into(),
         default_idle_exit_ms: config::DEFAULT_IDLE_EXIT_MS as f64,
         max_idle_exit_ms: config::MAX_IDLE_EXIT_MS as f64,

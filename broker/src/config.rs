@@ -78,6 +78,15 @@ pub const DEFAULT_IDLE_EXIT_MS: u64 = 5_000;
 /// (Node's `ensureBroker` without `waitMs`).
 pub const DEFAULT_ENSURE_WAIT_MS: u64 = 5_000;
 
+/// The setting of the idle-exit delay in seconds (`--idle-exit`).
+pub const IDLE_EXIT_SECS_KEY: &str = "idle_exit_secs";
+
+/// The setting of the idle-exit delay in milliseconds (Node's `idleExitMs`).
+pub const IDLE_EXIT_MS_KEY: &str = "idle_exit_ms";
+
+/// The setting of the [`LogLevel`] (`--log-level`, Node's `logLevel`).
+pub const LOG_LEVEL_KEY: &str = "log_level";
+
 /// The variable naming the agent directory.
 pub const AGENT_DIR_ENV: &str = "PI_CODING_AGENT_DIR";
 
@@ -227,7 +236,7 @@ pub fn setting_keys() -> impl Iterator<Item = &'static str> {
     LIMITS
         .iter()
         .map(|l| l.key)
-        .chain(["idle_exit_secs", "idle_exit_ms", "log_level"])
+        .chain([IDLE_EXIT_SECS_KEY, IDLE_EXIT_MS_KEY, LOG_LEVEL_KEY])
 }
 
 fn whole(key: &str, value: &str, min: u64, max: u64) -> Result<u64, Error> {
@@ -262,15 +271,15 @@ impl BrokerConfig {
     /// Nothing is changed on error.
     pub fn set(&mut self, key: &str, value: &str) -> Result<(), Error> {
         match key {
-            "idle_exit_secs" => {
+            IDLE_EXIT_SECS_KEY => {
                 let secs = whole(key, value, 0, MAX_IDLE_EXIT_MS / 1000)?;
                 self.idle_exit = Some(secs).filter(|s| *s > 0).map(Duration::from_secs);
             }
-            "idle_exit_ms" => {
+            IDLE_EXIT_MS_KEY => {
                 let ms = whole(key, value, 0, MAX_IDLE_EXIT_MS)?;
                 self.idle_exit = Some(ms).filter(|s| *s > 0).map(Duration::from_millis);
             }
-            "log_level" => {
+            LOG_LEVEL_KEY => {
                 self.log_level = LogLevel::parse(value).ok_or_else(|| {
                     Error::new(
                         ErrorCode::InvalidArgument,

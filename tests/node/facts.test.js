@@ -55,6 +55,7 @@ const RETYPED = [
   ['the intercom directory name', /['"`]intercom['"`]/],
   ['the health endpoint', /endpoint\s*[!=]==?\s*['"`]/],
   ['the log levels', /\boff\b\W+error\W+warn\W+info\b/],
+  ['a setting key', /['"`](idle_exit_ms|idle_exit_secs|log_level)['"`]/],
   ['a stop reason', /['"`](Shutdown|Idle|Failed|AlreadyStopped)['"`]/],
   ['the old error text protocol', /\[aic:/],
 ]
@@ -78,7 +79,7 @@ test('the guard would catch each literal it looks for', () => {
   const samples = ["'remote-access-v1'", REMOTE_ACCESS.policySemanticsHash, "join(homedir(), '.pi/agent')",
     'env.PI_CODING_AGENT_DIR', 'env.AGENT_INTERCOM_SCRATCHPAD', "'broker.sock'", "'scratchpad.sqlite'",
     "join(dir, 'intercom')", "f.endpoint === 'local'", "'off, error, warn, info or debug'",
-    "['off', 'error', 'warn', 'info', 'debug']", "'AlreadyStopped'", '/^\\[aic:([A-Z_]+)\\]/']
+    "['off', 'error', 'warn', 'info', 'debug']", "setting('log_level', v)", "'AlreadyStopped'", '/^\\[aic:([A-Z_]+)\\]/']
   for (const sample of samples) assert.ok(RETYPED.some(([, p]) => p.test(sample)), sample)
 })
 
@@ -216,9 +217,10 @@ test('log levels, idle exit and stop reasons are the ones the Rust broker takes 
   for (const logLevel of B.logLevels) accepted({ logLevel })
   const refused = throwsCode(assert, () => broker.startBroker({ agentDir: dir, logLevel: 'loud' }), 'INVALID_ARGUMENT')
   const listed = `${B.logLevels.slice(0, -1).join(', ')} or ${B.logLevels.at(-1)}`
-  assert.strictEqual(refused.message, `log_level is ${listed}, not "loud"`)
+  assert.strictEqual(refused.message, `${B.logLevelKey} is ${listed}, not "loud"`)
   accepted({ idleExitMs: B.maxIdleExitMs })
-  throwsCode(assert, () => broker.startBroker({ agentDir: dir, idleExitMs: B.maxIdleExitMs + 1 }), 'INVALID_ARGUMENT')
+  const tooLong = throwsCode(assert, () => broker.startBroker({ agentDir: dir, idleExitMs: B.maxIdleExitMs + 1 }), 'INVALID_ARGUMENT')
+  assert.ok(tooLong.message.startsWith(`${B.idleExitMsKey} takes a whole number from 0 to ${B.maxIdleExitMs}`), tooLong.message)
   assert.ok(B.defaultIdleExitMs > 0 && B.defaultIdleExitMs <= B.maxIdleExitMs)
 
   const reason = closed.close()
