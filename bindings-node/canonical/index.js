@@ -8,7 +8,7 @@
 // other path into the core) and the rest is refused with a stable code. Everything else
 // (integer range, surrogates, key order, escaping, framing, hashing) is the core's, whose errors
 // carry the same codes.
-const { addon, constants: C, rethrow, fail } = require('../lib/native.js')
+const { addon, constants: C, fail } = require('../lib/native.js')
 const { CANONICAL, jsonText } = require('../lib/plain.js')
 
 const MAX_DEPTH = C.maxDepth
@@ -27,15 +27,14 @@ function textArg (text) {
  * JavaScript orders them), no whitespace, JSON.stringify escapes, safe integers only. */
 function canonicalJson (value) {
   const text = jsonText(value, CANONICAL, '$')
-  try { return addon.canonicalJsonText(text) } catch (error) { return rethrow(error) }
+  return addon.canonicalJsonText(text)
 }
 
 /** The canonical frame as bytes: agent-intercom-canonical-frame-v1:L(domain):domain:L(payload):payload. */
 function canonicalFrame (domain, value) {
   const d = domainArg(domain)
   const text = jsonText(value, CANONICAL, '$')
-  let buffer
-  try { buffer = addon.canonicalFrameText(d, text) } catch (error) { return rethrow(error) }
+  const buffer = addon.canonicalFrameText(d, text)
   return new Uint8Array(buffer.buffer, buffer.byteOffset, buffer.byteLength)
 }
 
@@ -43,21 +42,21 @@ function canonicalFrame (domain, value) {
 function canonicalHash (domain, value) {
   const d = domainArg(domain)
   const text = jsonText(value, CANONICAL, '$')
-  try { return addon.canonicalHashText(d, text) } catch (error) { return rethrow(error) }
+  return addon.canonicalHashText(d, text)
 }
 
 /** Canonical JSON of a JSON document (text). Stricter than JSON.parse: repeated keys are
  * rejected (DUPLICATE_KEY) instead of silently keeping the last. */
 function canonicalJsonFromText (text) {
   const t = textArg(text)
-  try { return addon.canonicalJsonText(t) } catch (error) { return rethrow(error) }
+  return addon.canonicalJsonText(t)
 }
 
 /** canonicalHash of a JSON document (text). */
 function canonicalHashFromText (domain, text) {
   const d = domainArg(domain)
   const t = textArg(text)
-  try { return addon.canonicalHashText(d, t) } catch (error) { return rethrow(error) }
+  return addon.canonicalHashText(d, t)
 }
 
 module.exports = {

@@ -21,7 +21,7 @@ export declare class Broker {
   /** True until close() or idle exit. */
   readonly running: boolean;
   /** Stops the broker and waits until its files are removed; returns why it stopped. */
-  close(): "Shutdown" | "Idle" | "AlreadyStopped";
+  close(): "Shutdown" | "Idle" | "Failed" | "AlreadyStopped";
 }
 
 /** Starts the broker of an agent directory in this process. Throws IntercomError with code

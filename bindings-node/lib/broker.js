@@ -6,16 +6,24 @@ const { EventEmitter } = require('node:events')
 const { randomUUID } = require('node:crypto')
 const { join, resolve, isAbsolute } = require('node:path')
 const { homedir } = require('node:os')
-const { addon, constants: C, rethrow, fail, IntercomError } = require('./native.js')
+const { isDeepStrictEqual } = require('node:util')
+const { addon, constants: C, fail, IntercomError } = require('./native.js')
 const { DATA, FRAME, checkPlain, jsonText, optionsOf } = require('./plain.js')
 
+// Names, levels and the health contract are the broker crate's (the addon's constants().broker).
+const B = C.broker
 const MAX_FRAME_BYTES = C.maxFrameBytes
 const MAX_TIMER_MS = 2 ** 31 - 1 // setTimeout fires at once for anything longer
+const REMOTE_ACCESS = JSON.parse(B.healthRemoteAccessJson)
+const LOG_LEVELS_TEXT = `${B.logLevels.slice(0, -1).join(', ')} or ${B.logLevels.at(-1)}`
 
-/** The agent directory: $PI_CODING_AGENT_DIR (relative paths resolved) or ~/.pi/agent. */
+/** The agent directory: the variable config::AGENT_DIR_ENV names (trimmed, a relative path
+ * resolved), else config::DEFAULT_AGENT_DIR in the home directory, as broker/src/config.rs
+ * agent_dir_from_env decides for the process environment. */
 function agentDirFromEnv (env = process.env) {
-  const configured = typeof env.PI_CODING_AGENT_DIR === 'string' ? env.PI_CODING_AGENT_DIR.trim() : ''
-  if (!configured) return join(homedir(), '.pi/agent')
+  const value = env[B.agentDirEnv]
+  const configured = typeof value === 'string' ? value.trim() : ''
+  if (!configured) return join(homedir(), B.defaultAgentDir)
   return isAbsolute(configured) ? configured : resolve(configured)
 }
 
@@ -35,7 +43,7 @@ function brokerOptions (options, keys, fn) {
 
 function socketPathOf (opts) {
   if (opts.socketPath !== undefined) return opts.socketPath
-  return join(opts.agentDir ?? agentDirFromEnv(), 'intercom', 'broker.sock')
+  return join(opts.agentDir ?? agentDirFromEnv(), B.intercomDirName, B.socketFileName)
 }
 
 /** The socket of the broker these options name. */
@@ -62,11 +70,11 @@ function settingPairs (opts) {
   }
   if (opts.idleExitMs !== undefined) {
     if (typeof opts.idleExitMs !== 'number') fail('INVALID_ARGUMENT', 'idleExitMs must be a number of milliseconds (0 = never)')
-    setting('idle_exit_ms', opts.idleExitMs, 'idleExitMs')
+    setting(B.idleExitMsKey, opts.idleExitMs, 'idleExitMs')
   }
   if (opts.logLevel !== undefined) {
-    if (typeof opts.logLevel !== 'string') fail('INVALID_ARGUMENT', 'logLevel must be a string: off, error, warn, info or debug')
-    setting('log_level', opts.logLevel, 'logLevel')
+    if (typeof opts.logLevel !== 'string') fail('INVALID_ARGUMENT', `logLevel must be a string: ${LOG_LEVELS_TEXT}`)
+    setting(B.logLevelKey, opts.logLevel, 'logLevel')
   }
   if (opts.settings !== undefined) {
     const settings = opts.settings
@@ -84,7 +92,7 @@ class Broker {
 
   /** The socket clients connect to. */
   get socketPath () { return this._native.socketPath }
-  /** The intercom directory (broker.pid, broker.owner, the store). */
+  /** The intercom directory (the socket, the ownership files, the store). */
   get intercomDir () { return this._native.intercomDir }
   /** True until the broker stops (close() or idle exit). */
   get running () { return this._native.running }
@@ -101,16 +109,8 @@ class Broker {
  * for other bad options (including every setting BrokerConfig::set refuses).
  */
 function startBroker (options) {
-  return start(brokerOptions(options, BROKER_OPTIONS, 'startBroker'))
-}
-
-function start (opts) {
-  const pairs = settingPairs(opts)
-  try {
-    return new Broker(addon.startBroker(opts.agentDir, opts.socketPath, pairs))
-  } catch (error) {
-    return rethrow(error)
-  }
+  const opts = brokerOptions(options, BROKER_OPTIONS, 'startBroker')
+  return new Broker(addon.startBroker(opts.agentDir, opts.socketPath, settingPairs(opts)))
 }
 
 /** Probes a socket with a health frame: 'compatible', 'incompatible' or 'unreachable'. */
@@ -136,36 +136,27 @@ function brokerHealth (socketPath, timeoutMs = 1000) {
       try { frames = reader.push(chunk) } catch { return finish('unreachable') }
       for (const f of frames) {
         if (f.type !== 'health_ok' || f.requestId !== requestId) return finish('unreachable')
-        const ra = f.remoteAccess
-        const ok = f.protocol === C.protocolName && f.version === C.protocolVersion && f.endpoint === 'local' &&
-          ra && ra.feature === 'remote-access-v1' && ra.policySemanticsVersion === 2 &&
-          ra.policySemanticsHash === 'f3b00e503631bc91123aedfbcf1df72cc9913e1893c09728b2c598f3dcdfdfe0'
+        // broker/src/ensure.rs health: remoteAccess must equal the contract exactly.
+        const ok = f.protocol === C.protocolName && f.version === C.protocolVersion && f.endpoint === B.healthEndpoint &&
+          isDeepStrictEqual(f.remoteAccess, REMOTE_ACCESS)
         return finish(ok ? 'compatible' : 'incompatible')
       }
     })
   })
 }
 
-const sleep = (ms) => new Promise((resolveSleep) => setTimeout(resolveSleep, ms))
-
 /**
- * Uses the running broker, or starts one in this process. Concurrent callers (threads or
- * processes) end with exactly one broker. Resolves to { started, socketPath, broker? }.
+ * Uses the running broker, or starts one in this process: agent_intercom_broker::ensure (probe,
+ * the spawn lock, start, retry while another starter's broker comes up), on a worker thread.
+ * Concurrent callers (threads or processes) end with exactly one broker. Resolves to
+ * { started, socketPath, broker? }.
  */
 async function ensureBroker (options) {
   const opts = brokerOptions(options, ENSURE_OPTIONS, 'ensureBroker')
   const socketPath = socketPathOf(opts)
-  const deadline = Date.now() + (opts.waitMs === undefined ? 5000 : msArg(opts.waitMs, 'waitMs'))
-  settingPairs(opts) // refuses bad settings before waiting for anything
-  for (;;) {
-    if (await brokerHealth(socketPath, 500) === 'compatible') return { started: false, socketPath }
-    try {
-      return { started: true, socketPath, broker: start(opts) }
-    } catch (error) {
-      if (error.code !== 'BROKER_ALREADY_RUNNING' || Date.now() > deadline) throw error
-      await sleep(25)
-    }
-  }
+  const waitMs = opts.waitMs === undefined ? undefined : msArg(opts.waitMs, 'waitMs')
+  const ensured = await addon.ensureBroker(opts.agentDir, opts.socketPath, settingPairs(opts), waitMs)
+  return ensured.started ? { started: true, socketPath, broker: new Broker(ensured.broker) } : { started: false, socketPath }
 }
 
 /** A frame as bytes; its values must be plain JSON data (lib/plain.js), paths start at its type. */

@@ -2,8 +2,8 @@
 // @ctliz/agent-intercom-core/scratchpad: the agent scratchpad and task contract (a2a-contract-v1)
 // on one SQLite store shared safely by many processes, backed by the Rust implementation.
 const { mkdirSync } = require('node:fs')
-const { dirname, join, resolve } = require('node:path')
-const { addon, rethrow, fail, IntercomError } = require('./native.js')
+const { dirname, resolve } = require('node:path')
+const { addon, constants: C, fail, IntercomError } = require('./native.js')
 const { agentDirFromEnv } = require('./broker.js')
 const { ARGS, DATA, jsonText, optionsOf } = require('./plain.js')
 
@@ -17,10 +17,11 @@ const camel = (name) => name.replace(/[._]([a-z])/g, (_, c) => c.toUpperCase())
 /** camelCase option name -> the store's snake_case key, from the Rust side's list. */
 const OPTION_KEYS = Object.fromEntries(addon.padOptionKeys().map((key) => [camel(key), key]))
 
-/** The default store: $AGENT_INTERCOM_SCRATCHPAD, else <agentDir>/scratchpad.sqlite. */
+/** The default store, by agent_intercom_scratchpad::default_path: the variable paths::PATH_ENV
+ * names (trimmed, a relative path resolved), else paths::DEFAULT_FILE_NAME in the agent directory. */
 function defaultScratchpadPath (env = process.env) {
-  const configured = typeof env.AGENT_INTERCOM_SCRATCHPAD === 'string' ? env.AGENT_INTERCOM_SCRATCHPAD.trim() : ''
-  return configured ? resolve(configured) : join(agentDirFromEnv(env), 'scratchpad.sqlite')
+  const value = env[C.scratchpad.pathEnv]
+  return resolve(addon.defaultPadPath(typeof value === 'string' ? value : undefined, agentDirFromEnv(env)))
 }
 
 /** The JSON text of an operation's arguments: plain JSON data (lib/plain.js), refused with
@@ -51,13 +52,7 @@ class Scratchpad {
   /** Runs one operation by name with its arguments object; returns the parsed result. */
   request (op, args) {
     const text = argsText(args, 'args')
-    let out
-    try {
-      out = this._native.request(opArg(op), text)
-    } catch (error) {
-      return rethrow(error)
-    }
-    return JSON.parse(out)
+    return JSON.parse(this._native.request(opArg(op), text))
   }
 
   /** True after close(). */
@@ -97,24 +92,14 @@ function openScratchpad (options) {
   } catch (cause) {
     fail('STORE_IO', `cannot create ${dirname(path)}: ${cause && cause.message}`)
   }
-  try {
-    return new Scratchpad(addon.openPad(path, jsonText(config, DATA, 'options')), path)
-  } catch (error) {
-    return rethrow(error)
-  }
+  return new Scratchpad(addon.openPad(path, jsonText(config, DATA, 'options')), path)
 }
 
 /** Evaluates a rule check (see CHECKS) without a store; returns the parsed result. */
 function checkRule (op, args) {
   const text = argsText(args, 'args')
   if (!opArg(op).startsWith('check.')) fail('INVALID_ARGUMENT', `${JSON.stringify(op)} is not a rule check; checks: ${CHECKS.join(', ')}`)
-  let out
-  try {
-    out = addon.padCheck(op, text)
-  } catch (error) {
-    return rethrow(error)
-  }
-  return JSON.parse(out)
+  return JSON.parse(addon.padCheck(op, text))
 }
 
 module.exports = { openScratchpad, checkRule, defaultScratchpadPath, Scratchpad, OPERATIONS, CHECKS, IntercomError }

@@ -3,7 +3,7 @@
 // same name, backed by the Rust core. Constants come from the core. parseIntercomScopeId and
 // sameIntercomScope evaluate in JavaScript from the core's constants (one N-API crossing costs
 // more than a regex test); the test suite runs every vector through both paths.
-const { addon, constants: C, rethrow, fail, IntercomError } = require('../lib/native.js')
+const { addon, constants: C, fail, IntercomError } = require('../lib/native.js')
 const { DATA, RECORDS, checkPlain, jsonText, optionsOf } = require('../lib/plain.js')
 
 function deepFreeze (value) {
@@ -74,7 +74,7 @@ function resolveIntercomTarget (options) {
   const text = candidatesArg(candidates)
   const scope = scopeArg(actorScope, 'actorScope')
   const sel = stringArg(selector, 'selector')
-  try { return addon.resolveTarget(text, scope, sel) } catch (error) { return rethrow(error) }
+  return addon.resolveTarget(text, scope, sel)
 }
 
 /** The ids a list request from the actor returns: itself plus its scope. */
@@ -83,7 +83,7 @@ function listVisibleIntercomSessions (options) {
   const text = candidatesArg(candidates)
   const scope = scopeArg(actorScope, 'actorScope')
   const id = stringArg(actorId, 'actorId')
-  try { return addon.listVisible(text, id, scope) } catch (error) { return rethrow(error) }
+  return addon.listVisible(text, id, scope)
 }
 
 /** Who hears session_joined / session_left / presence_update about the subject. */
@@ -93,7 +93,7 @@ function intercomEventAudience (options) {
   const text = candidatesArg(candidates)
   const scope = scopeArg(subjectScope, 'subjectScope')
   const id = stringArg(subjectId, 'subjectId')
-  try { return addon.audience(ev, text, id, scope) } catch (error) { return rethrow(error) }
+  return addon.audience(ev, text, id, scope)
 }
 
 function idsArg (ids, path) {
@@ -112,7 +112,7 @@ function idsArg (ids, path) {
 function narrowIntercomAudience (base, kept) {
   const b = idsArg(base, 'base')
   const k = idsArg(kept, 'kept')
-  try { return addon.narrow(b, k) } catch (error) { return rethrow(error) }
+  return addon.narrow(b, k)
 }
 
 /** Orders a session-id replacement: left (old scope) strictly before joined (new scope). */
@@ -121,11 +121,9 @@ function planIntercomReplacement (options) {
   const id = stringArg(sessionId, 'sessionId')
   const from = scopeArg(oldScope, 'oldScope')
   const to = scopeArg(newScope, 'newScope')
-  try {
-    const plan = addon.planReplacement(id, from, to)
-    for (const event of plan.events) if (event.scope === undefined || event.scope === null) event.scope = null
-    return plan
-  } catch (error) { return rethrow(error) }
+  const plan = addon.planReplacement(id, from, to)
+  for (const event of plan.events) if (event.scope === undefined || event.scope === null) event.scope = null
+  return plan
 }
 
 function generationArg (value, path) {

@@ -1,8 +1,10 @@
 //! N-API addon: converts JavaScript arguments, calls `agent_intercom_core`, converts back.
 //! No rule lives here. The public JavaScript API is the package's `protocol-v4/`, `canonical/`
-//! and root modules, which call these functions; failures become `Error`s whose `code` is the
-//! core's stable [`ErrorCode`] name.
+//! and root modules, which call these functions; a failure is thrown as an `Error` whose `code`
+//! is the core's stable [`ErrorCode`] name and whose `message` is the core's message
+//! (`lib/native.js` turns it into an `IntercomError`).
 
+use agent_intercom_broker::BrokerConfig;
 use agent_intercom_core::canonical;
 use agent_intercom_core::corpus;
 use agent_intercom_core::protocol;
@@ -13,12 +15,25 @@ use agent_intercom_vendored as vendored;
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 
-/// The JavaScript layer turns `[aic:CODE] message` into an `Error` with `code: "CODE"`.
-fn js_error(error: Error) -> napi::Error {
-    napi::Error::new(
-        Status::InvalidArg,
-        format!("[aic:{}] {}", error.code().as_str(), error.message()),
-    )
+/// The status of an addon failure: napi makes its name the thrown `Error`'s `code`.
+pub struct CodeStatus(pub ErrorCode);
+
+impl AsRef<str> for CodeStatus {
+    fn as_ref(&self) -> &str {
+        self.0.as_str()
+    }
+}
+
+/// What every fallible export returns.
+type Result<T> = std::result::Result<T, napi::Error<CodeStatus>>;
+
+fn js_error(error: Error) -> napi::Error<CodeStatus> {
+    napi::Error::new(CodeStatus(error.code()), error.message())
+}
+
+/// A failure of napi itself (not of the input): `INTERNAL`, as for any bug at a boundary.
+fn napi_failure(error: napi::Error) -> napi::Error<CodeStatus> {
+    js_error(Error::new(ErrorCode::Internal, error.reason))
 }
 
 fn scope_arg<'a>(value: &'a Option<String>, path: &str) -> Result<Scope<'a>> {
@@ -48,6 +63,47 @@ pub struct NativeConstants {
     pub invalid_scope_message_suffix: String,
     pub vendored_files: Vec<NativeVendoredFile>,
     pub max_frame_bytes: u32,
+    pub broker: NativeBrokerFacts,
+    pub scratchpad: NativeScratchpadFacts,
+}
+
+/// What `lib/broker.js` needs to know about the broker, from `agent_intercom_broker`.
+#[napi(object)]
+pub struct NativeBrokerFacts {
+    /// The variable naming the agent directory.
+    pub agent_dir_env: String,
+    /// The agent directory under the home directory when the variable is unset or blank.
+    pub default_agent_dir: String,
+    pub intercom_dir_name: String,
+    pub socket_file_name: String,
+    pub pid_file_name: String,
+    pub owner_file_name: String,
+    pub spawn_lock_file_name: String,
+    pub store_file_name: String,
+    /// The settings `idleExitMs` and `logLevel` become.
+    pub idle_exit_ms_key: String,
+    pub log_level_key: String,
+    /// `logLevel` values, quietest first.
+    pub log_levels: Vec<String>,
+    pub default_idle_exit_ms: f64,
+    pub max_idle_exit_ms: f64,
+    /// What `Broker.close()` returns: why the broker stopped ...
+    pub stop_reasons: Vec<String>,
+    /// ... or, on a second call, this.
+    pub already_stopped: String,
+    /// The `endpoint` of a compatible `health_ok`.
+    pub health_endpoint: String,
+    /// The `remoteAccess` object of a compatible `health_ok`, as JSON text.
+    pub health_remote_access_json: String,
+}
+
+/// What `lib/scratchpad.js` needs to know about the store's default location.
+#[napi(object)]
+pub struct NativeScratchpadFacts {
+    /// The variable naming the store.
+    pub path_env: String,
+    /// The store's file name in the agent directory.
+    pub default_file_name: String,
 }
 
 #[napi(object)]
@@ -93,16 +149,59 @@ pub fn constants() -> NativeConstants {
             "/",
         ))
         .max_frame_bytes as u32,
+        broker: broker_facts(),
+        scratchpad: NativeScratchpadFacts {
+            path_env: agent_intercom_scratchpad::paths::PATH_ENV.into(),
+            default_file_name: agent_intercom_scratchpad::paths::DEFAULT_FILE_NAME.into(),
+        },
     }
+}
+
+fn broker_facts() -> NativeBrokerFacts {
+    use agent_intercom_broker::config::{self, LogLevel};
+    use agent_intercom_broker::{StopReason, wire};
+    NativeBrokerFacts {
+        agent_dir_env: config::AGENT_DIR_ENV.into(),
+        default_agent_dir: config::DEFAULT_AGENT_DIR.into(),
+        intercom_dir_name: config::INTERCOM_DIR_NAME.into(),
+        socket_file_name: config::SOCKET_FILE_NAME.into(),
+        pid_file_name: config::PID_FILE_NAME.into(),
+        owner_file_name: config::OWNER_FILE_NAME.into(),
+        spawn_lock_file_name: config::SPAWN_LOCK_FILE_NAME.into(),
+        store_file_name: config::STORE_FILE_NAME.into(),
+        idle_exit_ms_key: config::IDLE_EXIT_MS_KEY.into(),
+        log_level_key: config::LOG_LEVEL_KEY.into(),
+        log_levels: LogLevel::ALL.map(|l| l.as_str().to_string()).into(),
+        default_idle_exit_ms: config::DEFAULT_IDLE_EXIT_MS as f64,
+        max_idle_exit_ms: config::MAX_IDLE_EXIT_MS as f64,
+        stop_reasons: StopReason::ALL.map(|r| r.as_str().to_string()).into(),
+        already_stopped: StopReason::ALREADY_STOPPED.into(),
+        health_endpoint: wire::LOCAL_ENDPOINT.into(),
+        health_remote_access_json: wire::remote_access_contract().to_string(),
+    }
+}
+
+/// The scratchpad's default store (`agent_intercom_scratchpad::default_path`) for the value of
+/// its variable (`None`: unset) and the agent directory.
+#[napi]
+pub fn default_pad_path(configured: Option<String>, agent_dir: String) -> String {
+    let env = |key: &str| {
+        (key == agent_intercom_scratchpad::paths::PATH_ENV)
+            .then(|| configured.clone())
+            .flatten()
+    };
+    agent_intercom_scratchpad::default_path(&env, || agent_dir.into())
+        .display()
+        .to_string()
 }
 
 /// Parses a scope input of any JavaScript type (`undefined`/`""` unscoped, a non-string invalid).
 /// Returns whether it is scoped.
 #[napi]
 pub fn parse_scope(value: Unknown<'_>, path: String) -> Result<bool> {
-    let text = match value.get_type()? {
+    let text = match value.get_type().map_err(napi_failure)? {
         ValueType::Undefined => None,
-        ValueType::String => Some(String::from_unknown(value)?),
+        ValueType::String => Some(String::from_unknown(value).map_err(napi_failure)?),
         _ => {
             return Err(js_error(
                 scope::parse_scope_input(scope::ScopeInput::NotText, &path).unwrap_err(),
@@ -188,9 +287,10 @@ pub fn audience(
     subject_scope: Option<String>,
 ) -> Result<Vec<String>> {
     let event = AudienceEvent::from_name(&event).ok_or_else(|| {
+        let names = AudienceEvent::all().map(AudienceEvent::as_str);
         js_error(Error::new(
             ErrorCode::InvalidArgument,
-            "event must be one of: session_joined, session_left, presence_update",
+            format!("event must be one of: {}", names.join(", ")),
         ))
     })?;
     let subject_scope = scope_arg(&subject_scope, "subjectScope")?;
@@ -246,18 +346,19 @@ pub fn plan_replacement(
     })
 }
 
-/// Generations are JavaScript numbers (safe integers, checked by the JS layer).
+/// Generations are JavaScript safe integers (the JS layer refuses negative ones).
 #[napi]
-pub fn frame_disposition(connection_generation: i64, current_generation: Option<i64>) -> String {
-    let conn = connection_generation.max(0) as u64;
-    let current = current_generation.filter(|g| *g >= 0).map(|g| g as u64);
-    let conn_valid = connection_generation >= 0;
-    let disposition = if conn_valid {
-        routing::frame_disposition(conn, current)
-    } else {
-        routing::FrameDisposition::Discard
-    };
-    disposition.as_str().into()
+pub fn frame_disposition(
+    connection_generation: i64,
+    current_generation: Option<i64>,
+) -> Result<String> {
+    let current = current_generation
+        .map(|g| non_negative(g, "currentGeneration"))
+        .transpose()?;
+    let connection = non_negative(connection_generation, "connectionGeneration")?;
+    Ok(routing::frame_disposition(connection, current)
+        .as_str()
+        .into())
 }
 
 #[napi]
@@ -339,14 +440,12 @@ mod tests {
             .unwrap()
         );
         let err = super::same_scope(Some("nope".into()), None).unwrap_err();
-        assert!(
-            err.reason
-                .starts_with("[aic:INVALID_SCOPE] left must match"),
-            "{}",
-            err.reason
-        );
-        assert_eq!(super::frame_disposition(1, Some(2)), "discard");
-        assert_eq!(super::frame_disposition(-1, Some(-1)), "discard");
+        assert_eq!(err.status.as_ref(), "INVALID_SCOPE");
+        assert!(err.reason.starts_with("left must match"), "{}", err.reason);
+        assert_eq!(super::frame_disposition(1, Some(2)).unwrap(), "discard");
+        assert_eq!(super::frame_disposition(2, Some(2)).unwrap(), "accept");
+        let err = super::frame_disposition(-1, None).unwrap_err();
+        assert_eq!(err.status.as_ref(), "INVALID_ARGUMENT");
         let r =
             super::resolve_target(r#"[{"id":"a1","name":"x"}]"#.into(), None, "x".into()).unwrap();
         assert_eq!(
@@ -367,12 +466,12 @@ pub struct NativeBroker {
 #[napi]
 impl NativeBroker {
     /// Stops the broker and waits until its files are removed. Returns why it stopped
-    /// ("Shutdown", "Idle", or "AlreadyStopped").
+    /// (`StopReason::as_str`), or `StopReason::ALREADY_STOPPED` when it was closed before.
     #[napi]
     pub fn close(&mut self) -> String {
         match self.handle.take() {
-            Some(handle) => format!("{:?}", handle.close()),
-            None => "AlreadyStopped".into(),
+            Some(handle) => handle.close().as_str().into(),
+            None => agent_intercom_broker::StopReason::ALREADY_STOPPED.into(),
         }
     }
 
@@ -395,6 +494,46 @@ impl NativeBroker {
     }
 }
 
+impl NativeBroker {
+    fn new(handle: agent_intercom_broker::BrokerHandle, config: &BrokerConfig) -> NativeBroker {
+        NativeBroker {
+            handle: Some(handle),
+            socket_path: config.socket_path.display().to_string(),
+            intercom_dir: config.intercom_dir.display().to_string(),
+        }
+    }
+}
+
+/// The configuration of `agent_dir` (`None`: from the environment) with `socket_path` and the
+/// `key=value` settings (`BrokerConfig::set`) applied.
+fn broker_config(
+    agent_dir: Option<String>,
+    socket_path: Option<String>,
+    settings: Vec<String>,
+) -> Result<BrokerConfig> {
+    let settings = settings
+        .iter()
+        .map(|pair| agent_intercom_broker::embed::split_setting(pair))
+        .collect::<std::result::Result<Vec<_>, _>>()
+        .map_err(js_error)?;
+    agent_intercom_broker::embed::config(
+        agent_dir.as_deref().map(std::path::Path::new),
+        socket_path.as_deref().map(std::path::Path::new),
+        settings,
+    )
+    .map_err(js_error)
+}
+
+/// A JavaScript number the JavaScript layer checked to be a non-negative safe integer.
+fn non_negative(value: i64, what: &str) -> Result<u64> {
+    u64::try_from(value).map_err(|_| {
+        js_error(Error::new(
+            ErrorCode::InvalidArgument,
+            format!("{what} must be a non-negative integer"),
+        ))
+    })
+}
+
 /// Starts a broker in this process. `settings` are `key=value` pairs (BrokerConfig::set).
 #[napi]
 pub fn start_broker(
@@ -402,25 +541,73 @@ pub fn start_broker(
     socket_path: Option<String>,
     settings: Vec<String>,
 ) -> Result<NativeBroker> {
-    let settings = settings
-        .iter()
-        .map(|pair| agent_intercom_broker::embed::split_setting(pair))
-        .collect::<std::result::Result<Vec<_>, _>>()
-        .map_err(js_error)?;
-    let config = agent_intercom_broker::embed::config(
-        agent_dir.as_deref().map(std::path::Path::new),
-        socket_path.as_deref().map(std::path::Path::new),
-        settings,
-    )
-    .map_err(js_error)?;
-    let socket_path = config.socket_path.display().to_string();
-    let intercom_dir = config.intercom_dir.display().to_string();
-    let handle = agent_intercom_broker::embed::start(config).map_err(js_error)?;
-    Ok(NativeBroker {
-        handle: Some(handle),
-        socket_path,
-        intercom_dir,
-    })
+    let config = broker_config(agent_dir, socket_path, settings)?;
+    let handle = agent_intercom_broker::embed::start(config.clone()).map_err(js_error)?;
+    Ok(NativeBroker::new(handle, &config))
+}
+
+/// What `ensure_broker` resolves to: `broker` when this call started it.
+#[napi(object, object_from_js = false)]
+pub struct NativeEnsured {
+    pub started: bool,
+    pub broker: Option<NativeBroker>,
+}
+
+/// `agent_intercom_broker::ensure` on a libuv worker thread (it blocks while it waits).
+pub struct EnsureTask {
+    config: BrokerConfig,
+    wait: std::time::Duration,
+}
+
+impl Task for EnsureTask {
+    type Output = std::result::Result<agent_intercom_broker::Ensured, Error>;
+    type JsValue = NativeEnsured;
+
+    fn compute(&mut self) -> napi::Result<Self::Output> {
+        Ok(
+            agent_intercom_broker::ensure(self.config.clone(), self.wait)
+                .map_err(|e| agent_intercom_broker::embed::start_error(&e)),
+        )
+    }
+
+    fn resolve(&mut self, env: Env, output: Self::Output) -> napi::Result<NativeEnsured> {
+        match output {
+            Ok(agent_intercom_broker::Ensured::Started(handle)) => Ok(NativeEnsured {
+                started: true,
+                broker: Some(NativeBroker::new(handle, &self.config)),
+            }),
+            Ok(agent_intercom_broker::Ensured::Running(_)) => Ok(NativeEnsured {
+                started: false,
+                broker: None,
+            }),
+            // A task rejects with a napi::Error; one holding a JavaScript error object rejects
+            // with that object, which carries the code.
+            Err(error) => Err(napi::Error::from(
+                JsError::from(js_error(error)).into_unknown(env),
+            )),
+        }
+    }
+}
+
+/// Uses the running broker of this configuration or starts one here
+/// (`agent_intercom_broker::ensure`), waiting up to `wait_ms` (default `DEFAULT_ENSURE_WAIT_MS`)
+/// for another starter. A bad setting throws at once; a start failure rejects.
+#[napi]
+pub fn ensure_broker(
+    agent_dir: Option<String>,
+    socket_path: Option<String>,
+    settings: Vec<String>,
+    wait_ms: Option<i64>,
+) -> Result<AsyncTask<EnsureTask>> {
+    let config = broker_config(agent_dir, socket_path, settings)?;
+    let wait_ms = match wait_ms {
+        Some(ms) => non_negative(ms, "waitMs")?,
+        None => agent_intercom_broker::config::DEFAULT_ENSURE_WAIT_MS,
+    };
+    Ok(AsyncTask::new(EnsureTask {
+        config,
+        wait: std::time::Duration::from_millis(wait_ms),
+    }))
 }
 
 /// A scratchpad store opened by this process (see lib/scratchpad.js).

@@ -77,6 +77,43 @@ pub const DEFAULT_MAX_FRAME_BYTES: u64 = MIB;
 /// The idle-exit delay by default, in milliseconds.
 pub const DEFAULT_IDLE_EXIT_MS: u64 = 5_000;
 
+/// How long [`crate::ensure`] waits for another starter's broker by default, in milliseconds
+/// (Node's `ensureBroker` without `waitMs`).
+pub const DEFAULT_ENSURE_WAIT_MS: u64 = 5_000;
+
+/// The setting of the idle-exit delay in seconds (`--idle-exit`).
+pub const IDLE_EXIT_SECS_KEY: &str = "idle_exit_secs";
+
+/// The setting of the idle-exit delay in milliseconds (Node's `idleExitMs`).
+pub const IDLE_EXIT_MS_KEY: &str = "idle_exit_ms";
+
+/// The setting of the [`LogLevel`] (`--log-level`, Node's `logLevel`).
+pub const LOG_LEVEL_KEY: &str = "log_level";
+
+/// The variable naming the agent directory.
+pub const AGENT_DIR_ENV: &str = "PI_CODING_AGENT_DIR";
+
+/// The agent directory when [`AGENT_DIR_ENV`] is unset or blank, relative to the home directory.
+pub const DEFAULT_AGENT_DIR: &str = ".pi/agent";
+
+/// The intercom directory's name in the agent directory.
+pub const INTERCOM_DIR_NAME: &str = "intercom";
+
+/// The socket's file name in the intercom directory (when not overridden).
+pub const SOCKET_FILE_NAME: &str = "broker.sock";
+
+/// The owning broker's pid, written once it listens.
+pub const PID_FILE_NAME: &str = "broker.pid";
+
+/// Created exclusively and locked by the owning broker, holding its pid.
+pub const OWNER_FILE_NAME: &str = "broker.owner";
+
+/// Pid and timestamp of whoever is starting a broker (the adapters' spawn serialization).
+pub const SPAWN_LOCK_FILE_NAME: &str = "broker.spawn.lock";
+
+/// The durable store of ask edges and delivery results.
+pub const STORE_FILE_NAME: &str = "broker-state.sqlite";
+
 macro_rules! limits {
     ($( $(#[doc = $doc:literal])+ $field:ident: $unit:ident = $default:expr, $min:expr, $max:expr, $key:literal; )+) => {
         /// Everything a broker needs to know. Build with [`BrokerConfig::for_agent_dir`] or
@@ -113,9 +150,9 @@ macro_rules! limits {
         impl BrokerConfig {
             /// Defaults for an agent directory: `<agent_dir>/intercom/broker.sock`.
             pub fn for_agent_dir(agent_dir: &Path) -> BrokerConfig {
-                let intercom_dir = agent_dir.join("intercom");
+                let intercom_dir = agent_dir.join(INTERCOM_DIR_NAME);
                 BrokerConfig {
-                    socket_path: intercom_dir.join("broker.sock"),
+                    socket_path: intercom_dir.join(SOCKET_FILE_NAME),
                     intercom_dir,
                     idle_exit: Some(Duration::from_millis(DEFAULT_IDLE_EXIT_MS)),
                     log_level: LogLevel::Warn,
@@ -184,7 +221,7 @@ limits! {
 /// The agent directory: `$PI_CODING_AGENT_DIR` (relative paths resolved against the current
 /// directory) or `~/.pi/agent`.
 pub fn agent_dir_from_env() -> PathBuf {
-    match std::env::var_os("PI_CODING_AGENT_DIR").map(|v| v.to_string_lossy().trim().to_string()) {
+    match std::env::var_os(AGENT_DIR_ENV).map(|v| v.to_string_lossy().trim().to_string()) {
         Some(dir) if !dir.is_empty() => {
             let path = PathBuf::from(dir);
             if path.is_absolute() {
@@ -193,7 +230,7 @@ pub fn agent_dir_from_env() -> PathBuf {
                 std::env::current_dir().unwrap_or_default().join(path)
             }
         }
-        _ => PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".pi/agent"),
+        _ => PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(DEFAULT_AGENT_DIR),
     }
 }
 
@@ -202,7 +239,7 @@ pub fn setting_keys() -> impl Iterator<Item = &'static str> {
     LIMITS
         .iter()
         .map(|l| l.key)
-        .chain(["idle_exit_secs", "idle_exit_ms", "log_level"])
+        .chain([IDLE_EXIT_SECS_KEY, IDLE_EXIT_MS_KEY, LOG_LEVEL_KEY])
 }
 
 fn whole(key: &str, value: &str, min: u64, max: u64) -> Result<u64, Error> {
@@ -237,19 +274,19 @@ impl BrokerConfig {
     /// Nothing is changed on error.
     pub fn set(&mut self, key: &str, value: &str) -> Result<(), Error> {
         match key {
-            "idle_exit_secs" => {
+            IDLE_EXIT_SECS_KEY => {
                 let secs = whole(key, value, 0, MAX_IDLE_EXIT_MS / 1000)?;
                 self.idle_exit = Some(secs).filter(|s| *s > 0).map(Duration::from_secs);
             }
-            "idle_exit_ms" => {
+            IDLE_EXIT_MS_KEY => {
                 let ms = whole(key, value, 0, MAX_IDLE_EXIT_MS)?;
                 self.idle_exit = Some(ms).filter(|s| *s > 0).map(Duration::from_millis);
             }
-            "log_level" => {
+            LOG_LEVEL_KEY => {
                 self.log_level = LogLevel::parse(value).ok_or_else(|| {
                     Error::new(
                         ErrorCode::InvalidArgument,
-                        format!("log_level is off, error, warn, info or debug, not {value:?}"),
+                        format!("log_level is {}, not {value:?}", LogLevel::names_text()),
                     )
                 })?
             }
@@ -274,22 +311,22 @@ impl BrokerConfig {
 
     /// `broker.pid` in the intercom directory.
     pub fn pid_path(&self) -> PathBuf {
-        self.intercom_dir.join("broker.pid")
+        self.intercom_dir.join(PID_FILE_NAME)
     }
 
     /// `broker.owner`: created exclusively, holding the owning pid.
     pub fn owner_path(&self) -> PathBuf {
-        self.intercom_dir.join("broker.owner")
+        self.intercom_dir.join(OWNER_FILE_NAME)
     }
 
     /// `broker.spawn.lock`: pid and timestamp of whoever is starting a broker.
     pub fn spawn_lock_path(&self) -> PathBuf {
-        self.intercom_dir.join("broker.spawn.lock")
+        self.intercom_dir.join(SPAWN_LOCK_FILE_NAME)
     }
 
     /// The SQLite store of ask edges and delivery results.
     pub fn store_path(&self) -> PathBuf {
-        self.intercom_dir.join("broker-state.sqlite")
+        self.intercom_dir.join(STORE_FILE_NAME)
     }
 }
 
@@ -309,15 +346,35 @@ pub enum LogLevel {
 }
 
 impl LogLevel {
+    /// Every level, quietest first.
+    pub const ALL: [LogLevel; 5] = [
+        LogLevel::Off,
+        LogLevel::Error,
+        LogLevel::Warn,
+        LogLevel::Info,
+        LogLevel::Debug,
+    ];
+
+    /// The level's name in settings (`log_level=warn`) and options (`logLevel: "warn"`).
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            LogLevel::Off => "off",
+            LogLevel::Error => "error",
+            LogLevel::Warn => "warn",
+            LogLevel::Info => "info",
+            LogLevel::Debug => "debug",
+        }
+    }
+
     /// Parses off/error/warn/info/debug.
     pub fn parse(text: &str) -> Option<LogLevel> {
-        Some(match text {
-            "off" => LogLevel::Off,
-            "error" => LogLevel::Error,
-            "warn" => LogLevel::Warn,
-            "info" => LogLevel::Info,
-            "debug" => LogLevel::Debug,
-            _ => return None,
-        })
+        LogLevel::ALL.into_iter().find(|l| l.as_str() == text)
+    }
+
+    /// The names for a message: `off, error, warn, info or debug`.
+    fn names_text() -> String {
+        let names = LogLevel::ALL.map(LogLevel::as_str);
+        let (last, rest) = names.split_last().expect("there are levels");
+        format!("{} or {last}", rest.join(", "))
     }
 }

@@ -43,6 +43,10 @@ pub mod failure_code {
     pub const DELIVERY_TIMEOUT: &str = "DELIVERY_TIMEOUT";
 }
 
+/// The `endpoint` a compatible broker advertises in `health_ok` (this one serves local clients
+/// only).
+pub const LOCAL_ENDPOINT: &str = "local";
+
 /// The remote-access contract current Node clients require in `health_ok`.
 pub fn remote_access_contract() -> Value {
     serde_json::json!({

@@ -362,10 +362,10 @@ fn pad(args: &[String]) -> ExitCode {
             Err(e) => return input_error(&e),
         };
         let path = db.map(std::path::PathBuf::from).unwrap_or_else(|| {
-            match std::env::var_os("AGENT_INTERCOM_SCRATCHPAD") {
-                Some(p) if !p.is_empty() => std::path::PathBuf::from(p),
-                _ => agent_intercom_broker::config::agent_dir_from_env().join("scratchpad.sqlite"),
-            }
+            agent_intercom_scratchpad::default_path(
+                &env,
+                agent_intercom_broker::config::agent_dir_from_env,
+            )
         });
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty())
             && let Err(e) = std::fs::create_dir_all(parent)

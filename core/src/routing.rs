@@ -161,7 +161,19 @@ pub enum AudienceEvent {
     PresenceUpdate = 3,
 }
 
+// A function, not an associated const: cbindgen would copy the const into the C header.
+const ALL_EVENTS: [AudienceEvent; 3] = [
+    AudienceEvent::SessionJoined,
+    AudienceEvent::SessionLeft,
+    AudienceEvent::PresenceUpdate,
+];
+
 impl AudienceEvent {
+    /// Every event, in numeric order.
+    pub const fn all() -> [AudienceEvent; 3] {
+        ALL_EVENTS
+    }
+
     /// The event's wire and vector name.
     pub const fn as_str(self) -> &'static str {
         match self {
@@ -173,13 +185,7 @@ impl AudienceEvent {
 
     /// The event with this wire name.
     pub fn from_name(name: &str) -> Option<AudienceEvent> {
-        [
-            AudienceEvent::SessionJoined,
-            AudienceEvent::SessionLeft,
-            AudienceEvent::PresenceUpdate,
-        ]
-        .into_iter()
-        .find(|e| e.as_str() == name)
+        ALL_EVENTS.into_iter().find(|e| e.as_str() == name)
     }
 }
 

@@ -31,12 +31,14 @@ mod events;
 mod export;
 mod limits;
 mod messages;
+pub mod paths;
 mod tasks;
 
 pub use events::{EVENT_KINDS, Event, EventFilter};
 pub use export::{MAX_EXPORT_ITEMS, SNAPSHOT_SCHEMA};
 pub use limits::{CostRow, Pricing, RateDecision, RateLimits, Usage};
 pub use messages::{NewMessage, Page, Posted};
+pub use paths::default_path;
 pub use tasks::{Artifact, Task, Transition};
 
 use std::path::Path;

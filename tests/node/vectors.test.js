@@ -35,7 +35,9 @@ function execute (v) {
         try {
           nativeOutcome = addon.parseScope(hasInput ? v.scopeInput : undefined, 'scopeId') ? 'valid_scoped' : 'valid_unscoped'
         } catch (error) {
-          assert.match(error.message, /^\[aic:INVALID_SCOPE\]/)
+          assert.ok(error instanceof pkg.IntercomError, 'the addon throws an IntercomError')
+          assert.strictEqual(error.code, 'INVALID_SCOPE')
+          assert.match(error.message, /^scopeId must match /)
           nativeOutcome = 'invalid_scope'
         }
         assert.strictEqual(nativeOutcome, jsOutcome, `native/JS disagree on ${v.name}`)

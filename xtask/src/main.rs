@@ -309,7 +309,7 @@ export type ScratchpadCheck = {checks};
 export type ScratchpadArgs = Record<string, unknown>;
 
 export interface ScratchpadOptions {{
-  /** The store file (default: $AGENT_INTERCOM_SCRATCHPAD, else <agentDir>/scratchpad.sqlite). */
+  /** The store file (default: ${pad_env}, else <agentDir>/{pad_file}). */
   path?: string;
   /** Live messages per project root, at most (default {d_per_project_cap}). */
   perProjectCap?: number;
@@ -338,7 +338,7 @@ export declare class Scratchpad {{
 export declare function openScratchpad(options?: ScratchpadOptions): Scratchpad;
 /** Evaluates a rule check without a store. */
 export declare function checkRule(op: ScratchpadCheck, args?: ScratchpadArgs): any;
-/** $AGENT_INTERCOM_SCRATCHPAD, else <agentDir>/scratchpad.sqlite. */
+/** ${pad_env}, else <agentDir>/{pad_file}. */
 export declare function defaultScratchpadPath(env?: Record<string, string | undefined>): string;
 export declare const OPERATIONS: readonly ScratchpadOperation[];
 export declare const CHECKS: readonly ScratchpadCheck[];
@@ -349,22 +349,36 @@ export declare const CHECKS: readonly ScratchpadCheck[];
         d_per_recipient_cap = defaults.per_recipient_cap,
         d_max_content_bytes = defaults.max_content_bytes,
         d_allow_full_export = defaults.allow_full_export,
+        pad_env = agent_intercom_scratchpad::paths::PATH_ENV,
+        pad_file = agent_intercom_scratchpad::paths::DEFAULT_FILE_NAME,
     )
 }
 
 fn broker_dts() -> String {
+    use agent_intercom_broker::StopReason;
+    use agent_intercom_broker::config::{self, LogLevel};
+    let union = |names: &[&str]| {
+        names
+            .iter()
+            .map(|n| js_string(n))
+            .collect::<Vec<_>>()
+            .join(" | ")
+    };
+    let log_levels = LogLevel::ALL.map(LogLevel::as_str);
+    let mut stop_reasons = StopReason::ALL.map(StopReason::as_str).to_vec();
+    stop_reasons.push(StopReason::ALREADY_STOPPED);
     format!(
         r#"{GENERATED_TS}
 import {{ IntercomError }} from "../index.js";
 
 export interface BrokerOptions {{
-  /** Agent directory (default: $PI_CODING_AGENT_DIR, else ~/.pi/agent). */
+  /** Agent directory (default: ${agent_dir_env}, else ~/{default_agent_dir}). */
   agentDir?: string;
-  /** Socket path (default: <agentDir>/intercom/broker.sock). */
+  /** Socket path (default: <agentDir>/{intercom_dir}/{socket_file}). */
   socketPath?: string;
-  /** Exit this long after the last session leaves; 0 never exits on idle (default 5000). */
+  /** Exit this long after the last session leaves; 0 never exits on idle (default {idle_exit_ms}). */
   idleExitMs?: number;
-  logLevel?: "off" | "error" | "warn" | "info" | "debug";
+  logLevel?: {log_levels};
   /** Any limit by name, e.g. {{ max_sessions: 10000, rate_capacity: 100000 }} (docs/broker.md). */
   settings?: Record<string, number | string>;
 }}
@@ -376,7 +390,7 @@ export declare class Broker {{
   /** True until close() or idle exit. */
   readonly running: boolean;
   /** Stops the broker and waits until its files are removed; returns why it stopped. */
-  close(): "Shutdown" | "Idle" | "AlreadyStopped";
+  close(): {stop_reasons};
 }}
 
 /** Starts the broker of an agent directory in this process. Throws IntercomError with code
@@ -473,6 +487,13 @@ export declare function connect(options?: string | {{ agentDir?: string; socketP
 "#,
         max_frame =
             agent_intercom_broker::BrokerConfig::for_agent_dir(Path::new("/")).max_frame_bytes,
+        agent_dir_env = config::AGENT_DIR_ENV,
+        default_agent_dir = config::DEFAULT_AGENT_DIR,
+        intercom_dir = config::INTERCOM_DIR_NAME,
+        socket_file = config::SOCKET_FILE_NAME,
+        idle_exit_ms = config::DEFAULT_IDLE_EXIT_MS,
+        log_levels = union(&log_levels),
+        stop_reasons = union(&stop_reasons),
     )
 }
 

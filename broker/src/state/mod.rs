@@ -93,6 +93,24 @@ pub enum StopReason {
     Failed,
 }
 
+impl StopReason {
+    /// Every reason.
+    pub const ALL: [StopReason; 3] = [StopReason::Shutdown, StopReason::Idle, StopReason::Failed];
+
+    /// What an embedding reports when asked to stop a broker it already stopped (Node's second
+    /// `Broker.close()`); not a reason the broker itself gives.
+    pub const ALREADY_STOPPED: &'static str = "AlreadyStopped";
+
+    /// The reason's name, as embeddings report it (Node's `Broker.close()` returns it).
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            StopReason::Idle => "Idle",
+            StopReason::Shutdown => "Shutdown",
+            StopReason::Failed => "Failed",
+        }
+    }
+}
+
 struct Conn {
     tx: mpsc::UnboundedSender<Out>,
     queued: Arc<AtomicUsize>,
