@@ -43,7 +43,7 @@ pub fn health(socket: &Path, timeout: Duration) -> Health {
     }
     let compatible = v["protocol"] == agent_intercom_core::protocol::PROTOCOL_NAME
         && v["version"] == agent_intercom_core::protocol::PROTOCOL_VERSION
-        && v["endpoint"] == "local"
+        && v["endpoint"] == wire::LOCAL_ENDPOINT
         && v["remoteAccess"] == wire::remote_access_contract();
     if compatible {
         Health::Compatible

@@ -35,6 +35,45 @@ pub const MUTUAL_ASK: &str = "MUTUAL_ASK";
 /// `delivery_failed` code: the sender has as many open asks as it may.
 pub const TOO_MANY_PENDING_ASKS: &str = "TOO_MANY_PENDING_ASKS";
 
+/// Why an ask ended without a reply: the `reason` of an `ask_cancelled` frame.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CancelReason {
+    /// The asker cancelled it (or unregistered without `preserveAsks`).
+    Cancelled,
+    /// It reached the ask timeout.
+    Expired,
+    /// The ask message itself could not be delivered.
+    DeliveryFailed,
+    /// The asker's or the asked session's connection closed.
+    SessionDisconnected,
+    /// Remote access was revoked for a party of the ask (brokers with remote access).
+    AuthorizationRevoked,
+}
+
+impl CancelReason {
+    /// Every reason, in the order the wire documents them.
+    pub const fn all() -> [CancelReason; 5] {
+        [
+            CancelReason::Cancelled,
+            CancelReason::Expired,
+            CancelReason::DeliveryFailed,
+            CancelReason::SessionDisconnected,
+            CancelReason::AuthorizationRevoked,
+        ]
+    }
+
+    /// The wire spelling.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            CancelReason::Cancelled => "cancelled",
+            CancelReason::Expired => "expired",
+            CancelReason::DeliveryFailed => "delivery_failed",
+            CancelReason::SessionDisconnected => "session_disconnected",
+            CancelReason::AuthorizationRevoked => "authorization_revoked",
+        }
+    }
+}
+
 /// Whether the asker still waits for the reply.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum AskState {

@@ -306,13 +306,9 @@ ffi_fn! {
         capacity: usize,
         out_count: *mut usize,
     ) {
-        let event = [
-            AudienceEvent::SessionJoined,
-            AudienceEvent::SessionLeft,
-            AudienceEvent::PresenceUpdate,
-        ]
-        .into_iter()
-        .find(|e| *e as u32 == event)
+        let event = AudienceEvent::all()
+            .into_iter()
+            .find(|e| *e as u32 == event)
         .ok_or_else(|| {
             fail(
                 ErrorCode::InvalidArgument,

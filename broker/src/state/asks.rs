@@ -1,6 +1,7 @@
 //! Ask edges: who waits for whose reply. Opened by a send that expects a reply, resolved by
 //! the delivered reply, deferred when a party leaves, cancelled or expired.
 
+use agent_intercom_core::asks::CancelReason;
 use agent_intercom_core::asks::{AskEdge, AskState, AskView};
 use serde_json::json;
 
@@ -161,7 +162,7 @@ impl State {
             && self.edges.contains_key(&key);
         if applied {
             if cancel {
-                self.remove_edge(&key, Some("cancelled"));
+                self.remove_edge(&key, Some(CancelReason::Cancelled.as_str()));
             } else {
                 let edge = self.edges.get_mut(&key).expect("checked");
                 if edge.state == AskState::Blocking {

@@ -1,6 +1,7 @@
 //! Deliveries: sending (duplicate suppression, capacity, resolution, ask rules, frames),
 //! acknowledgement, failure, and the recent results kept for duplicate suppression.
 
+use agent_intercom_core::asks::CancelReason;
 use std::borrow::Cow;
 use std::sync::Arc;
 use std::time::Instant;
@@ -485,7 +486,7 @@ impl State {
         if p.expects_reply {
             self.remove_edge(
                 &(p.from.clone(), p.message_id.clone()),
-                Some("delivery_failed"),
+                Some(CancelReason::DeliveryFailed.as_str()),
             );
         }
         let response = json!({ "type": "delivery_failed", "messageId": p.message_id, "accepted": true, "code": code, "reason": reason });

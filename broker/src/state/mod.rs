@@ -6,6 +6,7 @@
 //! `sessions` registration, presence and lifecycle broadcasts; `delivery` sends, acknowledgements
 //! and duplicate suppression; `asks` the open asks; `clock` where time comes from.
 
+use agent_intercom_core::asks::CancelReason;
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -435,7 +436,7 @@ impl State {
                     .get(&key)
                     .is_some_and(|e| e.expires_at == expires_at)
                 {
-                    self.remove_edge(&key, Some("expired"));
+                    self.remove_edge(&key, Some(CancelReason::Expired.as_str()));
                 }
             }
             Timer::Idle(seq) => {
@@ -598,7 +599,7 @@ impl State {
                     "requestId": request_id,
                     "protocol": agent_intercom_core::protocol::PROTOCOL_NAME,
                     "version": agent_intercom_core::protocol::PROTOCOL_VERSION,
-                    "endpoint": "local",
+                    "endpoint": wire::LOCAL_ENDPOINT,
                     "remoteAccess": wire::remote_access_contract(),
                 }),
             );
@@ -639,7 +640,7 @@ impl State {
                     if preserve_asks {
                         None
                     } else {
-                        Some("session_disconnected")
+                        Some(CancelReason::SessionDisconnected.as_str())
                     },
                 );
                 if let Some(c) = self.conns.get_mut(&conn) {
