@@ -5,6 +5,7 @@
 use std::io::Read;
 use std::process::ExitCode;
 
+use agent_intercom_broker::config::{IDLE_EXIT_SECS_KEY, LOG_LEVEL_KEY};
 use agent_intercom_core::canonical;
 use agent_intercom_core::corpus;
 use agent_intercom_core::protocol::{self, SCOPE_ENV};
@@ -244,8 +245,8 @@ fn broker_config(
             "status" if agent_dir.is_none() && socket.is_none() && sets.is_empty() => status = true,
             "--agent-dir" => agent_dir = Some(std::path::PathBuf::from(value("--agent-dir")?)),
             "--socket" => socket = Some(std::path::PathBuf::from(value("--socket")?)),
-            "--idle-exit" => sets.push(("idle_exit_secs".into(), value("--idle-exit")?)),
-            "--log-level" => sets.push(("log_level".into(), value("--log-level")?)),
+            "--idle-exit" => sets.push((IDLE_EXIT_SECS_KEY.into(), value("--idle-exit")?)),
+            "--log-level" => sets.push((LOG_LEVEL_KEY.into(), value("--log-level")?)),
             "--set" => {
                 let pair = value("--set")?;
                 let (k, v) = pair
