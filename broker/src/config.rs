@@ -115,7 +115,10 @@ pub const SPAWN_LOCK_FILE_NAME: &str = "broker.spawn.lock";
 pub const STORE_FILE_NAME: &str = "broker-state.sqlite";
 
 macro_rules! limits {
-    ($( $(#[doc = $doc:literal])+ $field:ident: $unit:ident = $default:expr, $min:expr, $max:expr, $key:literal; )+) => {
+    ($(
+        $(#[doc = $doc:literal])+
+        $field:ident: $unit:ident = $default:expr, $min:expr, $max:expr, $key:literal;
+    )+) => {
         /// Everything a broker needs to know. Build with [`BrokerConfig::for_agent_dir`] or
         /// [`BrokerConfig::from_env`], then adjust fields or [`BrokerConfig::set`] them by name.
         #[derive(Clone, Debug)]
@@ -128,7 +131,8 @@ macro_rules! limits {
             pub idle_exit: Option<Duration>,
             /// What goes to stderr.
             pub log_level: LogLevel,
-            /// Shut down cleanly on SIGTERM and SIGINT (the CLI sets this; embedders usually do not).
+            /// Shut down cleanly on SIGTERM and SIGINT (the CLI sets this; embedders usually do
+            /// not).
             pub handle_signals: bool,
             $( $(#[doc = $doc])+ pub $field: <$unit as Unit>::Value, )+
         }
@@ -192,12 +196,14 @@ limits! {
     delivery_ack_timeout: Millis = 8_000, 1, DAY_MS, "delivery_ack_timeout_ms";
     /// How long a delivery result is kept for duplicate suppression.
     recent_delivery_ttl: Millis = 10 * 60 * 1000, 1, 30 * DAY_MS, "recent_delivery_ttl_ms";
-    /// Delivery results kept in memory at most; older ones are looked up in the store, so memory stays bounded at any message rate.
+    /// Delivery results kept in memory at most; older ones are looked up in the store, so memory
+    /// stays bounded at any message rate.
     max_recent_in_memory: Count = 50_000, 1, 100_000_000, "max_recent_in_memory";
     /// Deliveries awaiting acknowledgement, in total.
     max_pending_deliveries: Count = 1024, 1, 100_000_000, "max_pending_deliveries";
     /// Deliveries awaiting acknowledgement, per sender.
-    max_pending_deliveries_per_session: Count = 64, 1, 100_000_000, "max_pending_deliveries_per_session";
+    max_pending_deliveries_per_session: Count = 64, 1, 100_000_000,
+        "max_pending_deliveries_per_session";
     /// Unresolved asks per sender.
     max_pending_asks_per_session: Count = 64, 1, 1_000_000, "max_pending_asks_per_session";
     /// An ask expires this long after it was sent.
@@ -214,7 +220,8 @@ limits! {
     max_message_id_len: Count = 256, 1, 65_536, "max_message_id_len";
     /// Longest `send.to`.
     max_target_len: Count = 512, 1, 65_536, "max_target_len";
-    /// Bytes queued for a connection that does not read, at most; past it the connection is closed as a slow consumer.
+    /// Bytes queued for a connection that does not read, at most; past it the connection is
+    /// closed as a slow consumer.
     max_outbound_bytes: Count = 16 * MIB, 4096, 4096 * MIB, "max_outbound_bytes";
 }
 

@@ -488,7 +488,10 @@ fn respond(
     let mut response = match result {
         Ok(v) => serde_json::json!({ "ok": true, "result": v }),
         Err(e) => {
-            serde_json::json!({ "ok": false, "error": { "code": e.code().as_str(), "message": e.message() } })
+            serde_json::json!({
+                "ok": false,
+                "error": { "code": e.code().as_str(), "message": e.message() },
+            })
         }
     };
     if !id.is_null() {

@@ -207,10 +207,16 @@ impl AskRefusal {
         match self {
             AskRefusal::InvalidReplyTarget => "Reply target does not match a pending ask",
             AskRefusal::AskAlreadyPending => {
-                "Another ask to this session is still unresolved. Wait for its reply or send a non-blocking follow-up."
+                concat!(
+                    "Another ask to this session is still unresolved. ",
+                    "Wait for its reply or send a non-blocking follow-up."
+                )
             }
             AskRefusal::MutualAsk => {
-                "Mutual ask refused: target session is already waiting for a reply from this session."
+                concat!(
+                    "Mutual ask refused: target session is already waiting for a reply from ",
+                    "this session."
+                )
             }
             AskRefusal::TooManyPendingAsks => "Too many asks are already waiting for replies",
         }
@@ -310,9 +316,14 @@ const EDGE_KEYS: [&str; 4] = ["asker", "messageId", "asked", "state"];
 /// use agent_intercom_core::asks::check_ask_json;
 ///
 /// let open = r#"{"asker":"b","messageId":"q1","asked":"a","state":"blocking"}"#;
-/// let ask_back = format!(r#"{{"edges":[{open}],"send":{{"from":"a","to":"b","expectsReply":true}},"maxOpenAsks":64}}"#);
+/// let ask_back = format!(concat!(
+///     r#"{{"edges":[{open}],"send":{{"from":"a","to":"b","expectsReply":true}},"#,
+///     r#""maxOpenAsks":64}}"#
+/// ));
 /// assert_eq!(check_ask_json(&ask_back).unwrap(), r#"{"refused":"MUTUAL_ASK"}"#);
-/// let answer = format!(r#"{{"edges":[{open}],"send":{{"from":"a","to":"b","replyTo":"q1"}},"maxOpenAsks":64}}"#);
+/// let answer = format!(
+///     r#"{{"edges":[{open}],"send":{{"from":"a","to":"b","replyTo":"q1"}},"maxOpenAsks":64}}"#
+/// );
 /// assert_eq!(
 ///     check_ask_json(&answer).unwrap(),
 ///     r#"{"opens":false,"resolves":{"asker":"b","messageId":"q1"}}"#
@@ -339,7 +350,8 @@ pub fn check_ask_json(text: &str) -> Result<String, Error> {
         }
         if !pairs.insert((edge.asker, edge.asked)) {
             return Err(bad(format!(
-                "edges[{i}] repeats the (asker, asked) pair of an earlier edge: at most one ask is open per pair"
+                "edges[{i}] repeats the (asker, asked) pair of an earlier edge: \
+                 at most one ask is open per pair"
             )));
         }
     }

@@ -53,7 +53,8 @@ error_codes! {
     UnsupportedValue = 8 => "UNSUPPORTED_VALUE",
     /// An object had the same key twice.
     DuplicateKey = 9 => "DUPLICATE_KEY",
-    /// A document nested deeper than 128 levels of arrays and objects (the canonical maximum depth).
+    /// A document nested deeper than 128 levels of arrays and objects (the canonical maximum
+    /// depth).
     NestingTooDeep = 10 => "NESTING_TOO_DEEP",
     /// A hash domain was empty or held bytes outside printable ASCII (0x21 to 0x7E).
     InvalidDomain = 11 => "INVALID_DOMAIN",

@@ -77,7 +77,8 @@ ffi_fn! {
     /// `broker` must be NULL or a live broker from aic_broker_start.
     unsafe fn aic_broker_running(broker: *const aic_broker) -> bool {
         // SAFETY: by contract.
-        unsafe { broker.as_ref() }.is_some_and(|b| b.handle.as_ref().is_some_and(|h| !h.is_finished()))
+        unsafe { broker.as_ref() }
+            .is_some_and(|b| b.handle.as_ref().is_some_and(|h| !h.is_finished()))
     }
 }
 

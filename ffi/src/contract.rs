@@ -170,12 +170,12 @@ ffi_fn! {
 }
 
 ffi_fn! {
-    /// Resolves a `send.to` selector (global exact id, then exact case-sensitive name in the actor's
-    /// scope, then unique id prefix in the actor's scope). Writes the kind, the number of matching
-    /// candidates to `out_count`, and up to `capacity` of their indices (ascending) to `out_indices`
-    /// (which may be NULL only when `capacity` is 0; a capacity of more than PTRDIFF_MAX bytes is
-    /// refused like an input length). AMBIGUOUS_TARGET and SESSION_NOT_FOUND are
-    /// outcomes, not failures: the status is AIC_STATUS_OK.
+    /// Resolves a `send.to` selector (global exact id, then exact case-sensitive name in the
+    /// actor's scope, then unique id prefix in the actor's scope). Writes the kind, the number of
+    /// matching candidates to `out_count`, and up to `capacity` of their indices (ascending) to
+    /// `out_indices` (which may be NULL only when `capacity` is 0; a capacity of more than
+    /// PTRDIFF_MAX bytes is refused like an input length). AMBIGUOUS_TARGET and SESSION_NOT_FOUND
+    /// are outcomes, not failures: the status is AIC_STATUS_OK.
     ///
     /// # Safety
     /// `candidates` readable for `count` elements (or NULL with 0); text inputs follow the
@@ -400,8 +400,8 @@ ffi_fn! {
 }
 
 ffi_fn! {
-    /// canonicalHash(domain, document): lowercase hex SHA-256 of the canonical frame, written with a
-    /// terminating NUL to `out_hex`, which must hold AIC_HASH_HEX_LEN + 1 bytes.
+    /// canonicalHash(domain, document): lowercase hex SHA-256 of the canonical frame, written with
+    /// a terminating NUL to `out_hex`, which must hold AIC_HASH_HEX_LEN + 1 bytes.
     ///
     /// # Safety
     /// Text inputs follow the (pointer, length) contract; `out_hex` writable for 65 bytes.

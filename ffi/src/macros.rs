@@ -33,7 +33,10 @@ macro_rules! ffi_fn {
         #[unsafe(no_mangle)]
         pub extern "C" fn $name($($arg: $ty),*) -> $ret $body
     };
-    ($(#[$doc:meta])* unsafe fn $name:ident($($arg:ident: $ty:ty),* $(,)?) -> $ret:ty $body:block) => {
+    (
+        $(#[$doc:meta])*
+        unsafe fn $name:ident($($arg:ident: $ty:ty),* $(,)?) -> $ret:ty $body:block
+    ) => {
         $(#[$doc])*
         #[unsafe(no_mangle)]
         pub unsafe extern "C" fn $name($($arg: $ty),*) -> $ret $body

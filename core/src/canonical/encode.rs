@@ -1,4 +1,5 @@
-//! Encoding a [`Value`] as canonical JSON, and the faults (code, message, path) both canonicalizers report.
+//! Encoding a [`Value`] as canonical JSON, and the faults (code, message, path) both
+//! canonicalizers report.
 
 use std::borrow::Cow;
 
