@@ -79,7 +79,8 @@ enum aic_status
   AIC_STATUS_UNSUPPORTED_VALUE = 8,
   // An object had the same key twice.
   AIC_STATUS_DUPLICATE_KEY = 9,
-  // A document nested deeper than 128 levels of arrays and objects (the canonical maximum depth).
+  // A document nested deeper than 128 levels of arrays and objects (the canonical maximum
+  // depth).
   AIC_STATUS_NESTING_TOO_DEEP = 10,
   // A hash domain was empty or held bytes outside printable ASCII (0x21 to 0x7E).
   AIC_STATUS_INVALID_DOMAIN = 11,
@@ -385,12 +386,12 @@ aic_status aic_same_scope(const char *left,
                           bool *out_same,
                           aic_error **err);
 
-// Resolves a `send.to` selector (global exact id, then exact case-sensitive name in the actor's
-// scope, then unique id prefix in the actor's scope). Writes the kind, the number of matching
-// candidates to `out_count`, and up to `capacity` of their indices (ascending) to `out_indices`
-// (which may be NULL only when `capacity` is 0; a capacity of more than PTRDIFF_MAX bytes is
-// refused like an input length). AMBIGUOUS_TARGET and SESSION_NOT_FOUND are
-// outcomes, not failures: the status is AIC_STATUS_OK.
+// Resolves a `send.to` selector (global exact id, then exact case-sensitive name in the
+// actor's scope, then unique id prefix in the actor's scope). Writes the kind, the number of
+// matching candidates to `out_count`, and up to `capacity` of their indices (ascending) to
+// `out_indices` (which may be NULL only when `capacity` is 0; a capacity of more than
+// PTRDIFF_MAX bytes is refused like an input length). AMBIGUOUS_TARGET and SESSION_NOT_FOUND
+// are outcomes, not failures: the status is AIC_STATUS_OK.
 //
 // # Safety
 // `candidates` readable for `count` elements (or NULL with 0); text inputs follow the
@@ -487,8 +488,8 @@ aic_status aic_canonical_json(const char *json,
                               size_t *out_len,
                               aic_error **err);
 
-// canonicalHash(domain, document): lowercase hex SHA-256 of the canonical frame, written with a
-// terminating NUL to `out_hex`, which must hold AIC_HASH_HEX_LEN + 1 bytes.
+// canonicalHash(domain, document): lowercase hex SHA-256 of the canonical frame, written with
+// a terminating NUL to `out_hex`, which must hold AIC_HASH_HEX_LEN + 1 bytes.
 //
 // # Safety
 // Text inputs follow the (pointer, length) contract; `out_hex` writable for 65 bytes.

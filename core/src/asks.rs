@@ -319,7 +319,7 @@ const EDGE_KEYS: [&str; 4] = ["asker", "messageId", "asked", "state"];
 /// let ask_back = format!(concat!(
 ///     r#"{{"edges":[{open}],"send":{{"from":"a","to":"b","expectsReply":true}},"#,
 ///     r#""maxOpenAsks":64}}"#
-/// ));
+/// ), open = open);
 /// assert_eq!(check_ask_json(&ask_back).unwrap(), r#"{"refused":"MUTUAL_ASK"}"#);
 /// let answer = format!(
 ///     r#"{{"edges":[{open}],"send":{{"from":"a","to":"b","replyTo":"q1"}},"maxOpenAsks":64}}"#
