@@ -159,8 +159,18 @@ fn run(v: &Vector<'_>) {
         "validate_scope" => {
             let broker = Broker::start("scope");
             let mut c = broker.connect();
-            let mut frame = json!({ "type": "register", "protocol": "pi-intercom", "version": 4,
-                "session": { "cwd": "/w", "model": "m", "pid": 1, "startedAt": 1, "lastActivity": 1 } });
+            let mut frame = json!({
+                "type": "register",
+                "protocol": "pi-intercom",
+                "version": 4,
+                "session": {
+                    "cwd": "/w",
+                    "model": "m",
+                    "pid": 1,
+                    "startedAt": 1,
+                    "lastActivity": 1,
+                },
+            });
             if let Some(input) = v.scope_input {
                 frame["scopeId"] =
                     serde_json::from_str(&canonical::canonical_json(input).unwrap()).unwrap();
@@ -377,10 +387,9 @@ fn run(v: &Vector<'_>) {
             } else {
                 old_scope
             };
-            assert_eq!(
-                new.register_with(Some(mover), "moved", move_to, &format!("runtime-{mover}"))["type"],
-                "registered"
-            );
+            let registered =
+                new.register_with(Some(mover), "moved", move_to, &format!("runtime-{mover}"));
+            assert_eq!(registered["type"], "registered");
             let frames = live.drain();
             if v.operation == "replace" {
                 let mut observed = Vec::new();
@@ -423,7 +432,15 @@ fn run(v: &Vector<'_>) {
                     n if n.contains("list") => json!({ "type": "list", "requestId": "late" }),
                     n if n.contains("presence") => json!({ "type": "presence", "status": "late" }),
                     n if n.contains("send") => {
-                        json!({ "type": "send", "to": subject, "message": { "id": "late", "timestamp": 1, "content": { "text": "late" } } })
+                        json!({
+                            "type": "send",
+                            "to": subject,
+                            "message": {
+                                "id": "late",
+                                "timestamp": 1,
+                                "content": { "text": "late" },
+                            },
+                        })
                     }
                     _ => json!({ "type": "cancel_ask", "requestId": "late", "messageId": "none" }),
                 };
