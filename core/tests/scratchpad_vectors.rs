@@ -134,7 +134,8 @@ fn scratchpad_v1_vectors() {
         executed += 1;
     }
     println!(
-        "scratchpad-v1.json: {} cases, {executed} executed, {skipped} skipped (store scenarios, run by the scratchpad crate)",
+        "scratchpad-v1.json: {} cases, {executed} executed, {skipped} skipped \
+         (store scenarios, run by the scratchpad crate)",
         cases.len()
     );
     assert_eq!(executed + skipped, cases.len());

@@ -84,7 +84,8 @@ fn scratchpad_v1_store_scenarios() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
     println!(
-        "scratchpad-v1.json: {} cases, {executed} executed (store scenarios), {skipped} skipped (rule cases, run by the core)",
+        "scratchpad-v1.json: {} cases, {executed} executed (store scenarios), \
+         {skipped} skipped (rule cases, run by the core)",
         cases.len()
     );
     assert!(executed >= 15);
