@@ -294,6 +294,36 @@ async fn ask_round_trips(socket: &Path, count: usize) -> Vec<Duration> {
     samples
 }
 
+/// `agent-intercom broker` in `dir`, with every limit raised so that only the load is measured
+/// (`limit` sessions and unregistered connections).
+fn spawn_broker(dir: &Path, limit: &str) -> Child {
+    Command::new(broker_binary())
+        .args(["broker", "--agent-dir"])
+        .arg(dir)
+        .args(["--idle-exit", "0", "--log-level", "error"])
+        .args([
+            "--set",
+            &format!("max_sessions={limit}"),
+            "--set",
+            &format!("max_unregistered={limit}"),
+        ])
+        .args([
+            "--set",
+            "rate_capacity=1000000000",
+            "--set",
+            "rate_refill_per_second=1000000000",
+        ])
+        .args([
+            "--set",
+            "max_pending_deliveries=1000000",
+            "--set",
+            "max_pending_deliveries_per_session=100000",
+        ])
+        .stdout(Stdio::null())
+        .spawn()
+        .expect("start the broker (build it first: cargo build --release -p agent-intercom-cli)")
+}
+
 fn main() {
     let sessions = arg("--sessions", 64) as usize;
     let messages = arg("--messages", 200_000);
@@ -313,35 +343,7 @@ fn main() {
         .clone()
         .unwrap_or_else(|| dir.join("intercom/broker.sock"));
     let limit = (hold + big + 100).max(20_000).to_string();
-    let mut child: Option<Child> = external.is_none().then(|| {
-        Command::new(broker_binary())
-            .args(["broker", "--agent-dir"])
-            .arg(&dir)
-            .args(["--idle-exit", "0", "--log-level", "error"])
-            .args([
-                "--set",
-                &format!("max_sessions={limit}"),
-                "--set",
-                &format!("max_unregistered={limit}"),
-            ])
-            .args([
-                "--set",
-                "rate_capacity=1000000000",
-                "--set",
-                "rate_refill_per_second=1000000000",
-            ])
-            .args([
-                "--set",
-                "max_pending_deliveries=1000000",
-                "--set",
-                "max_pending_deliveries_per_session=100000",
-            ])
-            .stdout(Stdio::null())
-            .spawn()
-            .expect(
-                "start the broker (build it first: cargo build --release -p agent-intercom-cli)",
-            )
-    });
+    let mut child: Option<Child> = external.is_none().then(|| spawn_broker(&dir, &limit));
     let pid = match &child {
         Some(c) => c.id(),
         None => std::fs::read_to_string(socket.with_file_name("broker.pid"))
