@@ -1,7 +1,8 @@
 //! The broker load tool (a benchmark, not a test).
 //!
 //!   cargo run --release -p agent-intercom-broker --example load -- [--sessions N] [--messages M]
-//!       [--window W] [--asks K] [--hold H] [--big B] [--broker PATH-TO-agent-intercom | --socket PATH]
+//!       [--window W] [--asks K] [--hold H] [--big B]
+//!       [--broker PATH-TO-agent-intercom | --socket PATH]
 //!
 //! Starts `agent-intercom broker` as a child process in a private directory (limits raised with
 //! --set so that the rate limiter measures nothing but itself), then measures: registration time
@@ -89,8 +90,20 @@ impl Conn {
 
     async fn register_in(socket: &Path, id: &str, scope: Option<String>) -> Conn {
         let mut c = Conn::connect(socket).await;
-        let mut frame = json!({ "type": "register", "protocol": "pi-intercom", "version": 4, "sessionId": id,
-            "session": { "cwd": "/load", "model": "load", "pid": 1, "startedAt": 1, "lastActivity": 1, "name": id } });
+        let mut frame = json!({
+            "type": "register",
+            "protocol": "pi-intercom",
+            "version": 4,
+            "sessionId": id,
+            "session": {
+                "cwd": "/load",
+                "model": "load",
+                "pid": 1,
+                "startedAt": 1,
+                "lastActivity": 1,
+                "name": id,
+            },
+        });
         if let Some(scope) = scope {
             frame["scopeId"] = json!(scope);
         }
@@ -139,7 +152,10 @@ async fn throughput(
         let receives = expected_in[i];
         let delivered = delivered.clone();
         tasks.push(tokio::spawn(async move {
-            let Conn { mut reader, mut writer } = conn;
+            let Conn {
+                mut reader,
+                mut writer,
+            } = conn;
             let (done_tx, mut done_rx) = tokio::sync::mpsc::unbounded_channel::<()>();
             let (ack_tx, mut ack_rx) = tokio::sync::mpsc::unbounded_channel::<Value>();
             let sender = tokio::spawn(async move {
@@ -150,8 +166,15 @@ async fn throughput(
                 let mut buf = Vec::new();
                 loop {
                     while sent < sends && in_flight < window {
-                        buf.extend(agent_intercom_broker::wire::encode(&json!({ "type": "send", "to": to,
-                            "message": { "id": format!("m{sent}"), "timestamp": 1, "content": { "text": "load" } } })));
+                        buf.extend(agent_intercom_broker::wire::encode(&json!({
+                            "type": "send",
+                            "to": to,
+                            "message": {
+                                "id": format!("m{sent}"),
+                                "timestamp": 1,
+                                "content": { "text": "load" },
+                            },
+                        })));
                         sent += 1;
                         in_flight += 1;
                     }
@@ -187,7 +210,10 @@ async fn throughput(
                 match v["type"].as_str() {
                     Some("message") => {
                         got += 1;
-                        let _ = ack_tx.send(json!({ "type": "message_received", "deliveryId": v["deliveryId"] }));
+                        let _ = ack_tx.send(json!({
+                            "type": "message_received",
+                            "deliveryId": v["deliveryId"],
+                        }));
                     }
                     Some("delivered") => {
                         done += 1;
@@ -220,14 +246,36 @@ async fn ask_round_trips(socket: &Path, count: usize) -> Vec<Duration> {
     let mut samples = Vec::with_capacity(count);
     for i in 0..count {
         let t = Instant::now();
-        asker.send(&json!({ "type": "send", "to": "asked", "message": { "id": format!("q{i}"), "timestamp": 1, "expectsReply": true, "content": { "text": "?" } } })).await;
+        asker
+            .send(&json!({
+                "type": "send",
+                "to": "asked",
+                "message": {
+                    "id": format!("q{i}"),
+                    "timestamp": 1,
+                    "expectsReply": true,
+                    "content": { "text": "?" },
+                },
+            }))
+            .await;
         loop {
             let v = asked.recv().await;
             if v["type"] == "message" {
                 asked
                     .send(&json!({ "type": "message_received", "deliveryId": v["deliveryId"] }))
                     .await;
-                asked.send(&json!({ "type": "send", "to": "asker", "message": { "id": format!("r{i}"), "timestamp": 1, "replyTo": format!("q{i}"), "content": { "text": "!" } } })).await;
+                asked
+                    .send(&json!({
+                        "type": "send",
+                        "to": "asker",
+                        "message": {
+                            "id": format!("r{i}"),
+                            "timestamp": 1,
+                            "replyTo": format!("q{i}"),
+                            "content": { "text": "!" },
+                        },
+                    }))
+                    .await;
                 break;
             }
         }
@@ -244,6 +292,36 @@ async fn ask_round_trips(socket: &Path, count: usize) -> Vec<Duration> {
     }
     samples.sort();
     samples
+}
+
+/// `agent-intercom broker` in `dir`, with every limit raised so that only the load is measured
+/// (`limit` sessions and unregistered connections).
+fn spawn_broker(dir: &Path, limit: &str) -> Child {
+    Command::new(broker_binary())
+        .args(["broker", "--agent-dir"])
+        .arg(dir)
+        .args(["--idle-exit", "0", "--log-level", "error"])
+        .args([
+            "--set",
+            &format!("max_sessions={limit}"),
+            "--set",
+            &format!("max_unregistered={limit}"),
+        ])
+        .args([
+            "--set",
+            "rate_capacity=1000000000",
+            "--set",
+            "rate_refill_per_second=1000000000",
+        ])
+        .args([
+            "--set",
+            "max_pending_deliveries=1000000",
+            "--set",
+            "max_pending_deliveries_per_session=100000",
+        ])
+        .stdout(Stdio::null())
+        .spawn()
+        .expect("start the broker (build it first: cargo build --release -p agent-intercom-cli)")
 }
 
 fn main() {
@@ -265,35 +343,7 @@ fn main() {
         .clone()
         .unwrap_or_else(|| dir.join("intercom/broker.sock"));
     let limit = (hold + big + 100).max(20_000).to_string();
-    let mut child: Option<Child> = external.is_none().then(|| {
-        Command::new(broker_binary())
-            .args(["broker", "--agent-dir"])
-            .arg(&dir)
-            .args(["--idle-exit", "0", "--log-level", "error"])
-            .args([
-                "--set",
-                &format!("max_sessions={limit}"),
-                "--set",
-                &format!("max_unregistered={limit}"),
-            ])
-            .args([
-                "--set",
-                "rate_capacity=1000000000",
-                "--set",
-                "rate_refill_per_second=1000000000",
-            ])
-            .args([
-                "--set",
-                "max_pending_deliveries=1000000",
-                "--set",
-                "max_pending_deliveries_per_session=100000",
-            ])
-            .stdout(Stdio::null())
-            .spawn()
-            .expect(
-                "start the broker (build it first: cargo build --release -p agent-intercom-cli)",
-            )
-    });
+    let mut child: Option<Child> = external.is_none().then(|| spawn_broker(&dir, &limit));
     let pid = match &child {
         Some(c) => c.id(),
         None => std::fs::read_to_string(socket.with_file_name("broker.pid"))
@@ -322,16 +372,35 @@ fn main() {
         for i in 0..sessions {
             regs.push(Conn::register(&socket, &format!("reg-{i}")).await);
         }
-        println!("| register {sessions} sessions (sequential) | {:.1} ms ({:.0} µs each) |", t.elapsed().as_secs_f64() * 1e3, t.elapsed().as_secs_f64() * 1e6 / sessions as f64);
+        println!(
+            "| register {sessions} sessions (sequential) | {:.1} ms ({:.0} µs each) |",
+            t.elapsed().as_secs_f64() * 1e3,
+            t.elapsed().as_secs_f64() * 1e6 / sessions as f64
+        );
         drop(regs);
         tokio::time::sleep(Duration::from_millis(200)).await;
 
         let per = messages / sessions as u64;
-        let (rate, total) = throughput(&socket, sessions, per, window, |i| (i + 1) % sessions, "ring").await;
-        println!("| delivered msgs/s, {sessions} sessions, ring, receiver acks (window {window}) | {rate:.0} ({total} msgs; broker RSS after {} KiB) |", rss_kib(pid, "VmRSS:"));
+        let (rate, total) = throughput(
+            &socket,
+            sessions,
+            per,
+            window,
+            |i| (i + 1) % sessions,
+            "ring",
+        )
+        .await;
+        println!(
+            "| delivered msgs/s, {sessions} sessions, ring, receiver acks (window {window}) | \
+             {rate:.0} ({total} msgs; broker RSS after {} KiB) |",
+            rss_kib(pid, "VmRSS:")
+        );
 
         let (rate, total) = throughput(&socket, sessions, per, window, |_| 0, "fanin").await;
-        println!("| delivered msgs/s, fan-in {} -> 1 | {rate:.0} ({total} msgs) |", sessions - 1);
+        println!(
+            "| delivered msgs/s, fan-in {} -> 1 | {rate:.0} ({total} msgs) |",
+            sessions - 1
+        );
 
         let samples = ask_round_trips(&socket, asks.max(1)).await;
         println!(
@@ -343,7 +412,8 @@ fn main() {
 
         if big > 0 {
             let per = (messages / big as u64).max(1);
-            let (rate, total) = throughput(&socket, big, per, window, |i| (i + 1) % big, "big").await;
+            let (rate, total) =
+                throughput(&socket, big, per, window, |i| (i + 1) % big, "big").await;
             println!("| delivered msgs/s, {big} sessions, ring | {rate:.0} ({total} msgs) |");
         }
 
@@ -354,7 +424,8 @@ fn main() {
             let mut held = Vec::new();
             for i in 0..hold {
                 let scope = format!("Scope_hold_{:06}", i / 100);
-                let Conn { mut reader, writer } = Conn::register_in(&socket, &format!("hold-{i}"), Some(scope)).await;
+                let Conn { mut reader, writer } =
+                    Conn::register_in(&socket, &format!("hold-{i}"), Some(scope)).await;
                 let drain = tokio::spawn(async move {
                     let mut sink = vec![0u8; 64 * 1024];
                     while let Ok(n) = reader.read(&mut sink).await {
@@ -367,7 +438,12 @@ fn main() {
             }
             let took = t.elapsed();
             tokio::time::sleep(Duration::from_millis(500)).await;
-            println!("| hold {hold} registered sessions (scopes of 100): register time / broker RSS | {:.2} s / {} KiB |", took.as_secs_f64(), rss_kib(pid, "VmRSS:"));
+            println!(
+                "| hold {hold} registered sessions (scopes of 100): register time / broker RSS | \
+                 {:.2} s / {} KiB |",
+                took.as_secs_f64(),
+                rss_kib(pid, "VmRSS:")
+            );
             for (_, drain) in &held {
                 drain.abort();
             }

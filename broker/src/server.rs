@@ -292,11 +292,15 @@ async fn run(
                 }
                 None => break,
             },
-            _ = async { tokio::time::sleep_until(deadline.expect("guarded").into()).await }, if deadline.is_some() => {
+            _ = async { tokio::time::sleep_until(deadline.expect("guarded").into()).await },
+                if deadline.is_some() =>
+            {
                 state.fire_due_timers();
             }
-            _ = async { terminate.as_mut().expect("guarded").recv().await }, if terminate.is_some() => state.handle(Event::Shutdown),
-            _ = async { interrupt.as_mut().expect("guarded").recv().await }, if interrupt.is_some() => state.handle(Event::Shutdown),
+            _ = async { terminate.as_mut().expect("guarded").recv().await },
+                if terminate.is_some() => state.handle(Event::Shutdown),
+            _ = async { interrupt.as_mut().expect("guarded").recv().await },
+                if interrupt.is_some() => state.handle(Event::Shutdown),
         }
         state.flush();
         if state.stopped().is_some() {

@@ -26,7 +26,8 @@ impl std::fmt::Display for StoreError {
         match self {
             StoreError::NewerSchema(v) => write!(
                 f,
-                "the broker store has schema version {v}, newer than {SCHEMA_VERSION}; refusing to touch it"
+                "the broker store has schema version {v}, newer than {SCHEMA_VERSION}; \
+                 refusing to touch it"
             ),
             StoreError::Corrupt(e) => write!(f, "broker store is damaged: {e}"),
             StoreError::Io(e) => write!(f, "broker store: {e}"),
@@ -166,7 +167,8 @@ impl Store {
                created_at INTEGER NOT NULL, expires_at INTEGER NOT NULL, state TEXT NOT NULL,
                PRIMARY KEY (from_id, message_id));
              CREATE TABLE IF NOT EXISTS deliveries (
-               from_id TEXT NOT NULL, message_id TEXT NOT NULL, fingerprint TEXT NOT NULL, to_id TEXT NOT NULL,
+               from_id TEXT NOT NULL, message_id TEXT NOT NULL, fingerprint TEXT NOT NULL, \
+               to_id TEXT NOT NULL,
                response TEXT NOT NULL, retryable INTEGER NOT NULL, expires_at INTEGER NOT NULL,
                PRIMARY KEY (from_id, message_id));",
         )?;
@@ -229,7 +231,8 @@ impl Store {
         self.conn
             .execute("DELETE FROM ask_edges WHERE expires_at <= ?1", [now_ms])?;
         let mut stmt = self.conn.prepare(
-            "SELECT from_id, message_id, to_id, created_at, expires_at, state FROM ask_edges ORDER BY created_at, from_id, message_id",
+            "SELECT from_id, message_id, to_id, created_at, expires_at, state FROM ask_edges \
+             ORDER BY created_at, from_id, message_id",
         )?;
         let rows = stmt.query_map([], |r| {
             Ok(EdgeRow {
@@ -249,7 +252,8 @@ impl Store {
         self.conn
             .execute("DELETE FROM deliveries WHERE expires_at <= ?1", [now_ms])?;
         let mut stmt = self.conn.prepare(
-            "SELECT from_id, message_id, fingerprint, to_id, response, retryable, expires_at FROM deliveries",
+            "SELECT from_id, message_id, fingerprint, to_id, response, retryable, expires_at \
+             FROM deliveries",
         )?;
         let rows = stmt.query_map([], |r| {
             Ok(DeliveryRow {
@@ -268,8 +272,19 @@ impl Store {
     /// Inserts or replaces an edge.
     pub fn put_edge(&self, e: &EdgeRow) -> Result<(), StoreError> {
         self.conn
-            .prepare_cached("INSERT OR REPLACE INTO ask_edges (from_id, message_id, to_id, created_at, expires_at, state) VALUES (?1, ?2, ?3, ?4, ?5, ?6)")?
-            .execute(params![e.from, e.message_id, e.to, e.created_at, e.expires_at, e.state])?;
+            .prepare_cached(
+                "INSERT OR REPLACE INTO ask_edges \
+                 (from_id, message_id, to_id, created_at, expires_at, state) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            )?
+            .execute(params![
+                e.from,
+                e.message_id,
+                e.to,
+                e.created_at,
+                e.expires_at,
+                e.state
+            ])?;
         Ok(())
     }
 
@@ -299,8 +314,20 @@ impl Store {
     /// Inserts or replaces a delivery result.
     pub fn put_delivery(&self, d: &DeliveryRow) -> Result<(), StoreError> {
         self.conn
-            .prepare_cached("INSERT OR REPLACE INTO deliveries (from_id, message_id, fingerprint, to_id, response, retryable, expires_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)")?
-            .execute(params![d.from, d.message_id, d.fingerprint, d.to, d.response, d.retryable as i64, d.expires_at])?;
+            .prepare_cached(
+                "INSERT OR REPLACE INTO deliveries \
+                 (from_id, message_id, fingerprint, to_id, response, retryable, expires_at) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            )?
+            .execute(params![
+                d.from,
+                d.message_id,
+                d.fingerprint,
+                d.to,
+                d.response,
+                d.retryable as i64,
+                d.expires_at
+            ])?;
         Ok(())
     }
 
@@ -313,7 +340,8 @@ impl Store {
         Ok(self
             .conn
             .prepare_cached(
-                "SELECT from_id, message_id, fingerprint, to_id, response, retryable, expires_at FROM deliveries WHERE from_id = ?1 AND message_id = ?2",
+                "SELECT from_id, message_id, fingerprint, to_id, response, retryable, expires_at \
+                 FROM deliveries WHERE from_id = ?1 AND message_id = ?2",
             )?
             .query_row(params![from, message_id], |r| {
                 Ok(DeliveryRow {

@@ -154,309 +154,414 @@ fn label(scope: Option<&str>) -> &'static str {
     }
 }
 
-fn run(v: &Vector<'_>) {
+/// A registration carrying the vector's scope input: refused, unscoped or scoped.
+fn validate_scope(v: &Vector<'_>) {
+    let broker = Broker::start("scope");
+    let mut c = broker.connect();
+    let mut frame = json!({
+        "type": "register",
+        "protocol": "pi-intercom",
+        "version": 4,
+        "session": {
+            "cwd": "/w",
+            "model": "m",
+            "pid": 1,
+            "startedAt": 1,
+            "lastActivity": 1,
+        },
+    });
+    if let Some(input) = v.scope_input {
+        frame["scopeId"] =
+            serde_json::from_str(&canonical::canonical_json(input).unwrap()).unwrap();
+    }
+    c.send(frame);
+    let reply = c.recv();
+    let observed = match (reply["type"].as_str(), &v.scope_input) {
+        (Some("registered"), None) | (Some("registered"), Some(CValue::String(_)))
+            if matches!(
+                v.scope_input,
+                None | Some(CValue::String(std::borrow::Cow::Borrowed("")))
+            ) =>
+        {
+            "valid_unscoped"
+        }
+        (Some("registered"), _) => "valid_scoped",
+        (Some("error"), _) => {
+            assert_eq!(reply["code"], "INVALID_REQUEST");
+            "invalid_scope"
+        }
+        _ => panic!("{reply}"),
+    };
+    assert_eq!(observed, v.expected, "{}", v.name);
+}
+
+/// The actor's `list`: the sessions it sees, in order.
+fn list(v: &Vector<'_>) {
+    let actor = v.actor_id.unwrap_or("");
+    let mut live = start(v, None);
+    let c = live.client(actor);
+    c.send(json!({ "type": "list", "requestId": "q" }));
+    let list = c.expect("sessions");
+    let got: Vec<&str> = list["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(got, v.expected_target_ids.clone().unwrap(), "{}", v.name);
+}
+
+/// Who hears the subject join.
+fn session_joined(v: &Vector<'_>) {
+    let subject = v.subject_id.unwrap_or("");
+    let mut live = start(v, Some(subject));
+    live.join(
+        subject,
+        v.candidates
+            .iter()
+            .find(|c| c.id == subject)
+            .and_then(|c| c.name),
+        scope_of(v.subject_scope),
+    );
+    assert_eq!(
+        live.heard("session_joined", subject),
+        ids(&v.expected_audience_ids),
+        "{}",
+        v.name
+    );
+}
+
+/// Who hears the subject unregister.
+fn session_left(v: &Vector<'_>) {
+    let subject = v.subject_id.unwrap_or("");
+    let mut live = start(v, None);
+    live.client(subject).send(json!({ "type": "unregister" }));
+    // Fence the trigger on its own connection: the broker has handled it once this answers.
+    live.client(subject)
+        .send(json!({ "type": "health", "requestId": "fence" }));
+    live.client(subject).expect("health_ok");
+    let at = live.clients.iter().position(|(i, _)| i == subject).unwrap();
+    let _gone = live.clients.remove(at);
+    let heard = live.heard("session_left", subject);
+    assert_eq!(heard, ids(&v.expected_audience_ids), "{}", v.name);
+}
+
+/// Who hears the subject's presence change.
+fn presence_update(v: &Vector<'_>) {
+    let subject = v.subject_id.unwrap_or("");
+    let mut live = start(v, None);
+    live.client(subject)
+        .send(json!({ "type": "presence", "status": "changed" }));
+    live.client(subject)
+        .send(json!({ "type": "health", "requestId": "fence" }));
+    live.client(subject).expect("health_ok");
+    assert_eq!(
+        live.heard("presence_update", subject),
+        ids(&v.expected_audience_ids),
+        "{}",
+        v.name
+    );
+}
+
+/// Where the actor's message to the selector goes, or the code it is refused with.
+fn resolve_or_send(v: &Vector<'_>) {
+    let actor = v.actor_id.unwrap_or("");
+    let selector = v.selector.unwrap_or("");
+    let mut live = start(v, None);
+    let outcome = deliver(&mut live, actor, selector, "m-1", json!({}));
+    if selector.is_empty() {
+        // The wire refuses an empty `to` before resolution (as the adapters' broker does).
+        assert_eq!(outcome, Err("INVALID_MESSAGE".into()), "{}", v.name);
+        return;
+    }
+    match (v.expected, outcome) {
+        ("AMBIGUOUS_TARGET" | "SESSION_NOT_FOUND", Err(code)) => {
+            assert_eq!(code, v.expected, "{}", v.name)
+        }
+        (_, Ok(recipient)) => assert_eq!(
+            recipient,
+            v.expected_target_ids.clone().unwrap()[0],
+            "{}",
+            v.name
+        ),
+        (expected, other) => panic!("{}: expected {expected}, got {other:?}", v.name),
+    }
+}
+
+/// The actor asks the subject once; a second ask is refused.
+fn ask(v: &Vector<'_>) {
     let actor = v.actor_id.unwrap_or("");
     let subject = v.subject_id.unwrap_or("");
     let selector = v.selector.unwrap_or("");
+    let mut live = start(v, None);
+    assert_eq!(
+        deliver(
+            &mut live,
+            actor,
+            selector,
+            "q-1",
+            json!({ "expectsReply": true })
+        ),
+        Ok(subject.to_string())
+    );
+    // The edge exists exactly from actor to subject: a second ask is refused.
+    assert_eq!(
+        deliver(
+            &mut live,
+            actor,
+            selector,
+            "q-2",
+            json!({ "expectsReply": true })
+        ),
+        Err("ASK_ALREADY_PENDING".into())
+    );
+}
+
+/// The actor answers the subject's ask once; a second reply is refused.
+fn reply(v: &Vector<'_>) {
+    let actor = v.actor_id.unwrap_or("");
+    let subject = v.subject_id.unwrap_or("");
+    let selector = v.selector.unwrap_or("");
+    let mut live = start(v, None);
+    assert_eq!(
+        deliver(
+            &mut live,
+            subject,
+            actor,
+            "q-1",
+            json!({ "expectsReply": true })
+        ),
+        Ok(actor.to_string())
+    );
+    assert_eq!(
+        deliver(
+            &mut live,
+            actor,
+            selector,
+            "r-1",
+            json!({ "replyTo": "q-1" })
+        ),
+        Ok(subject.to_string())
+    );
+    assert_eq!(
+        deliver(
+            &mut live,
+            actor,
+            selector,
+            "r-2",
+            json!({ "replyTo": "q-1" })
+        ),
+        Err("INVALID_REPLY_TARGET".into())
+    );
+}
+
+/// The actor cancels or defers its ask, and the subject is told.
+fn cancel_or_defer_ask(v: &Vector<'_>) {
+    let actor = v.actor_id.unwrap_or("");
+    let subject = v.subject_id.unwrap_or("");
+    let selector = v.selector.unwrap_or("");
+    let mut live = start(v, None);
+    assert_eq!(
+        deliver(
+            &mut live,
+            actor,
+            selector,
+            "q-1",
+            json!({ "expectsReply": true })
+        ),
+        Ok(subject.to_string())
+    );
+    let cancel = v.operation == "cancel_ask";
+    live.client(actor)
+        .send(json!({ "type": v.operation, "requestId": "c", "messageId": "q-1" }));
+    assert_eq!(
+        live.client(actor).expect("ask_control_result")["applied"],
+        true
+    );
+    let note = live.client(subject).expect(if cancel {
+        "ask_cancelled"
+    } else {
+        "ask_deferred"
+    });
+    assert_eq!(note["fromSessionId"], actor);
+}
+
+/// The actor registered again from a new connection, with the old one kept aside.
+struct Moved<'a> {
+    live: Live,
+    /// The superseded connection.
+    old: Client,
+    /// The replacing connection, kept open until the check is done.
+    new: Client,
+    /// What every other session received because of the move.
+    frames: Vec<(String, Vec<Value>)>,
+    old_scope: Option<&'a str>,
+    new_scope: Option<&'a str>,
+}
+
+/// The setup `replace` and `late_frame` share: the actor (into the subject's scope when it is
+/// its own subject, else into its old one) registers again while watchers listen in both scopes.
+fn move_actor<'a>(v: &Vector<'a>) -> Moved<'a> {
+    let actor = v.actor_id.unwrap_or("");
+    let subject = v.subject_id.unwrap_or("");
+    let mut live = start(v, None);
+    let old_scope = scope_of(v.actor_scope);
+    let new_scope = scope_of(v.subject_scope);
+    // late_frame vectors carry no candidates: the actor (and a distinct subject) join here.
+    if !live.clients.iter().any(|(i, _)| i == actor) {
+        live.join(actor, Some("mover"), old_scope);
+    }
+    if subject != actor && !live.clients.iter().any(|(i, _)| i == subject) {
+        live.join(subject, Some("target"), new_scope);
+    }
+    // Watchers make every emitted lifecycle event observable, even in a scope where the
+    // vector's candidates have no other session.
+    live.join("watcher-old", Some("watcher-old"), old_scope);
+    if old_scope != new_scope {
+        live.join("watcher-new", Some("watcher-new"), new_scope);
+    }
+    live.drain();
+    let mover = actor;
+    // The moving session's old connection, taken out so it is not fenced.
+    let at = live
+        .clients
+        .iter()
+        .position(|(i, _)| i == mover)
+        .expect("the mover is registered");
+    let (_, old) = live.clients.remove(at);
+    let mut new = live.broker.connect();
+    let move_to = if subject == actor {
+        new_scope
+    } else {
+        old_scope
+    };
+    let registered = new.register_with(Some(mover), "moved", move_to, &format!("runtime-{mover}"));
+    assert_eq!(registered["type"], "registered");
+    let frames = live.drain();
+    Moved {
+        live,
+        old,
+        new,
+        frames,
+        old_scope,
+        new_scope,
+    }
+}
+
+/// The move as the others see it: left from the old scope, then joined in the new one.
+fn replace(v: &Vector<'_>) {
+    let Moved {
+        frames,
+        mut old,
+        new: _new,
+        old_scope,
+        new_scope,
+        ..
+    } = move_actor(v);
+    let mover = v.actor_id.unwrap_or("");
+    let mut observed = Vec::new();
+    for (_, fs) in &frames {
+        for f in fs {
+            if f["type"] == "session_left" && f["sessionId"] == mover {
+                observed.push(format!("left:{mover}:{}", label(old_scope)));
+            }
+            if f["type"] == "session_joined" && f["session"]["id"] == mover {
+                observed.push(format!("joined:{mover}:{}", label(new_scope)));
+            }
+        }
+    }
+    observed.sort();
+    observed.dedup();
+    let mut expected: Vec<String> = v
+        .expected_events
+        .clone()
+        .unwrap()
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    expected.sort();
+    assert_eq!(observed, expected, "{}", v.name);
+    // Within one audience the order is left, then joined.
+    for (_, fs) in &frames {
+        let left = fs
+            .iter()
+            .position(|f| f["type"] == "session_left" && f["sessionId"] == mover);
+        let joined = fs
+            .iter()
+            .position(|f| f["type"] == "session_joined" && f["session"]["id"] == mover);
+        if let (Some(l), Some(j)) = (left, joined) {
+            assert!(l < j, "{}: joined before left", v.name);
+        }
+    }
+    assert!(old.closed(), "the old connection ends");
+}
+
+/// A frame on the superseded connection: it is closed, and nothing is emitted or answered.
+fn late_frame(v: &Vector<'_>) {
+    let subject = v.subject_id.unwrap_or("");
+    let Moved {
+        mut live,
+        mut old,
+        new: _new,
+        ..
+    } = move_actor(v);
+    let late = match v.name {
+        n if n.contains("list") => json!({ "type": "list", "requestId": "late" }),
+        n if n.contains("presence") => json!({ "type": "presence", "status": "late" }),
+        n if n.contains("send") => {
+            json!({
+                "type": "send",
+                "to": subject,
+                "message": {
+                    "id": "late",
+                    "timestamp": 1,
+                    "content": { "text": "late" },
+                },
+            })
+        }
+        _ => json!({ "type": "cancel_ask", "requestId": "late", "messageId": "none" }),
+    };
+    let before = old.seen.len();
+    old.send(late);
+    assert!(old.closed(), "the superseded connection is closed");
+    let after = live.drain();
+    assert!(
+        after.iter().all(|(_, fs)| fs.is_empty()),
+        "{}: a late frame emitted {after:?}",
+        v.name
+    );
+    let answer_types: Vec<&str> = old.seen[before..]
+        .iter()
+        .map(|f| f["type"].as_str().unwrap_or(""))
+        .collect();
+    assert!(
+        answer_types.iter().all(|t| ![
+            "sessions",
+            "ask_control_result",
+            "delivery_accepted",
+            "delivery_failed"
+        ]
+        .contains(t)),
+        "{}: {answer_types:?}",
+        v.name
+    );
+    assert_eq!(v.expected_events.as_ref().map(Vec::len), Some(0));
+}
+
+/// Runs one vector: one function per operation.
+fn run(v: &Vector<'_>) {
     match v.operation {
-        "validate_scope" => {
-            let broker = Broker::start("scope");
-            let mut c = broker.connect();
-            let mut frame = json!({ "type": "register", "protocol": "pi-intercom", "version": 4,
-                "session": { "cwd": "/w", "model": "m", "pid": 1, "startedAt": 1, "lastActivity": 1 } });
-            if let Some(input) = v.scope_input {
-                frame["scopeId"] =
-                    serde_json::from_str(&canonical::canonical_json(input).unwrap()).unwrap();
-            }
-            c.send(frame);
-            let reply = c.recv();
-            let observed = match (reply["type"].as_str(), &v.scope_input) {
-                (Some("registered"), None) | (Some("registered"), Some(CValue::String(_)))
-                    if matches!(
-                        v.scope_input,
-                        None | Some(CValue::String(std::borrow::Cow::Borrowed("")))
-                    ) =>
-                {
-                    "valid_unscoped"
-                }
-                (Some("registered"), _) => "valid_scoped",
-                (Some("error"), _) => {
-                    assert_eq!(reply["code"], "INVALID_REQUEST");
-                    "invalid_scope"
-                }
-                _ => panic!("{reply}"),
-            };
-            assert_eq!(observed, v.expected, "{}", v.name);
-        }
-        "list" => {
-            let mut live = start(v, None);
-            let c = live.client(actor);
-            c.send(json!({ "type": "list", "requestId": "q" }));
-            let list = c.expect("sessions");
-            let got: Vec<&str> = list["sessions"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|s| s["id"].as_str().unwrap())
-                .collect();
-            assert_eq!(got, v.expected_target_ids.clone().unwrap(), "{}", v.name);
-        }
-        "session_joined" => {
-            let mut live = start(v, Some(subject));
-            live.join(
-                subject,
-                v.candidates
-                    .iter()
-                    .find(|c| c.id == subject)
-                    .and_then(|c| c.name),
-                scope_of(v.subject_scope),
-            );
-            assert_eq!(
-                live.heard("session_joined", subject),
-                ids(&v.expected_audience_ids),
-                "{}",
-                v.name
-            );
-        }
-        "session_left" => {
-            let mut live = start(v, None);
-            live.client(subject).send(json!({ "type": "unregister" }));
-            // Fence the trigger on its own connection: the broker has handled it once this answers.
-            live.client(subject)
-                .send(json!({ "type": "health", "requestId": "fence" }));
-            live.client(subject).expect("health_ok");
-            let at = live.clients.iter().position(|(i, _)| i == subject).unwrap();
-            let _gone = live.clients.remove(at);
-            let heard = live.heard("session_left", subject);
-            assert_eq!(heard, ids(&v.expected_audience_ids), "{}", v.name);
-        }
-        "presence_update" => {
-            let mut live = start(v, None);
-            live.client(subject)
-                .send(json!({ "type": "presence", "status": "changed" }));
-            live.client(subject)
-                .send(json!({ "type": "health", "requestId": "fence" }));
-            live.client(subject).expect("health_ok");
-            assert_eq!(
-                live.heard("presence_update", subject),
-                ids(&v.expected_audience_ids),
-                "{}",
-                v.name
-            );
-        }
-        "resolve" | "send" => {
-            let mut live = start(v, None);
-            let outcome = deliver(&mut live, actor, selector, "m-1", json!({}));
-            if selector.is_empty() {
-                // The wire refuses an empty `to` before resolution (as the adapters' broker does).
-                assert_eq!(outcome, Err("INVALID_MESSAGE".into()), "{}", v.name);
-                return;
-            }
-            match (v.expected, outcome) {
-                ("AMBIGUOUS_TARGET" | "SESSION_NOT_FOUND", Err(code)) => {
-                    assert_eq!(code, v.expected, "{}", v.name)
-                }
-                (_, Ok(recipient)) => assert_eq!(
-                    recipient,
-                    v.expected_target_ids.clone().unwrap()[0],
-                    "{}",
-                    v.name
-                ),
-                (expected, other) => panic!("{}: expected {expected}, got {other:?}", v.name),
-            }
-        }
-        "ask" => {
-            let mut live = start(v, None);
-            assert_eq!(
-                deliver(
-                    &mut live,
-                    actor,
-                    selector,
-                    "q-1",
-                    json!({ "expectsReply": true })
-                ),
-                Ok(subject.to_string())
-            );
-            // The edge exists exactly from actor to subject: a second ask is refused.
-            assert_eq!(
-                deliver(
-                    &mut live,
-                    actor,
-                    selector,
-                    "q-2",
-                    json!({ "expectsReply": true })
-                ),
-                Err("ASK_ALREADY_PENDING".into())
-            );
-        }
-        "reply" => {
-            let mut live = start(v, None);
-            assert_eq!(
-                deliver(
-                    &mut live,
-                    subject,
-                    actor,
-                    "q-1",
-                    json!({ "expectsReply": true })
-                ),
-                Ok(actor.to_string())
-            );
-            assert_eq!(
-                deliver(
-                    &mut live,
-                    actor,
-                    selector,
-                    "r-1",
-                    json!({ "replyTo": "q-1" })
-                ),
-                Ok(subject.to_string())
-            );
-            assert_eq!(
-                deliver(
-                    &mut live,
-                    actor,
-                    selector,
-                    "r-2",
-                    json!({ "replyTo": "q-1" })
-                ),
-                Err("INVALID_REPLY_TARGET".into())
-            );
-        }
-        "cancel_ask" | "defer_ask" => {
-            let mut live = start(v, None);
-            assert_eq!(
-                deliver(
-                    &mut live,
-                    actor,
-                    selector,
-                    "q-1",
-                    json!({ "expectsReply": true })
-                ),
-                Ok(subject.to_string())
-            );
-            let cancel = v.operation == "cancel_ask";
-            live.client(actor)
-                .send(json!({ "type": v.operation, "requestId": "c", "messageId": "q-1" }));
-            assert_eq!(
-                live.client(actor).expect("ask_control_result")["applied"],
-                true
-            );
-            let note = live.client(subject).expect(if cancel {
-                "ask_cancelled"
-            } else {
-                "ask_deferred"
-            });
-            assert_eq!(note["fromSessionId"], actor);
-        }
-        "replace" | "late_frame" => {
-            let mut live = start(v, None);
-            let old_scope = scope_of(v.actor_scope);
-            let new_scope = scope_of(v.subject_scope);
-            // late_frame vectors carry no candidates: the actor (and a distinct subject) join here.
-            if !live.clients.iter().any(|(i, _)| i == actor) {
-                live.join(actor, Some("mover"), old_scope);
-            }
-            if subject != actor && !live.clients.iter().any(|(i, _)| i == subject) {
-                live.join(subject, Some("target"), new_scope);
-            }
-            // Watchers make every emitted lifecycle event observable, even in a scope where the
-            // vector's candidates have no other session.
-            live.join("watcher-old", Some("watcher-old"), old_scope);
-            if old_scope != new_scope {
-                live.join("watcher-new", Some("watcher-new"), new_scope);
-            }
-            live.drain();
-            let mover = actor;
-            // The moving session's old connection, taken out so it is not fenced.
-            let at = live
-                .clients
-                .iter()
-                .position(|(i, _)| i == mover)
-                .expect("the mover is registered");
-            let (_, mut old) = live.clients.remove(at);
-            let mut new = live.broker.connect();
-            let move_to = if subject == actor {
-                new_scope
-            } else {
-                old_scope
-            };
-            assert_eq!(
-                new.register_with(Some(mover), "moved", move_to, &format!("runtime-{mover}"))["type"],
-                "registered"
-            );
-            let frames = live.drain();
-            if v.operation == "replace" {
-                let mut observed = Vec::new();
-                for (_, fs) in &frames {
-                    for f in fs {
-                        if f["type"] == "session_left" && f["sessionId"] == mover {
-                            observed.push(format!("left:{mover}:{}", label(old_scope)));
-                        }
-                        if f["type"] == "session_joined" && f["session"]["id"] == mover {
-                            observed.push(format!("joined:{mover}:{}", label(new_scope)));
-                        }
-                    }
-                }
-                observed.sort();
-                observed.dedup();
-                let mut expected: Vec<String> = v
-                    .expected_events
-                    .clone()
-                    .unwrap()
-                    .iter()
-                    .map(|s| s.to_string())
-                    .collect();
-                expected.sort();
-                assert_eq!(observed, expected, "{}", v.name);
-                // Within one audience the order is left, then joined.
-                for (_, fs) in &frames {
-                    let left = fs
-                        .iter()
-                        .position(|f| f["type"] == "session_left" && f["sessionId"] == mover);
-                    let joined = fs
-                        .iter()
-                        .position(|f| f["type"] == "session_joined" && f["session"]["id"] == mover);
-                    if let (Some(l), Some(j)) = (left, joined) {
-                        assert!(l < j, "{}: joined before left", v.name);
-                    }
-                }
-                assert!(old.closed(), "the old connection ends");
-            } else {
-                let late = match v.name {
-                    n if n.contains("list") => json!({ "type": "list", "requestId": "late" }),
-                    n if n.contains("presence") => json!({ "type": "presence", "status": "late" }),
-                    n if n.contains("send") => {
-                        json!({ "type": "send", "to": subject, "message": { "id": "late", "timestamp": 1, "content": { "text": "late" } } })
-                    }
-                    _ => json!({ "type": "cancel_ask", "requestId": "late", "messageId": "none" }),
-                };
-                let before = old.seen.len();
-                old.send(late);
-                assert!(old.closed(), "the superseded connection is closed");
-                let after = live.drain();
-                assert!(
-                    after.iter().all(|(_, fs)| fs.is_empty()),
-                    "{}: a late frame emitted {after:?}",
-                    v.name
-                );
-                let answer_types: Vec<&str> = old.seen[before..]
-                    .iter()
-                    .map(|f| f["type"].as_str().unwrap_or(""))
-                    .collect();
-                assert!(
-                    answer_types.iter().all(|t| ![
-                        "sessions",
-                        "ask_control_result",
-                        "delivery_accepted",
-                        "delivery_failed"
-                    ]
-                    .contains(t)),
-                    "{}: {answer_types:?}",
-                    v.name
-                );
-                assert_eq!(v.expected_events.as_ref().map(Vec::len), Some(0));
-            }
-        }
+        "validate_scope" => validate_scope(v),
+        "list" => list(v),
+        "session_joined" => session_joined(v),
+        "session_left" => session_left(v),
+        "presence_update" => presence_update(v),
+        "resolve" | "send" => resolve_or_send(v),
+        "ask" => ask(v),
+        "reply" => reply(v),
+        "cancel_ask" | "defer_ask" => cancel_or_defer_ask(v),
+        "replace" => replace(v),
+        "late_frame" => late_frame(v),
         other => panic!("unknown operation {other}"),
     }
 }

@@ -72,8 +72,20 @@ fn arb_json() -> impl Strategy<Value = Value> {
 }
 
 fn valid_register() -> Value {
-    json!({ "type": "register", "protocol": "pi-intercom", "version": 4, "scopeId": "Scope_AAAAAAAAAA",
-        "session": { "cwd": "/w", "model": "m", "pid": 1, "startedAt": 1, "lastActivity": 1, "name": "n" } })
+    json!({
+        "type": "register",
+        "protocol": "pi-intercom",
+        "version": 4,
+        "scopeId": "Scope_AAAAAAAAAA",
+        "session": {
+            "cwd": "/w",
+            "model": "m",
+            "pid": 1,
+            "startedAt": 1,
+            "lastActivity": 1,
+            "name": "n",
+        },
+    })
 }
 
 proptest! {
@@ -89,17 +101,30 @@ proptest! {
     /// Mutations of a valid registration: removing, retyping or adding a field is refused; the
     /// original is accepted.
     #[test]
-    fn registration_mutations(path in prop::sample::select(vec!["protocol", "version", "session", "scopeId", "session.cwd", "session.model", "session.pid", "session.name"]),
-                              replacement in arb_json(), remove in any::<bool>()) {
+    fn registration_mutations(
+        path in prop::sample::select(vec![
+            "protocol", "version", "session", "scopeId",
+            "session.cwd", "session.model", "session.pid", "session.name",
+        ]),
+        replacement in arb_json(),
+        remove in any::<bool>(),
+    ) {
         let config = config(std::path::Path::new("/unused"));
-        prop_assert!(matches!(parse_client_frame(&valid_register(), &config), Ok(ClientFrame::Register(_))));
+        prop_assert!(matches!(
+            parse_client_frame(&valid_register(), &config),
+            Ok(ClientFrame::Register(_))
+        ));
         let mut frame = valid_register();
         let original = match path.split_once('.') {
             Some((outer, inner)) => frame[outer][inner].clone(),
             None => frame[path].clone(),
         };
         let target = match path.split_once('.') {
-            Some((outer, inner)) => frame[outer].as_object_mut().unwrap().entry(inner.to_string()).or_insert(Value::Null),
+            Some((outer, inner)) => frame[outer]
+                .as_object_mut()
+                .unwrap()
+                .entry(inner.to_string())
+                .or_insert(Value::Null),
             None => frame.as_object_mut().unwrap().entry(path.to_string()).or_insert(Value::Null),
         };
         if remove {
@@ -112,12 +137,25 @@ proptest! {
             *target = replacement.clone();
         }
         let result = parse_client_frame(&frame, &config);
-        let still_valid_value = !remove && (replacement == original
-            || (path == "session.name" && replacement.as_str().is_some_and(|s| s.encode_utf16().count() <= 256))
-            || (path == "session.pid" && replacement.is_number())
-            || (path == "scopeId" && replacement.as_str().is_some_and(|s| s.is_empty() || agent_intercom_core::scope::is_valid_scope_id(s)))
-            || (path == "session.cwd" && replacement.as_str().is_some_and(|s| (1..=4096).contains(&s.encode_utf16().count())))
-            || (path == "session.model" && replacement.as_str().is_some_and(|s| (1..=512).contains(&s.encode_utf16().count()))));
+        let still_valid_value = !remove
+            && (replacement == original
+                || (path == "session.name"
+                    && replacement
+                        .as_str()
+                        .is_some_and(|s| s.encode_utf16().count() <= 256))
+                || (path == "session.pid" && replacement.is_number())
+                || (path == "scopeId"
+                    && replacement.as_str().is_some_and(|s| {
+                        s.is_empty() || agent_intercom_core::scope::is_valid_scope_id(s)
+                    }))
+                || (path == "session.cwd"
+                    && replacement
+                        .as_str()
+                        .is_some_and(|s| (1..=4096).contains(&s.encode_utf16().count())))
+                || (path == "session.model"
+                    && replacement
+                        .as_str()
+                        .is_some_and(|s| (1..=512).contains(&s.encode_utf16().count()))));
         let optional = path == "scopeId" || path == "session.name";
         if still_valid_value || (remove && optional) {
             prop_assert!(matches!(result, Ok(ClientFrame::Register(_))), "{frame} -> {result:?}");
@@ -137,7 +175,8 @@ proptest! {
         declared in prop_oneof![Just(None), any::<u32>().prop_map(Some), (0u32..64).prop_map(Some)],
         body in prop::collection::vec(any::<u8>(), 0..200),
     ) {
-        let broker = Broker::start_with("fuzz", |c| c.registration_timeout = Duration::from_millis(200));
+        let broker =
+            Broker::start_with("fuzz", |c| c.registration_timeout = Duration::from_millis(200));
         let mut victim = broker.connect();
         let mut bytes = Vec::new();
         if let Some(len) = declared {

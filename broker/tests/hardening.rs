@@ -268,9 +268,8 @@ fn a_lone_surrogate_in_message_text_is_delivered_as_javascript_wrote_it() {
     b.register("b", Some(A));
     // What JSON.stringify writes for "a" + "\u{1F600}".slice(0, 1) + "b".
     let text = r#"a\ud83db"#;
-    let frame = format!(
-        r#"{{"type":"send","to":"b","message":{{"id":"s1","timestamp":1,"content":{{"text":"{text}"}}}}}}"#
-    );
+    let message = format!(r#"{{"id":"s1","timestamp":1,"content":{{"text":"{text}"}}}}"#);
+    let frame = format!(r#"{{"type":"send","to":"b","message":{message}}}"#);
     let mut bytes = (frame.len() as u32).to_be_bytes().to_vec();
     bytes.extend_from_slice(frame.as_bytes());
     a.send_raw(&bytes);

@@ -85,7 +85,11 @@ fn asks_and_delivery_results_survive_a_restart() {
     a.register_with(Some("asker"), "a", Some(A), "rt-a");
     let mut b = broker.connect();
     b.register_with(Some("asked"), "b", Some(B), "rt-b");
-    a.send(json!({ "type": "send", "to": "asked", "message": { "id": "q1", "timestamp": 1, "expectsReply": true, "content": { "text": "?" } } }));
+    a.send(json!({
+        "type": "send",
+        "to": "asked",
+        "message": { "id": "q1", "timestamp": 1, "expectsReply": true, "content": { "text": "?" } },
+    }));
     a.expect("delivery_accepted");
     let m = b.expect("message");
     b.send(json!({ "type": "message_received", "deliveryId": m["deliveryId"] }));
@@ -97,14 +101,27 @@ fn asks_and_delivery_results_survive_a_restart() {
     let mut b = broker.connect();
     b.register_with(Some("asked"), "b", Some(B), "rt-b2");
     // The reloaded ask is deferred (not blocking), still replyable, and threads to q1.
-    b.send(json!({ "type": "send", "to": "asker", "message": { "id": "r1", "timestamp": 2, "replyTo": "q1", "content": { "text": "!" } } }));
+    b.send(json!({
+        "type": "send",
+        "to": "asker",
+        "message": { "id": "r1", "timestamp": 2, "replyTo": "q1", "content": { "text": "!" } },
+    }));
     b.expect("delivery_accepted");
     let reply = a.expect("message");
     assert_eq!(reply["message"]["replyTo"], "q1");
     a.send(json!({ "type": "message_received", "deliveryId": reply["deliveryId"] }));
     b.expect("delivered");
     // The duplicate-suppression result of q1 survived too.
-    a.send(json!({ "type": "send", "to": "asked", "message": { "id": "q1", "timestamp": 1, "expectsReply": true, "content": { "text": "other" } } }));
+    a.send(json!({
+        "type": "send",
+        "to": "asked",
+        "message": {
+            "id": "q1",
+            "timestamp": 1,
+            "expectsReply": true,
+            "content": { "text": "other" },
+        },
+    }));
     assert_eq!(a.expect("delivery_failed")["code"], "DUPLICATE_MESSAGE_ID");
 }
 

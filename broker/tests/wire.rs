@@ -16,9 +16,19 @@ fn health_ok_carries_the_remote_access_contract() {
     assert_eq!(
         v,
         json!({
-            "type": "health_ok", "requestId": "r1", "protocol": "pi-intercom", "version": 4, "endpoint": "local",
-            "remoteAccess": { "feature": "remote-access-v1", "policySemanticsVersion": 2,
-                "policySemanticsHash": "f3b00e503631bc91123aedfbcf1df72cc9913e1893c09728b2c598f3dcdfdfe0" },
+            "type": "health_ok",
+            "requestId": "r1",
+            "protocol": "pi-intercom",
+            "version": 4,
+            "endpoint": "local",
+            "remoteAccess": {
+                "feature": "remote-access-v1",
+                "policySemanticsVersion": 2,
+                "policySemanticsHash": concat!(
+                    "f3b00e503631bc91123aedfbcf1df72c",
+                    "c9913e1893c09728b2c598f3dcdfdfe0",
+                ),
+            },
         })
     );
 }
@@ -84,8 +94,12 @@ fn registration_list_and_scope_privacy() {
 fn registration_refusals() {
     let broker = Broker::start("refuse");
     let base = || {
-        json!({ "type": "register", "protocol": "pi-intercom", "version": 4,
-                "session": { "cwd": "/w", "model": "m", "pid": 1, "startedAt": 1, "lastActivity": 1 } })
+        json!({
+            "type": "register",
+            "protocol": "pi-intercom",
+            "version": 4,
+            "session": { "cwd": "/w", "model": "m", "pid": 1, "startedAt": 1, "lastActivity": 1 },
+        })
     };
     let cases: Vec<(Value, &str)> = vec![
         (
@@ -200,7 +214,12 @@ fn registration_refusals() {
         (json!({ "no": "type" }), "INVALID_REQUEST"),
         (json!([1, 2]), "INVALID_REQUEST"),
         (
-            json!({ "type": "access_control", "requestId": "r", "adminToken": "t", "action": "inspect_tree" }),
+            json!({
+                "type": "access_control",
+                "requestId": "r",
+                "adminToken": "t",
+                "action": "inspect_tree",
+            }),
             "ACCESS_DENIED",
         ),
     ];
@@ -264,18 +283,38 @@ fn send_deliver_acknowledge_and_resolution() {
     alpha.send_message("Worker", "m5", "which?");
     assert_eq!(alpha.expect("delivery_failed")["code"], "AMBIGUOUS_TARGET");
     // Invalid messages keep the connection.
-    alpha.send(json!({ "type": "send", "to": "Worker", "message": { "id": "m6", "timestamp": "now", "content": { "text": "x" } } }));
+    alpha.send(json!({
+        "type": "send",
+        "to": "Worker",
+        "message": { "id": "m6", "timestamp": "now", "content": { "text": "x" } },
+    }));
     let f = alpha.expect("delivery_failed");
     assert_eq!(
         (f["code"].as_str(), f["messageId"].as_str()),
         (Some("INVALID_MESSAGE"), Some("m6"))
     );
-    alpha.send(json!({ "type": "send", "to": &worker_id, "message": { "id": "m7", "timestamp": 1, "content": { "text": "x", "control": { "type": "boss.run", "version": 1 } } } }));
+    alpha.send(json!({
+        "type": "send",
+        "to": &worker_id,
+        "message": {
+            "id": "m7",
+            "timestamp": 1,
+            "content": { "text": "x", "control": { "type": "boss.run", "version": 1 } },
+        },
+    }));
     assert_eq!(
         alpha.expect("delivery_failed")["code"],
         "CONTROL_DISPATCH_UNAVAILABLE"
     );
-    alpha.send(json!({ "type": "send", "to": &worker_id, "message": { "id": "m8", "timestamp": 1, "content": { "text": "x".repeat(256 * 1024 + 1) } } }));
+    alpha.send(json!({
+        "type": "send",
+        "to": &worker_id,
+        "message": {
+            "id": "m8",
+            "timestamp": 1,
+            "content": { "text": "x".repeat(256 * 1024 + 1) },
+        },
+    }));
     assert_eq!(alpha.expect("delivery_failed")["code"], "INVALID_MESSAGE");
     alpha.send(json!({ "type": "list", "requestId": "still-open" }));
     alpha.expect("sessions");
@@ -308,7 +347,12 @@ fn duplicate_suppression() {
     a.send_message(&b_id, "conflict", "x");
     a.expect("delivery_accepted");
     let m = b.expect("message");
-    b.send(json!({ "type": "message_rejected", "deliveryId": m["deliveryId"], "code": "CONFLICTING_MESSAGE_ID", "reason": "seen" }));
+    b.send(json!({
+        "type": "message_rejected",
+        "deliveryId": m["deliveryId"],
+        "code": "CONFLICTING_MESSAGE_ID",
+        "reason": "seen",
+    }));
     let f = a.expect("delivery_failed");
     assert_eq!(
         (f["code"].as_str(), f["accepted"].as_bool()),
@@ -317,11 +361,19 @@ fn duplicate_suppression() {
 }
 
 fn ask(from: &mut Client, to: &str, id: &str) {
-    from.send(json!({ "type": "send", "to": to, "message": { "id": id, "timestamp": 1, "expectsReply": true, "content": { "text": "?" } } }));
+    from.send(json!({
+        "type": "send",
+        "to": to,
+        "message": { "id": id, "timestamp": 1, "expectsReply": true, "content": { "text": "?" } },
+    }));
 }
 
 fn reply(from: &mut Client, to: &str, id: &str, reply_to: &str) {
-    from.send(json!({ "type": "send", "to": to, "message": { "id": id, "timestamp": 1, "replyTo": reply_to, "content": { "text": "!" } } }));
+    from.send(json!({
+        "type": "send",
+        "to": to,
+        "message": { "id": id, "timestamp": 1, "replyTo": reply_to, "content": { "text": "!" } },
+    }));
 }
 
 fn ack(c: &mut Client) -> Value {

@@ -82,9 +82,22 @@ fn expect(client: &mut RawClient, kind: &str) -> Value {
 
 fn register(socket: &Path, id: &str, runtime: &str) -> RawClient {
     let mut c = RawClient::connect(socket).unwrap();
-    c.send(&json!({ "type": "register", "protocol": "pi-intercom", "version": 4, "sessionId": id, "scopeId": "Scope_AAAAAAAAAA",
-        "session": { "cwd": "/w", "model": "m", "pid": 1, "startedAt": 1, "lastActivity": 1, "runtimeInstanceId": runtime } }))
-        .unwrap();
+    c.send(&json!({
+        "type": "register",
+        "protocol": "pi-intercom",
+        "version": 4,
+        "sessionId": id,
+        "scopeId": "Scope_AAAAAAAAAA",
+        "session": {
+            "cwd": "/w",
+            "model": "m",
+            "pid": 1,
+            "startedAt": 1,
+            "lastActivity": 1,
+            "runtimeInstanceId": runtime,
+        },
+    }))
+    .unwrap();
     assert_eq!(expect(&mut c, "registered")["sessionId"], id);
     c
 }
@@ -115,7 +128,16 @@ fn killed_mid_ask_then_restarted_the_edge_survives_and_the_reply_threads() {
     let mut asker = register(&dir.socket(), "asker", "ra");
     let mut asked = register(&dir.socket(), "asked", "rb");
     asker
-        .send(&json!({ "type": "send", "to": "asked", "message": { "id": "q1", "timestamp": 1, "expectsReply": true, "content": { "text": "?" } } }))
+        .send(&json!({
+            "type": "send",
+            "to": "asked",
+            "message": {
+                "id": "q1",
+                "timestamp": 1,
+                "expectsReply": true,
+                "content": { "text": "?" },
+            },
+        }))
         .unwrap();
     let m = expect(&mut asked, "message");
     asked
@@ -130,7 +152,11 @@ fn killed_mid_ask_then_restarted_the_edge_survives_and_the_reply_threads() {
     let mut asker = register(&dir.socket(), "asker", "ra2");
     let mut asked = register(&dir.socket(), "asked", "rb2");
     asked
-        .send(&json!({ "type": "send", "to": "asker", "message": { "id": "r1", "timestamp": 2, "replyTo": "q1", "content": { "text": "!" } } }))
+        .send(&json!({
+            "type": "send",
+            "to": "asker",
+            "message": { "id": "r1", "timestamp": 2, "replyTo": "q1", "content": { "text": "!" } },
+        }))
         .unwrap();
     let reply = expect(&mut asker, "message");
     assert_eq!(reply["message"]["replyTo"], "q1");
@@ -201,7 +227,12 @@ fn a_flood_of_connections_is_refused_cleanly_while_a_session_keeps_working() {
     let mut flood: Vec<RawClient> = (0..1000)
         .map(|_| RawClient::connect(&dir.socket()).unwrap())
         .collect();
-    a.send(&json!({ "type": "send", "to": "b", "message": { "id": "during", "timestamp": 1, "content": { "text": "x" } } })).unwrap();
+    a.send(&json!({
+        "type": "send",
+        "to": "b",
+        "message": { "id": "during", "timestamp": 1, "content": { "text": "x" } },
+    }))
+    .unwrap();
     let m = expect(&mut b, "message");
     b.send(&json!({ "type": "message_received", "deliveryId": m["deliveryId"] }))
         .unwrap();

@@ -134,9 +134,16 @@ fn four_processes_post_and_read_10000_each_losing_nothing_reading_each_once() {
                 let agent = format!("agent-{w}");
                 let mut requests = Vec::new();
                 for i in 0..PER {
-                    requests.push(json!({"op": "post", "args": {"from": agent, "content": format!("{agent} #{i}")}}).to_string());
+                    requests.push(
+                        json!({
+                            "op": "post",
+                            "args": {"from": agent, "content": format!("{agent} #{i}")},
+                        })
+                        .to_string(),
+                    );
                     if i % 50 == 49 {
-                        requests.push(json!({"op": "unread", "args": {"agent": agent}}).to_string());
+                        requests
+                            .push(json!({"op": "unread", "args": {"agent": agent}}).to_string());
                     }
                 }
                 let mut posted = Vec::new();
@@ -199,14 +206,28 @@ fn four_processes_recording_costs_lose_no_update() {
                 let requests = (0..PER)
                     .map(|i| {
                         let tool = if i % 2 == 0 { "read" } else { "edit" };
-                        json!({"op": "cost.record", "args": {"agent": "shared", "tool": tool,
-                            "input_tokens": 10 + w, "output_tokens": 1, "cached_tokens": 2,
-                            "pricing": {"input_per_million_micros": 3_000_000, "output_per_million_micros": 15_000_000}}})
+                        json!({
+                            "op": "cost.record",
+                            "args": {
+                                "agent": "shared",
+                                "tool": tool,
+                                "input_tokens": 10 + w,
+                                "output_tokens": 1,
+                                "cached_tokens": 2,
+                                "pricing": {
+                                    "input_per_million_micros": 3_000_000,
+                                    "output_per_million_micros": 15_000_000,
+                                },
+                            },
+                        })
                         .to_string()
                     })
                     .collect();
                 let responses = converse(lines_process(&db), requests);
-                assert_eq!(responses.iter().filter(|r| r["ok"] == true).count() as u64, PER);
+                assert_eq!(
+                    responses.iter().filter(|r| r["ok"] == true).count() as u64,
+                    PER
+                );
             })
         })
         .collect();
@@ -239,7 +260,10 @@ fn a_writer_killed_mid_transaction_loses_no_acknowledged_message() {
         let mut stdin = child.stdin.take().unwrap();
         let writer = std::thread::spawn(move || {
             for i in 0.. {
-                let post = json!({"op": "post", "args": {"from": "w", "content": format!("r{round} #{i} {}", "x".repeat(500))}});
+                let post = json!({
+                    "op": "post",
+                    "args": {"from": "w", "content": format!("r{round} #{i} {}", "x".repeat(500))},
+                });
                 if writeln!(stdin, "{post}").is_err() {
                     return;
                 }
@@ -281,7 +305,13 @@ fn a_full_disk_refuses_with_store_io_and_keeps_what_was_committed() {
         .spawn()
         .unwrap();
     let requests = (0..400)
-        .map(|i| json!({"op": "post", "args": {"from": "a", "content": format!("{i} {}", "y".repeat(4000))}}).to_string())
+        .map(|i| {
+            json!({
+                "op": "post",
+                "args": {"from": "a", "content": format!("{i} {}", "y".repeat(4000))},
+            })
+            .to_string()
+        })
         .collect();
     let responses = converse(child, requests);
     assert_eq!(
@@ -487,7 +517,10 @@ fn four_processes_share_one_rate_limit_through_the_store() {
         .map(|_| {
             let db = db.clone();
             std::thread::spawn(move || {
-                let take = json!({"op": "rate.take", "args": {"agent": "shared", "tool": "t", "agent_per_min": LIMIT}});
+                let take = json!({
+                    "op": "rate.take",
+                    "args": {"agent": "shared", "tool": "t", "agent_per_min": LIMIT},
+                });
                 let responses = converse(lines_process(&db), vec![take.to_string(); TAKES]);
                 assert_eq!(responses.len(), TAKES);
                 let mut allowed = 0u64;
@@ -593,7 +626,11 @@ fn a_typo_in_an_argument_key_is_refused_and_nothing_is_posted() {
     let responses = converse(
         lines_process(&db),
         vec![
-            json!({"op": "post", "args": {"from": "a", "to": "b", "Privacy": "private", "content": "s"}}).to_string(),
+            json!({
+                "op": "post",
+                "args": {"from": "a", "to": "b", "Privacy": "private", "content": "s"},
+            })
+            .to_string(),
             json!({"op": "post", "arg": {"from": "a", "content": "s"}}).to_string(),
         ],
     );

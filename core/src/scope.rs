@@ -1,9 +1,10 @@
 //! Scope ids: parsing and comparison.
 //!
 //! A scope is either absent (the unscoped group) or a string matching
-//! [`SCOPE_ID_PATTERN_SOURCE`](crate::protocol::SCOPE_ID_PATTERN_SOURCE) byte for byte. Nothing is trimmed, case-folded, normalized or
-//! hashed: `" Scope_AAAAAAAAAA"` and `"Scope_AAAAAAAAAA\n"` are invalid, not repaired. Errors
-//! never echo the rejected value, because a scope id is a capability.
+//! [`SCOPE_ID_PATTERN_SOURCE`](crate::protocol::SCOPE_ID_PATTERN_SOURCE) byte for byte. Nothing
+//! is trimmed, case-folded, normalized or hashed: `" Scope_AAAAAAAAAA"` and
+//! `"Scope_AAAAAAAAAA\n"` are invalid, not repaired. Errors never echo the rejected value,
+//! because a scope id is a capability.
 
 use crate::error::{Error, ErrorCode};
 use crate::protocol::{SCOPE_ENV, SCOPE_ID_MAX_LEN, SCOPE_ID_MIN_LEN};

@@ -58,7 +58,8 @@ fn message(rng: &mut Rng, from: usize, i: usize) -> NewMessage {
         priority: Some(["low", "normal", "normal", "high"][rng.below(4)].into()),
         privacy: Some(privacy.into()),
         content: format!(
-            "note {i}: built the parser, tests pass; token=abc{i:08} see /work/project-{p:02}/src/lib.rs"
+            "note {i}: built the parser, tests pass; token=abc{i:08} \
+             see /work/project-{p:02}/src/lib.rs"
         ),
         metadata: None,
         task_id: None,
@@ -139,7 +140,8 @@ fn main() {
         }
     });
     println!(
-        "store: {total} live messages, {PROJECTS} projects, {AGENTS} agents; filled in {:.1} s ({:.3} ms/post average)\n",
+        "store: {total} live messages, {PROJECTS} projects, {AGENTS} agents; \
+         filled in {:.1} s ({:.3} ms/post average)\n",
         fill_ms / 1e3,
         fill_ms / total as f64
     );

@@ -29,7 +29,13 @@ fn post_then_unread_once_through_the_facade() {
     let posted = api::handle(
         &mut s,
         "post",
-        &json!({"from": "a", "to": "b", "privacy": "private", "content": "hi", "metadata": {"k": [1, 2]}}),
+        &json!({
+            "from": "a",
+            "to": "b",
+            "privacy": "private",
+            "content": "hi",
+            "metadata": {"k": [1, 2]},
+        }),
         &no_env,
     )
     .unwrap();
@@ -220,7 +226,12 @@ fn unknown_argument_keys_are_refused_before_anything_is_written() {
         ("cost.list", json!({"x": 1})),
         (
             "cost.record",
-            json!({"agent": "a", "tool": "t", "input_tokens": 5, "pricing": {"input_per_million": 9}}),
+            json!({
+                "agent": "a",
+                "tool": "t",
+                "input_tokens": 5,
+                "pricing": {"input_per_million": 9},
+            }),
         ),
         ("events", json!({"agent": "a", "kind": ["message.posted"]})),
         ("export", json!({"agent": "a", "ful": true})),

@@ -100,7 +100,15 @@ impl State {
 
     fn notify_cancelled(&self, session: &str, message_id: &str, from: &str, reason: &str) {
         if let Some(e) = self.sessions.get(session) {
-            self.send_value(e.conn, json!({ "type": "ask_cancelled", "messageId": message_id, "fromSessionId": from, "reason": reason }));
+            self.send_value(
+                e.conn,
+                json!({
+                    "type": "ask_cancelled",
+                    "messageId": message_id,
+                    "fromSessionId": from,
+                    "reason": reason,
+                }),
+            );
         }
     }
 

@@ -197,7 +197,14 @@ impl State {
         } else {
             // The same message again: answer what was answered.
             if let Some(delivery_id) = &recent.delivered_id {
-                self.send_value(conn, json!({ "type": "delivery_accepted", "messageId": key.1, "deliveryId": delivery_id }));
+                self.send_value(
+                    conn,
+                    json!({
+                        "type": "delivery_accepted",
+                        "messageId": key.1,
+                        "deliveryId": delivery_id,
+                    }),
+                );
             }
             self.send(conn, recent.response.clone());
             true
@@ -489,7 +496,13 @@ impl State {
                 Some(CancelReason::DeliveryFailed.as_str()),
             );
         }
-        let response = json!({ "type": "delivery_failed", "messageId": p.message_id, "accepted": true, "code": code, "reason": reason });
+        let response = json!({
+            "type": "delivery_failed",
+            "messageId": p.message_id,
+            "accepted": true,
+            "code": code,
+            "reason": reason,
+        });
         self.settle(&p, response, true);
     }
 

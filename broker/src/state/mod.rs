@@ -370,7 +370,13 @@ impl State {
     fn fail_send(&self, conn: ConnId, message_id: &str, accepted: bool, code: &str, reason: &str) {
         self.send_value(
             conn,
-            json!({ "type": "delivery_failed", "messageId": message_id, "accepted": accepted, "code": code, "reason": reason }),
+            json!({
+                "type": "delivery_failed",
+                "messageId": message_id,
+                "accepted": accepted,
+                "code": code,
+                "reason": reason,
+            }),
         );
     }
 

@@ -133,7 +133,10 @@ impl State {
                 return self.refuse(
                     conn,
                     error_code::SESSION_ID_IN_USE,
-                    &format!("Session ID \"{id}\" is already active in another local runtime; close the existing session or use a different session ID"),
+                    &format!(
+                        "Session ID \"{id}\" is already active in another local runtime; \
+                         close the existing session or use a different session ID"
+                    ),
                 );
             }
         }

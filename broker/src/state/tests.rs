@@ -3,8 +3,20 @@
 use super::*;
 
 fn register(id: &str, runtime: &str, scope: Option<&str>) -> Value {
-    let mut f = json!({ "type": "register", "protocol": "pi-intercom", "version": 4, "sessionId": id,
-        "session": { "cwd": "/w", "model": "m", "pid": 1, "startedAt": 1, "lastActivity": 1, "runtimeInstanceId": runtime } });
+    let mut f = json!({
+        "type": "register",
+        "protocol": "pi-intercom",
+        "version": 4,
+        "sessionId": id,
+        "session": {
+            "cwd": "/w",
+            "model": "m",
+            "pid": 1,
+            "startedAt": 1,
+            "lastActivity": 1,
+            "runtimeInstanceId": runtime,
+        },
+    });
     if let Some(scope) = scope {
         f["scopeId"] = json!(scope);
     }
@@ -69,7 +81,11 @@ fn late_frames_from_a_superseded_connection_are_discarded() {
     let late = [
         json!({ "type": "list", "requestId": "late" }),
         json!({ "type": "presence", "status": "late" }),
-        json!({ "type": "send", "to": "watcher", "message": { "id": "late", "timestamp": 1, "content": { "text": "x" } } }),
+        json!({
+            "type": "send",
+            "to": "watcher",
+            "message": { "id": "late", "timestamp": 1, "content": { "text": "x" } },
+        }),
         json!({ "type": "defer_ask", "requestId": "late", "messageId": "none" }),
     ];
     for frame in late {
@@ -105,8 +121,13 @@ fn a_rejected_connection_gets_its_frames_in_order_even_when_it_closes_in_the_sam
     });
     state.handle(Event::Frame {
         conn: 1,
-        value: json!({ "type": "register", "protocol": "pi-intercom", "version": 4, "sessionId": "a",
-            "session": { "cwd": "/w", "model": "m", "pid": 1, "startedAt": 1, "lastActivity": 1 } }),
+        value: json!({
+            "type": "register",
+            "protocol": "pi-intercom",
+            "version": 4,
+            "sessionId": "a",
+            "session": { "cwd": "/w", "model": "m", "pid": 1, "startedAt": 1, "lastActivity": 1 },
+        }),
     });
     state.flush();
     while rx.try_recv().is_ok() {}
@@ -219,7 +240,16 @@ fn tick(state: &mut State, clock: &ManualClock, ms: u64) {
 }
 
 fn send(id: &str, to: &str, expects_reply: bool) -> Value {
-    json!({ "type": "send", "to": to, "message": { "id": id, "timestamp": 1, "expectsReply": expects_reply, "content": { "text": "x" } } })
+    json!({
+        "type": "send",
+        "to": to,
+        "message": {
+            "id": id,
+            "timestamp": 1,
+            "expectsReply": expects_reply,
+            "content": { "text": "x" },
+        },
+    })
 }
 
 #[test]
@@ -276,7 +306,12 @@ fn an_ask_expires_when_the_clock_says_so_and_may_then_be_asked_again() {
     assert_eq!(cancelled.len(), 1, "{cancelled:?}");
     assert_eq!(
         cancelled[0],
-        json!({ "type": "ask_cancelled", "messageId": "q1", "fromSessionId": "a", "reason": "expired" })
+        json!({
+            "type": "ask_cancelled",
+            "messageId": "q1",
+            "fromSessionId": "a",
+            "reason": "expired",
+        })
     );
 
     step(&mut state, 1, send("q3", "b", true));

@@ -216,7 +216,11 @@ impl Client {
     }
 
     pub fn send_message(&mut self, to: &str, id: &str, text: &str) {
-        self.send(json!({ "type": "send", "to": to, "message": { "id": id, "timestamp": 1, "content": { "text": text } } }));
+        self.send(json!({
+            "type": "send",
+            "to": to,
+            "message": { "id": id, "timestamp": 1, "content": { "text": text } },
+        }));
     }
 }
 
