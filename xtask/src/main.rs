@@ -661,7 +661,7 @@ fn c_header() -> String {
 /// docs/broker.md with its limits table written from `agent_intercom_broker::config::LIMITS`
 /// (between the `limits:begin` and `limits:end` markers).
 fn broker_doc() -> String {
-    use agent_intercom_broker::config::{DEFAULT_IDLE_EXIT_MS, LIMITS, MAX_IDLE_EXIT_MS};
+    use agent_intercom_broker::config::{self, LIMITS, LogLevel};
     let path = root().join("docs/broker.md");
     let doc = std::fs::read_to_string(&path).expect("docs/broker.md");
     let (begin, end) = ("<!-- limits:begin -->\n", "<!-- limits:end -->");
@@ -681,12 +681,21 @@ fn broker_doc() -> String {
         );
     }
     table += &format!(
-        "| `idle_exit_secs` / `idle_exit_ms` | {} ms | 0 (never) to {} s / {} ms | Exit this long after the last session leaves. |\n",
-        DEFAULT_IDLE_EXIT_MS,
-        MAX_IDLE_EXIT_MS / 1000,
-        MAX_IDLE_EXIT_MS
+        "| `{}` / `{}` | {} ms | 0 (never) to {} s / {} ms | Exit this long after the last session leaves. |\n",
+        config::IDLE_EXIT_SECS_KEY,
+        config::IDLE_EXIT_MS_KEY,
+        config::DEFAULT_IDLE_EXIT_MS,
+        config::MAX_IDLE_EXIT_MS / 1000,
+        config::MAX_IDLE_EXIT_MS
     );
-    table += "| `log_level` | `warn` | `off`, `error`, `warn`, `info`, `debug` | What goes to stderr. |\n";
+    let levels = LogLevel::ALL.map(|l| format!("`{}`", l.as_str()));
+    let default = agent_intercom_broker::BrokerConfig::for_agent_dir(Path::new("/")).log_level;
+    table += &format!(
+        "| `{}` | `{}` | {} | What goes to stderr. |\n",
+        config::LOG_LEVEL_KEY,
+        default.as_str(),
+        levels.join(", ")
+    );
     format!("{head}{table}{tail}")
 }
 
