@@ -232,12 +232,16 @@ test('log levels, idle exit and stop reasons are the ones the Rust broker takes 
   assert.ok(B.stopReasons.includes(idleReason) && idleReason !== reason, idleReason)
   assert.ok(!B.stopReasons.includes(B.alreadyStopped))
 
-  // The generated declarations carry the same facts.
+  // The declarations carry the same facts: facts.d.ts has them, broker.d.ts imports them.
+  const facts = readFileSync(join(root, 'bindings-node', 'facts.d.ts'), 'utf8')
   const dts = readFileSync(join(root, 'bindings-node', 'lib', 'broker.d.ts'), 'utf8')
   const union = (names) => names.map((n) => JSON.stringify(n)).join(' | ')
-  assert.ok(dts.includes(`logLevel?: ${union(B.logLevels)};`))
-  assert.ok(dts.includes(`close(): ${union([...B.stopReasons, B.alreadyStopped])};`))
-  assert.ok(dts.includes(`(default ${B.defaultIdleExitMs})`))
+  assert.ok(facts.includes(`export type LogLevel = ${union(B.logLevels)};`))
+  assert.ok(facts.includes(`export type StopReason = ${union(B.stopReasons)};`))
+  assert.ok(facts.includes(`export type AlreadyStopped = ${union([B.alreadyStopped])};`))
+  assert.ok(facts.includes(`export type DefaultIdleExitMs = ${B.defaultIdleExitMs};`))
+  assert.ok(dts.includes('logLevel?: LogLevel;'))
+  assert.ok(dts.includes('close(): StopReason | AlreadyStopped;'))
 }))
 
 /** The CLI built beside the addon, if any (the newest of debug and release). */
