@@ -21,7 +21,7 @@ export interface ScratchpadOptions {
   perRecipientCap?: number;
   /** Largest message content in bytes (default {@link ScratchpadDefaultMaxContentBytes}). */
   maxContentBytes?: number;
-  /** Whether `export` may be asked for `full` (unredacted) output (default
+  /** Whether an export may be asked for full (unredacted) output (default
    * {@link ScratchpadDefaultAllowFullExport}). */
   allowFullExport?: boolean;
 }
