@@ -145,10 +145,7 @@ pub fn constants() -> NativeConstants {
                 sha256: vendored::sha256_hex(content.as_bytes()),
             })
             .collect(),
-        max_frame_bytes: agent_intercom_broker::BrokerConfig::for_agent_dir(std::path::Path::new(
-            "/",
-        ))
-        .max_frame_bytes as u32,
+        max_frame_bytes: agent_intercom_broker::config::DEFAULT_MAX_FRAME_BYTES as u32,
         broker: broker_facts(),
         scratchpad: NativeScratchpadFacts {
             path_env: agent_intercom_scratchpad::paths::PATH_ENV.into(),

@@ -3,6 +3,9 @@
 // from the addon (constants().broker, constants().scratchpad), and the addon reads them from the
 // Rust crates. This file fails when a JavaScript file types one of them again, and checks that
 // every exported fact is what the Rust side does (a live broker, the Rust option parser, the CLI).
+// Likewise the hand-written .d.ts files import their literal types from bindings-node/facts.d.ts
+// (written by `cargo xtask gen`, whose --check keeps it fresh): this file fails when one types
+// such a literal itself, or when facts.d.ts disagrees with what the package has at run time.
 const test = require('node:test')
 const assert = require('node:assert')
 const net = require('node:net')
@@ -13,8 +16,9 @@ const { execFileSync } = require('node:child_process')
 const { randomUUID } = require('node:crypto')
 const broker = require('@ctliz/agent-intercom-core/broker')
 const pad = require('@ctliz/agent-intercom-core/scratchpad')
-const { IntercomError } = require('@ctliz/agent-intercom-core')
+const core = require('@ctliz/agent-intercom-core')
 const { constants: C } = require('../../bindings-node/lib/native.js')
+const { IntercomError } = core
 const { root, throwsCode } = require('./helpers.js')
 
 const B = C.broker
@@ -81,6 +85,144 @@ test('the guard would catch each literal it looks for', () => {
     "join(dir, 'intercom')", "f.endpoint === 'local'", "'off, error, warn, info or debug'",
     "['off', 'error', 'warn', 'info', 'debug']", "setting('log_level', v)", "'AlreadyStopped'", '/^\\[aic:([A-Z_]+)\\]/']
   for (const sample of samples) assert.ok(RETYPED.some(([, p]) => p.test(sample)), sample)
+})
+
+/** bindings-node/facts.d.ts as { Name: its literal values } (one, or the members of a union). */
+function declaredFacts () {
+  const text = readFileSync(join(root, 'bindings-node', 'facts.d.ts'), 'utf8')
+  const facts = {}
+  for (const [, name, literal] of text.matchAll(/^export type (\w+) = (.+);$/gm)) {
+    facts[name] = literal.split(' | ').map((member) => JSON.parse(member))
+  }
+  assert.strictEqual(Object.keys(facts).length, text.match(/^export /gm).length, 'every fact parses')
+  return facts
+}
+const F = declaredFacts()
+
+test('facts.d.ts holds what the package has at run time', () => {
+  const raw = require(join(root, 'bindings-node', 'agent_intercom.node'))
+  assert.strictEqual(core.INTERCOM_ERROR_CODES[0], 'OK')
+  const expected = {
+    ProtocolName: [core.INTERCOM_PROTOCOL_NAME],
+    ProtocolVersion: [core.INTERCOM_PROTOCOL_VERSION],
+    ScopeEnv: [core.INTERCOM_SCOPE_ENV],
+    ScopeIdPatternSource: [core.INTERCOM_SCOPE_ID_PATTERN_SOURCE],
+    VectorSchemaVersion: [core.INTERCOM_PROTOCOL_V4_VECTOR_SCHEMA_VERSION],
+    ScopeA: [core.PROTOCOL_V4_SCOPE_A],
+    ScopeB: [core.PROTOCOL_V4_SCOPE_B],
+    VectorsHashDomain: [core.INTERCOM_PROTOCOL_V4_VECTORS_HASH_DOMAIN],
+    KnownSemanticsHash: [core.INTERCOM_PROTOCOL_V4_SEMANTICS_HASH],
+    VectorCount: [core.INTERCOM_PROTOCOL_V4_VECTORS.length],
+    CanonicalEncodingVersion: [core.CANONICAL_ENCODING_VERSION],
+    CanonicalFramePrefix: [core.CANONICAL_HASH_FRAME],
+    CanonicalUnicodeNormalization: [core.CANONICAL_UNICODE_NORMALIZATION],
+    CanonicalMaxDepth: [core.CANONICAL_MAX_DEPTH],
+    CoreErrorCode: core.INTERCOM_ERROR_CODES.slice(1),
+    LogLevel: B.logLevels,
+    StopReason: B.stopReasons,
+    AlreadyStopped: [B.alreadyStopped],
+    DefaultIdleExitMs: [B.defaultIdleExitMs],
+    MaxIdleExitMs: [B.maxIdleExitMs],
+    DefaultMaxFrameBytes: [broker.MAX_FRAME_BYTES],
+    AgentDirEnv: [B.agentDirEnv],
+    DefaultAgentDir: [B.defaultAgentDir],
+    IntercomDirName: [B.intercomDirName],
+    SocketFileName: [B.socketFileName],
+    ScratchpadOperation: [...pad.OPERATIONS],
+    ScratchpadCheck: [...pad.CHECKS],
+    ScratchpadOptionKey: raw.padOptionKeys(),
+    ScratchpadPathEnv: [S.pathEnv],
+    ScratchpadDefaultFileName: [S.defaultFileName],
+  }
+  for (const [name, values] of Object.entries(expected)) assert.deepStrictEqual(F[name], values, name)
+  // The others have no run-time twin; xtask reads them from Rust all the same.
+  assert.deepStrictEqual(Object.keys(F).filter((name) => !(name in expected)), ['NodeErrorCode', 'DefaultLogLevel',
+    'ScratchpadDefaultPerProjectCap', 'ScratchpadDefaultPerRecipientCap', 'ScratchpadDefaultMaxContentBytes',
+    'ScratchpadDefaultAllowFullExport'])
+  assert.ok(B.logLevels.includes(F.DefaultLogLevel[0]))
+})
+
+test('the package JavaScript raises only the error codes of facts.d.ts, and each of NodeErrorCode', () => {
+  const known = new Set([...F.CoreErrorCode, ...F.NodeErrorCode])
+  const raised = new Set()
+  for (const file of packageJs()) {
+    for (const [, code] of readFileSync(file, 'utf8').matchAll(/'([A-Z][A-Z0-9]*_[A-Z0-9_]+)'/g)) raised.add(code)
+  }
+  assert.deepStrictEqual([...raised].filter((code) => !known.has(code)), [], 'add it to xtask NODE_ERROR_CODES')
+  assert.deepStrictEqual(F.NodeErrorCode.filter((code) => !raised.has(code)), [], 'no longer raised')
+  assert.deepStrictEqual(F.NodeErrorCode.filter((code) => F.CoreErrorCode.includes(code)), [])
+})
+
+/** The hand-written declarations of the package: every .d.ts under bindings-node but facts.d.ts. */
+function handWrittenDts (dir = join(root, 'bindings-node')) {
+  const out = []
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name)
+    if (entry.isDirectory()) {
+      if (entry.name !== 'node_modules' && entry.name !== 'src') out.push(...handWrittenDts(path))
+    } else if (entry.name.endsWith('.d.ts') && path !== join(root, 'bindings-node', 'facts.d.ts')) {
+      out.push(path)
+    }
+  }
+  return out
+}
+
+const escapeRegExp = (text) => text.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')
+/** [what, pattern] for each literal of facts.d.ts, typed anywhere (comments included): a string
+ * quoted, and bare too when it cannot be an ordinary word or it names a variable; a number from
+ * 1000 up. Small numbers, booleans and plain words in prose (an error code a comment names) are
+ * not looked for. */
+function retypedFacts () {
+  const out = [['a 64-hex digest', /\b[0-9a-f]{64}\b/]]
+  for (const [name, values] of Object.entries(F)) {
+    for (const value of values) {
+      const what = `${name} ${JSON.stringify(value)}`
+      if (typeof value === 'string') {
+        out.push([what, new RegExp(`["'\`]${escapeRegExp(value)}["'\`]`)])
+        if (/[^A-Za-z_]/.test(value) || name.endsWith('Env')) {
+          out.push([`${what} (bare)`, new RegExp(`(?<!\\w)${escapeRegExp(value)}(?!\\w)`)])
+        }
+      } else if (typeof value === 'number' && value >= 1000) {
+        out.push([what, new RegExp(`\\b${value}\\b`)])
+      }
+    }
+  }
+  return out
+}
+// A literal that is another fact's by coincidence: the corpus operation "list" of ProtocolV4Operation.
+const NOT_RETYPED = [['bindings-node/protocol-v4/vendorable.d.ts', 'ScratchpadOperation "list"']]
+
+test('no hand-written declaration types a literal that facts.d.ts holds', () => {
+  const files = handWrittenDts()
+  assert.ok(files.length >= 6, `found ${files.length} files`)
+  const patterns = retypedFacts()
+  const found = []
+  for (const file of files) {
+    const path = relative(root, file)
+    readFileSync(file, 'utf8').split('\n').forEach((line, i) => {
+      for (const [what, pattern] of patterns) {
+        if (pattern.test(line) && !NOT_RETYPED.some(([p, w]) => p === path && w === what)) {
+          found.push(`${path}:${i + 1}: ${what}: ${line.trim()}`)
+        }
+      }
+    })
+  }
+  assert.deepStrictEqual(found, [], 'import it from facts.d.ts instead')
+})
+
+test('the declaration guard would catch each known literal, and not prose or API names', () => {
+  const patterns = retypedFacts().map(([, pattern]) => pattern)
+  const caught = (sample) => patterns.some((pattern) => pattern.test(sample))
+  const samples = ['INTERCOM_PROTOCOL_NAME: "pi-intercom";', `asserts ${C.knownSemanticsHash}.`, 'code: "INVALID_SCOPE"',
+    '| "NOT_CONNECTED"', "'UNKNOWN_KEY'", 'request(op: "task.create")', 'the task.create operation', '`post`',
+    '"off"', '"error"', '"warn"', '"info"', '"debug"', '"Shutdown"', '"Idle"', '"Failed"', '"AlreadyStopped"',
+    '(default 5000)', 'MAX_FRAME_BYTES: 1048576;', '$PI_CODING_AGENT_DIR', '~/.pi/agent', '<agentDir>/scratchpad.sqlite',
+    'env.AGENT_INTERCOM_SCOPE_ID', '"check.ttl"', 'at most 2592000000']
+  assert.deepStrictEqual(samples.filter((sample) => !caught(sample)), [])
+  const prose = ['Throws IntercomError with code BROKER_ALREADY_RUNNING, BROKER_STORE', 'list(): Promise<SessionInfo[]>;',
+    'readonly events: [IntercomLifecycleEvent, IntercomLifecycleEvent];', '{ max_sessions: 256, rate_capacity: 480 }',
+    'export declare const CANONICAL_MAX_DEPTH: CanonicalMaxDepth;', 'close(): StopReason | AlreadyStopped;']
+  assert.deepStrictEqual(prose.filter(caught), [])
 })
 
 test('addon errors carry the code natively and arrive as IntercomError with the plain message', () => {
@@ -232,12 +374,16 @@ test('log levels, idle exit and stop reasons are the ones the Rust broker takes 
   assert.ok(B.stopReasons.includes(idleReason) && idleReason !== reason, idleReason)
   assert.ok(!B.stopReasons.includes(B.alreadyStopped))
 
-  // The generated declarations carry the same facts.
+  // The declarations carry the same facts: facts.d.ts has them, broker.d.ts imports them.
+  const facts = readFileSync(join(root, 'bindings-node', 'facts.d.ts'), 'utf8')
   const dts = readFileSync(join(root, 'bindings-node', 'lib', 'broker.d.ts'), 'utf8')
   const union = (names) => names.map((n) => JSON.stringify(n)).join(' | ')
-  assert.ok(dts.includes(`logLevel?: ${union(B.logLevels)};`))
-  assert.ok(dts.includes(`close(): ${union([...B.stopReasons, B.alreadyStopped])};`))
-  assert.ok(dts.includes(`(default ${B.defaultIdleExitMs})`))
+  assert.ok(facts.includes(`export type LogLevel = ${union(B.logLevels)};`))
+  assert.ok(facts.includes(`export type StopReason = ${union(B.stopReasons)};`))
+  assert.ok(facts.includes(`export type AlreadyStopped = ${union([B.alreadyStopped])};`))
+  assert.ok(facts.includes(`export type DefaultIdleExitMs = ${B.defaultIdleExitMs};`))
+  assert.ok(dts.includes('logLevel?: LogLevel;'))
+  assert.ok(dts.includes('close(): StopReason | AlreadyStopped;'))
 }))
 
 /** The CLI built beside the addon, if any (the newest of debug and release). */

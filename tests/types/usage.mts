@@ -53,3 +53,16 @@ export async function brokerUsage(agentDir: string): Promise<string | undefined>
   client.close();
   return client.sessionId;
 }
+
+// The declarations follow the Rust facts (bindings-node/facts.d.ts, written by `cargo xtask gen`):
+// ScratchpadOptions declares exactly the store options Rust takes (in camelCase) and path, and
+// Scratchpad has one method per store operation.
+import type { ScratchpadOptions } from "@ctliz/agent-intercom-core/scratchpad";
+import type { ScratchpadOptionKey, ScratchpadOperation } from "../../bindings-node/facts.js";
+type Equal<X, Y> = (<T>() => T extends X ? 1 : 2) extends (<T>() => T extends Y ? 1 : 2) ? true : false;
+type Camel<Name extends string> =
+  Name extends `${infer Head}.${infer Tail}` ? Camel<`${Head}${Capitalize<Tail>}`>
+  : Name extends `${infer Head}_${infer Tail}` ? Camel<`${Head}${Capitalize<Tail>}`>
+  : Name;
+export const optionKeys: Equal<keyof ScratchpadOptions, "path" | Camel<ScratchpadOptionKey>> = true;
+export const methods: Equal<Extract<keyof Scratchpad, Camel<ScratchpadOperation>>, Camel<ScratchpadOperation>> = true;

@@ -1,501 +1,21 @@
 //! `cargo xtask gen [--check]`: the one generator. It writes every generated file from the Rust
 //! crates, so no constant, error code, limit or vector is retyped by hand: the C header (cbindgen
-//! over the macro-expanded ffi crate), the TypeScript declarations, the ESM entry points of the
-//! npm package (`esm.rs`), the vendorable one-file protocol-v4 module and its digests, the core's
-//! embedded corpus copy and the limits table of docs/broker.md. With `--check` it writes nothing
-//! and fails when any file is stale (CI runs it so).
+//! over the macro-expanded ffi crate), the facts the hand-written TypeScript declarations import
+//! (`facts.rs`), the ESM entry points of the npm package (`esm.rs`), the vendorable one-file
+//! protocol-v4 module with its declarations and digests, the core's embedded corpus copy and the
+//! limits table of docs/broker.md. With `--check` it writes nothing and fails when any file is
+//! stale (CI runs it so).
 
 mod esm;
+mod facts;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use agent_intercom_core::canonical::{self, Value};
+use agent_intercom_core::canonical;
 use agent_intercom_core::{ErrorCode, corpus, protocol};
 use agent_intercom_vendored::{VENDORED_CJS_FILE_NAME, VENDORED_FILE_NAME, sha256_hex};
-
-fn js_string(s: &str) -> String {
-    canonical::canonical_json(&Value::String(s.into())).expect("strings always encode")
-}
-
-fn error_code_union() -> String {
-    ErrorCode::all()
-        .iter()
-        .filter(|c| **c != ErrorCode::Ok)
-        .map(|c| js_string(c.as_str()))
-        .collect::<Vec<_>>()
-        .join(" | ")
-}
-
-/// The protocol-v4 constants, as ambient declarations.
-fn protocol_constants_dts() -> String {
-    let declare = "declare ";
-    format!(
-        r#"export {declare}const INTERCOM_PROTOCOL_NAME: {name};
-export {declare}const INTERCOM_PROTOCOL_VERSION: {version};
-export {declare}const INTERCOM_SCOPE_ENV: {env};
-export {declare}const INTERCOM_SCOPE_ID_PATTERN_SOURCE: {pattern};
-export {declare}const INTERCOM_SCOPE_ID_PATTERN: RegExp;
-export {declare}const INTERCOM_PROTOCOL_V4_VECTOR_SCHEMA_VERSION: {schema};
-export {declare}const PROTOCOL_V4_SCOPE_A: {a};
-export {declare}const PROTOCOL_V4_SCOPE_B: {b};
-/** The acceptance corpus, deep-frozen ({count} vectors). */
-export {declare}const INTERCOM_PROTOCOL_V4_VECTORS: readonly ProtocolV4Vector[];
-/** canonicalHash("{domain}", {{ version, vectors }}); the ecosystem asserts {hash}. */
-export {declare}const INTERCOM_PROTOCOL_V4_SEMANTICS_HASH: string;
-
-export type IntercomScopeId = string;
-export type ProtocolV4Scope = string | null;
-export type ProtocolV4Operation =
-  | "validate_scope" | "list" | "session_joined" | "session_left" | "presence_update" | "resolve"
-  | "send" | "ask" | "reply" | "cancel_ask" | "defer_ask" | "replace" | "late_frame";
-export type ProtocolV4Expected =
-  | "valid_scoped" | "valid_unscoped" | "invalid_scope" | "visible" | "hidden" | "global_exact_id"
-  | "same_scope_name" | "same_scope_prefix" | "AMBIGUOUS_TARGET" | "SESSION_NOT_FOUND" | "delivered"
-  | "exact_edge" | "old_left_before_new_joined" | "same_scope_left_before_joined" | "discard";
-export interface ProtocolV4Candidate {{
-  readonly id: string;
-  readonly name: string;
-  readonly scope: ProtocolV4Scope;
-}}
-export interface ProtocolV4Vector {{
-  readonly name: string;
-  readonly operation: ProtocolV4Operation;
-  readonly actorId?: string;
-  readonly actorScope?: ProtocolV4Scope;
-  readonly subjectId?: string;
-  readonly subjectScope?: ProtocolV4Scope;
-  readonly selector?: string;
-  readonly scopeInput?: unknown;
-  readonly candidates?: readonly ProtocolV4Candidate[];
-  readonly expected: ProtocolV4Expected;
-  readonly expectedTargetIds?: readonly string[];
-  readonly expectedAudienceIds?: readonly string[];
-  readonly expectedEvents?: readonly string[];
-}}
-
-/**
- * Returns the scope id, or undefined for undefined and "" (the unscoped group). Anything else
- * must match {pattern} exactly (no trimming or case folding); otherwise throws an Error with
- * `code: "INVALID_SCOPE"` whose message names `path` and never the value.
- */
-export {declare}function parseIntercomScopeId(value: unknown, path?: string): IntercomScopeId | undefined;
-/** parseIntercomScopeId(env.{env_name}, "{env_name}"). */
-export {declare}function intercomScopeIdFromEnv(env?: Record<string, string | undefined>): IntercomScopeId | undefined;
-/** Strict equality: the unscoped group (undefined) equals only itself. */
-export {declare}function sameIntercomScope(left: IntercomScopeId | undefined, right: IntercomScopeId | undefined): boolean;
-"#,
-        name = js_string(protocol::PROTOCOL_NAME),
-        version = protocol::PROTOCOL_VERSION,
-        env = js_string(protocol::SCOPE_ENV),
-        env_name = protocol::SCOPE_ENV,
-        pattern = js_string(protocol::SCOPE_ID_PATTERN_SOURCE),
-        schema = protocol::VECTOR_SCHEMA_VERSION,
-        a = js_string(protocol::SCOPE_A),
-        b = js_string(protocol::SCOPE_B),
-        count = corpus::vectors().len(),
-        domain = protocol::VECTORS_HASH_DOMAIN,
-        hash = protocol::KNOWN_SEMANTICS_HASH,
-    )
-}
-
-const GENERATED_TS: &str =
-    "// GENERATED by `cargo run -p xtask -- gen` from the Rust core. Do not edit.\n";
-
-fn protocol_v4_dts() -> String {
-    format!(
-        r#"{GENERATED_TS}
-{constants}
-/** The domain of the semantics hash. */
-export declare const INTERCOM_PROTOCOL_V4_VECTORS_HASH_DOMAIN: {domain};
-
-/** A session as routing sees it. `scope` undefined, null or "" is the unscoped group. */
-export interface IntercomCandidate {{
-  readonly id: string;
-  readonly name?: string | null;
-  readonly scope?: string | null;
-}}
-export type IntercomResolveKind =
-  | "global_exact_id" | "same_scope_name" | "same_scope_prefix" | "AMBIGUOUS_TARGET" | "SESSION_NOT_FOUND";
-export interface IntercomResolution {{
-  readonly kind: IntercomResolveKind;
-  /** One id when resolved, every candidate when ambiguous, none when not found. */
-  readonly targetIds: string[];
-}}
-/**
- * Resolves a send.to selector: (1) a full session id, in any scope; (2) an exact,
- * case-sensitive name in the actor's scope; (3) a unique id prefix in the actor's scope.
- * The first step with a match decides; several matches give AMBIGUOUS_TARGET. The options of
- * this and the other routing functions are exactly those declared (another key is UNKNOWN_KEY);
- * candidates must be plain JSON data (UNSUPPORTED_VALUE), an undefined field being absent.
- */
-export declare function resolveIntercomTarget(options: {{
-  candidates: readonly IntercomCandidate[];
-  actorScope?: string | null;
-  selector: string;
-}}): IntercomResolution;
-/** Ids a list request returns: the actor itself plus every session in its scope. */
-export declare function listVisibleIntercomSessions(options: {{
-  candidates: readonly IntercomCandidate[];
-  actorId: string;
-  actorScope?: string | null;
-}}): string[];
-export type IntercomAudienceEvent = "session_joined" | "session_left" | "presence_update";
-/** Ids that hear a lifecycle event: the subject's scope, minus the subject. */
-export declare function intercomEventAudience(options: {{
-  event: IntercomAudienceEvent;
-  candidates: readonly IntercomCandidate[];
-  subjectId: string;
-  subjectScope?: string | null;
-}}): string[];
-/** Members of `base` that `kept` also holds, in `base` order: a filter narrows, never widens. */
-export declare function narrowIntercomAudience(base: readonly string[], kept: readonly string[]): string[];
-export interface IntercomLifecycleEvent {{
-  readonly kind: "left" | "joined";
-  readonly sessionId: string;
-  /** Whose audience hears it (null: the unscoped group). */
-  readonly scope: string | null;
-}}
-export interface IntercomReplacementPlan {{
-  readonly kind: "old_left_before_new_joined" | "same_scope_left_before_joined";
-  /** Emit in this order: left (old scope), then joined (new scope). */
-  readonly events: [IntercomLifecycleEvent, IntercomLifecycleEvent];
-}}
-export declare function planIntercomReplacement(options: {{
-  sessionId: string;
-  oldScope?: string | null;
-  newScope?: string | null;
-}}): IntercomReplacementPlan;
-/** "accept" only when the frame's connection holds the session's current binding generation. */
-export declare function intercomFrameDisposition(connectionGeneration: number, currentGeneration: number | null | undefined): "accept" | "discard";
-"#,
-        constants = protocol_constants_dts(),
-        domain = js_string(protocol::VECTORS_HASH_DOMAIN),
-    )
-}
-
-fn canonical_dts() -> String {
-    format!(
-        r#"{GENERATED_TS}
-export type CanonicalPrimitive = boolean | null | number | string;
-export type CanonicalValue = CanonicalPrimitive | readonly CanonicalValue[] | {{ readonly [key: string]: CanonicalValue }};
-export declare const CANONICAL_ENCODING_VERSION: {encoding};
-export declare const CANONICAL_HASH_FRAME: {frame};
-/** Strings are encoded exactly as supplied; NFC/NFD normalization is intentionally not performed. */
-export declare const CANONICAL_UNICODE_NORMALIZATION: {norm};
-/** Deepest accepted nesting of arrays and objects. */
-export declare const CANONICAL_MAX_DEPTH: {depth};
-/**
- * Canonical JSON: keys sorted recursively by UTF-16 code units (array-index keys such as "10"
- * first, in numeric order, as JavaScript enumerates them), no whitespace, JSON.stringify string
- * escapes, safe integers only. Only plain data: arrays with Array.prototype, objects with
- * Object.prototype, own enumerable data properties; no toJSON is ever called and a proxy is
- * refused without being entered. Throws an IntercomError (UNSUPPORTED_NUMBER, UNPAIRED_SURROGATE,
- * UNSUPPORTED_VALUE, NESTING_TOO_DEEP) for anything else; a cycle is UNSUPPORTED_VALUE.
- */
-export declare function canonicalJson(value: unknown): string;
-/** "{frame}:" + L(domain) + ":" + domain + ":" + L(payload) + ":" + payload, as UTF-8 bytes. */
-export declare function canonicalFrame(domain: string, value: unknown): Uint8Array;
-/** Lowercase hex SHA-256 of canonicalFrame(domain, value). */
-export declare function canonicalHash(domain: string, value: unknown): string;
-/** canonicalJson of a JSON document; a repeated key is DUPLICATE_KEY, bad syntax INVALID_JSON. */
-export declare function canonicalJsonFromText(text: string): string;
-/** canonicalHash of a JSON document. */
-export declare function canonicalHashFromText(domain: string, text: string): string;
-"#,
-        encoding = canonical::ENCODING_VERSION,
-        frame = js_string(canonical::FRAME_PREFIX),
-        norm = js_string(canonical::UNICODE_NORMALIZATION),
-        depth = canonical::MAX_DEPTH,
-    )
-}
-
-fn index_dts() -> String {
-    format!(
-        r#"{GENERATED_TS}
-export * from "./protocol-v4/index.js";
-export * from "./canonical/index.js";
-
-/** Every stable error code; the C ABI's status AIC_STATUS_<CODE> has the same name. */
-export type IntercomErrorCode = {codes}
-  | "NATIVE_ADDON_UNAVAILABLE" | "NOT_CONNECTED" | "INVALID_FRAME"
-  | (string & {{}});
-/** The error every function of this package throws for bad input. */
-export declare class IntercomError extends Error {{
-  readonly name: "IntercomError";
-  /** A stable code: the contract's codes above, or a broker error/failure code on the wire. */
-  readonly code: IntercomErrorCode;
-}}
-export declare const AGENT_INTERCOM_CORE_VERSION: string;
-/** Error codes indexed by their C status value (index 0 is "OK"). */
-export declare const INTERCOM_ERROR_CODES: readonly string[];
-
-/** The vendorable one-file protocol-v4 modules shipped in vendor/ (ES module and CommonJS twin),
- * with their SHA-256, as also listed in vendor/SHA256SUMS. */
-export declare const VENDORED_PROTOCOL_V4: {{
-  readonly files: readonly {{ readonly format: "esm" | "cjs"; readonly file: string; readonly sha256: string }}[];
-  readonly schemaVersion: number;
-  readonly semanticsHash: string;
-}};
-export interface VendoredCheckReport {{
-  /** True when the copy is byte-identical and its schema version and semantics hash match. */
-  readonly ok: boolean;
-  readonly path: string;
-  readonly sha256: string;
-  readonly byteIdentical: boolean;
-  /** The shipped file the copy is byte-identical to, or null. */
-  readonly matchedFile: string | null;
-  /** The schema version the copy declares, or null when none was found. */
-  readonly schemaVersion: number | null;
-  readonly expectedSchemaVersion: number;
-  /** The semantics hash the copy declares, or null. */
-  readonly semanticsHash: string | null;
-  /** canonicalHash of the vectors the copy actually holds, or null when unreadable. */
-  readonly computedSemanticsHash: string | null;
-  readonly expectedSemanticsHash: string;
-  readonly problems: readonly string[];
-}}
-/** Checks an adapter's vendored copy of vendor/agent-intercom-protocol-v4.mjs (or .cjs). Never
- * throws for a mismatching file; throws an IntercomError (INVALID_ARGUMENT) when the file cannot
- * be read. */
-export declare function checkVendoredProtocolV4(path: string): VendoredCheckReport;
-"#,
-        codes = error_code_union(),
-    )
-}
-
-fn camel(op: &str) -> String {
-    let mut out = String::new();
-    let mut upper = false;
-    for c in op.chars() {
-        if c == '.' {
-            upper = true;
-        } else if upper {
-            out.extend(c.to_uppercase());
-            upper = false;
-        } else {
-            out.push(c);
-        }
-    }
-    out
-}
-
-fn scratchpad_dts() -> String {
-    use agent_intercom_scratchpad::api::{CHECKS, OPERATIONS};
-    let defaults = agent_intercom_scratchpad::Config::default();
-    let quoted = |ops: &[&str]| {
-        ops.iter()
-            .map(|o| format!("\"{o}\""))
-            .collect::<Vec<_>>()
-            .join(" | ")
-    };
-    let methods: String = OPERATIONS
-        .iter()
-        .map(|op| format!("  /** The `{op}` operation (docs/scratchpad.md). */\n  {}(args?: ScratchpadArgs): any;\n", camel(op)))
-        .collect();
-    format!(
-        r#"{GENERATED_TS}
-import {{ IntercomError }} from "../index.js";
-
-export {{ IntercomError }};
-
-/** A store operation. */
-export type ScratchpadOperation = {ops};
-/** A rule check, which needs no store. */
-export type ScratchpadCheck = {checks};
-/** Arguments of an operation: a plain JSON object (snake_case keys, see docs/scratchpad.md). An
- * undefined top-level property is absent; anything JSON cannot carry (NaN, Infinity, undefined
- * deeper down, functions, BigInt, class instances, proxies, cycles) is UNSUPPORTED_VALUE. */
-export type ScratchpadArgs = Record<string, unknown>;
-
-export interface ScratchpadOptions {{
-  /** The store file (default: ${pad_env}, else <agentDir>/{pad_file}). */
-  path?: string;
-  /** Live messages per project root, at most (default {d_per_project_cap}). */
-  perProjectCap?: number;
-  /** Live messages addressed to one recipient, at most (default {d_per_recipient_cap}). */
-  perRecipientCap?: number;
-  /** Largest message content in bytes (default {d_max_content_bytes}). */
-  maxContentBytes?: number;
-  /** Whether `export` may be asked for `full` (unredacted) output (default {d_allow_full_export}). */
-  allowFullExport?: boolean;
-}}
-
-/** A scratchpad store; every call is synchronous and throws IntercomError with a stable code. */
-export declare class Scratchpad {{
-  readonly path: string;
-  /** True after close(). */
-  readonly closed: boolean;
-  /** Runs one operation (or rule check) by name; returns the parsed JSON result. */
-  request(op: ScratchpadOperation | ScratchpadCheck, args?: ScratchpadArgs): any;
-  /** Closes the store; later calls throw. Closing twice is harmless. */
-  close(): void;
-{methods}}}
-
-/** Opens (creating if needed) a store. Throws IntercomError UNKNOWN_KEY (an option it does not
- * take), UNSUPPORTED_VALUE (NaN, Infinity, ...), STORE_NEWER_SCHEMA, STORE_CORRUPT, STORE_IO or
- * INVALID_ARGUMENT. */
-export declare function openScratchpad(options?: ScratchpadOptions): Scratchpad;
-/** Evaluates a rule check without a store. */
-export declare function checkRule(op: ScratchpadCheck, args?: ScratchpadArgs): any;
-/** ${pad_env}, else <agentDir>/{pad_file}. */
-export declare function defaultScratchpadPath(env?: Record<string, string | undefined>): string;
-export declare const OPERATIONS: readonly ScratchpadOperation[];
-export declare const CHECKS: readonly ScratchpadCheck[];
-"#,
-        ops = quoted(OPERATIONS),
-        checks = quoted(CHECKS),
-        d_per_project_cap = defaults.per_project_cap,
-        d_per_recipient_cap = defaults.per_recipient_cap,
-        d_max_content_bytes = defaults.max_content_bytes,
-        d_allow_full_export = defaults.allow_full_export,
-        pad_env = agent_intercom_scratchpad::paths::PATH_ENV,
-        pad_file = agent_intercom_scratchpad::paths::DEFAULT_FILE_NAME,
-    )
-}
-
-fn broker_dts() -> String {
-    use agent_intercom_broker::StopReason;
-    use agent_intercom_broker::config::{self, LogLevel};
-    let union = |names: &[&str]| {
-        names
-            .iter()
-            .map(|n| js_string(n))
-            .collect::<Vec<_>>()
-            .join(" | ")
-    };
-    let log_levels = LogLevel::ALL.map(LogLevel::as_str);
-    let mut stop_reasons = StopReason::ALL.map(StopReason::as_str).to_vec();
-    stop_reasons.push(StopReason::ALREADY_STOPPED);
-    format!(
-        r#"{GENERATED_TS}
-import {{ IntercomError }} from "../index.js";
-
-export interface BrokerOptions {{
-  /** Agent directory (default: ${agent_dir_env}, else ~/{default_agent_dir}). */
-  agentDir?: string;
-  /** Socket path (default: <agentDir>/{intercom_dir}/{socket_file}). */
-  socketPath?: string;
-  /** Exit this long after the last session leaves; 0 never exits on idle (default {idle_exit_ms}). */
-  idleExitMs?: number;
-  logLevel?: {log_levels};
-  /** Any limit by name, e.g. {{ max_sessions: 10000, rate_capacity: 100000 }} (docs/broker.md). */
-  settings?: Record<string, number | string>;
-}}
-
-/** A broker running in this process, on its own thread. */
-export declare class Broker {{
-  readonly socketPath: string;
-  readonly intercomDir: string;
-  /** True until close() or idle exit. */
-  readonly running: boolean;
-  /** Stops the broker and waits until its files are removed; returns why it stopped. */
-  close(): {stop_reasons};
-}}
-
-/** Starts the broker of an agent directory in this process. Throws IntercomError with code
- * BROKER_ALREADY_RUNNING, BROKER_STORE, BROKER_IO, UNKNOWN_KEY (an option it does not take),
- * UNSUPPORTED_VALUE (NaN, Infinity, ...) or INVALID_ARGUMENT. */
-export declare function startBroker(options?: BrokerOptions): Broker;
-/** Uses the running broker or starts one here; concurrent callers end with exactly one broker. */
-export declare function ensureBroker(options?: BrokerOptions & {{ waitMs?: number }}): Promise<{{
-  started: boolean;
-  socketPath: string;
-  broker?: Broker;
-}}>;
-export declare function brokerHealth(socketPath: string, timeoutMs?: number): Promise<"compatible" | "incompatible" | "unreachable">;
-export declare function brokerSocketPath(options?: BrokerOptions): string;
-export declare function agentDirFromEnv(env?: Record<string, string | undefined>): string;
-export declare const MAX_FRAME_BYTES: {max_frame};
-
-/** SessionInfo as the broker sends it. It never carries a scope. */
-export interface SessionInfo {{
-  id: string;
-  name?: string;
-  cwd: string;
-  model: string;
-  pid: number;
-  startedAt: number;
-  lastActivity: number;
-  status?: string;
-  trustedLocal?: boolean;
-  origin?: "local" | "remote";
-}}
-export interface SessionRegistration {{
-  cwd: string;
-  model: string;
-  pid: number;
-  startedAt: number;
-  lastActivity: number;
-  name?: string;
-  status?: string;
-  runtimeInstanceId?: string;
-}}
-export interface Attachment {{
-  type: "file" | "snippet" | "context";
-  name: string;
-  content: string;
-  language?: string;
-}}
-export interface Message {{
-  id: string;
-  timestamp: number;
-  replyTo?: string;
-  expectsReply?: boolean;
-  content: {{ text: string; attachments?: Attachment[]; control?: {{ type: string; version: number; data?: unknown }} }};
-}}
-export type OutgoingMessage = string | {{ text: string }} | (Partial<Pick<Message, "id" | "timestamp" | "replyTo" | "expectsReply">> & Pick<Message, "content">);
-export interface IncomingMessage {{
-  deliveryId: string;
-  from: SessionInfo;
-  message: Message;
-  /** Acknowledges (automatic unless connect({{ autoAck: false }})). */
-  ack(): void;
-}}
-/** A delivery failure: code is the broker's failure code; accepted tells whether it had been accepted. */
-export interface DeliveryError extends IntercomError {{
-  readonly accepted: boolean;
-  readonly messageId: string;
-}}
-
-export declare class IntercomClient {{
-  /** Set once registered. */
-  readonly sessionId: string | undefined;
-  readonly closed: boolean;
-  register(options: {{ session: SessionRegistration; sessionId?: string; scopeId?: string }}): Promise<{{ sessionId: string }}>;
-  list(): Promise<SessionInfo[]>;
-  /** Resolves when the receiver acknowledged; rejects with a DeliveryError. */
-  send(to: string, message: OutgoingMessage): Promise<{{ messageId: string; deliveryId: string }}>;
-  ask(to: string, message: OutgoingMessage): Promise<{{ messageId: string; deliveryId: string }}>;
-  reply(to: string, replyTo: string, message: OutgoingMessage): Promise<{{ messageId: string; deliveryId: string }}>;
-  defer(messageId: string): Promise<{{ applied: boolean; action: "defer"; messageId: string }}>;
-  cancel(messageId: string): Promise<{{ applied: boolean; action: "cancel"; messageId: string }}>;
-  presence(update: {{ name?: string; status?: string; model?: string }}): void;
-  unregister(options?: {{ preserveAsks?: boolean }}): void;
-  close(): void;
-  on(event: "message", listener: (message: IncomingMessage) => void): this;
-  on(event: "session_joined" | "presence_update", listener: (frame: {{ type: string; session: SessionInfo }}) => void): this;
-  on(event: "session_left", listener: (frame: {{ type: "session_left"; sessionId: string }}) => void): this;
-  on(event: "ask_deferred", listener: (frame: {{ type: "ask_deferred"; messageId: string; fromSessionId: string }}) => void): this;
-  on(event: "ask_cancelled", listener: (frame: {{ type: "ask_cancelled"; messageId: string; fromSessionId: string; reason: "cancelled" | "expired" | "delivery_failed" | "session_disconnected" | "authorization_revoked" }}) => void): this;
-  on(event: "broker_error", listener: (error: IntercomError) => void): this;
-  on(event: "close", listener: () => void): this;
-}}
-/** Connects to a broker (a socket path, or options naming the agent directory or socket). Broker
- * options such as idleExitMs are not connect's: UNKNOWN_KEY. */
-export declare function connect(options?: string | {{ agentDir?: string; socketPath?: string; autoAck?: boolean }}): Promise<IntercomClient>;
-"#,
-        max_frame =
-            agent_intercom_broker::BrokerConfig::for_agent_dir(Path::new("/")).max_frame_bytes,
-        agent_dir_env = config::AGENT_DIR_ENV,
-        default_agent_dir = config::DEFAULT_AGENT_DIR,
-        intercom_dir = config::INTERCOM_DIR_NAME,
-        socket_file = config::SOCKET_FILE_NAME,
-        idle_exit_ms = config::DEFAULT_IDLE_EXIT_MS,
-        log_levels = union(&log_levels),
-        stop_reasons = union(&stop_reasons),
-    )
-}
+use facts::string as js_string;
 
 fn vendor_module() -> String {
     let vectors = corpus::document()
@@ -587,8 +107,14 @@ fn vendor_module_cjs(esm: &str) -> String {
     body
 }
 
+/// The vendorable module's declarations: the hand-written bindings-node/protocol-v4/vendorable.d.ts
+/// with its facts inlined, so that it is one self-contained file as the module is.
 fn vendor_dts() -> String {
-    format!("{GENERATED_TS}\n{}", protocol_constants_dts())
+    facts::inline(
+        &root().join("bindings-node/protocol-v4/vendorable.d.ts"),
+        "// GENERATED by `cargo xtask gen` from bindings-node/protocol-v4/vendorable.d.ts and the\n\
+         // Rust core. Do not edit.\n",
+    )
 }
 
 /// `sha256sum -c` compatible digests of the vendorable modules.
@@ -607,11 +133,7 @@ fn outputs() -> Vec<(String, String)> {
         (VENDORED_CJS_FILE_NAME, &cjs),
     ]);
     let mut files: Vec<(String, String)> = vec![
-        ("bindings-node/protocol-v4/index.d.ts", protocol_v4_dts()),
-        ("bindings-node/canonical/index.d.ts", canonical_dts()),
-        ("bindings-node/index.d.ts", index_dts()),
-        ("bindings-node/lib/broker.d.ts", broker_dts()),
-        ("bindings-node/lib/scratchpad.d.ts", scratchpad_dts()),
+        ("bindings-node/facts.d.ts", facts::facts_dts()),
         ("vendor/agent-intercom-protocol-v4.d.mts", vendor_dts()),
         ("vendor/agent-intercom-protocol-v4.d.cts", vendor_dts()),
         ("vendor/SHA256SUMS", sums),
@@ -661,7 +183,7 @@ fn c_header() -> String {
 /// docs/broker.md with its limits table written from `agent_intercom_broker::config::LIMITS`
 /// (between the `limits:begin` and `limits:end` markers).
 fn broker_doc() -> String {
-    use agent_intercom_broker::config::{DEFAULT_IDLE_EXIT_MS, LIMITS, MAX_IDLE_EXIT_MS};
+    use agent_intercom_broker::config::{self, LIMITS, LogLevel};
     let path = root().join("docs/broker.md");
     let doc = std::fs::read_to_string(&path).expect("docs/broker.md");
     let (begin, end) = ("<!-- limits:begin -->\n", "<!-- limits:end -->");
@@ -681,12 +203,21 @@ fn broker_doc() -> String {
         );
     }
     table += &format!(
-        "| `idle_exit_secs` / `idle_exit_ms` | {} ms | 0 (never) to {} s / {} ms | Exit this long after the last session leaves. |\n",
-        DEFAULT_IDLE_EXIT_MS,
-        MAX_IDLE_EXIT_MS / 1000,
-        MAX_IDLE_EXIT_MS
+        "| `{}` / `{}` | {} ms | 0 (never) to {} s / {} ms | Exit this long after the last session leaves. |\n",
+        config::IDLE_EXIT_SECS_KEY,
+        config::IDLE_EXIT_MS_KEY,
+        config::DEFAULT_IDLE_EXIT_MS,
+        config::MAX_IDLE_EXIT_MS / 1000,
+        config::MAX_IDLE_EXIT_MS
     );
-    table += "| `log_level` | `warn` | `off`, `error`, `warn`, `info`, `debug` | What goes to stderr. |\n";
+    let levels = LogLevel::ALL.map(|l| format!("`{}`", l.as_str()));
+    let default = agent_intercom_broker::BrokerConfig::for_agent_dir(Path::new("/")).log_level;
+    table += &format!(
+        "| `{}` | `{}` | {} | What goes to stderr. |\n",
+        config::LOG_LEVEL_KEY,
+        default.as_str(),
+        levels.join(", ")
+    );
     format!("{head}{table}{tail}")
 }
 

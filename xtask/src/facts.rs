@@ -1,0 +1,172 @@
+//! `bindings-node/facts.d.ts`: every value the hand-written TypeScript declarations of the npm
+//! package would otherwise retype, as literal types (and unions of them) read from the Rust
+//! crates. The declarations import them (`import type { ... } from "../facts.js"`). The
+//! vendorable module's declarations must stay one self-contained file (adapters copy it), so
+//! [`inline`] writes them from their hand-written source with the facts it imports put in place.
+
+use std::fmt::Display;
+use std::path::Path;
+
+use agent_intercom_broker::{self as broker, LogLevel, StopReason, config};
+use agent_intercom_core::canonical::{self, Value};
+use agent_intercom_core::{ErrorCode, corpus, protocol};
+use agent_intercom_scratchpad as pad;
+
+/// The codes only the package's JavaScript raises, besides the core's;
+/// `tests/node/facts.test.js` checks that it raises no other.
+const NODE_ERROR_CODES: [&str; 3] = ["NATIVE_ADDON_UNAVAILABLE", "NOT_CONNECTED", "INVALID_FRAME"];
+
+/// One `export type <name> = <literal>;` of the facts file.
+pub struct Fact {
+    pub name: &'static str,
+    /// What it is, and the Rust it is read from.
+    pub doc: String,
+    /// A TypeScript literal type, or a union of them.
+    pub literal: String,
+}
+
+/// A string literal type (a JavaScript string literal).
+pub fn string(s: &str) -> String {
+    canonical::canonical_json(&Value::String(s.into())).expect("strings always encode")
+}
+
+/// A union of string literal types.
+fn union<S: AsRef<str>>(items: impl IntoIterator<Item = S>) -> String {
+    let items: Vec<String> = items.into_iter().map(|s| string(s.as_ref())).collect();
+    items.join(" | ")
+}
+
+/// The union of the core's error codes but OK (which is never thrown).
+fn codes(all: &[ErrorCode]) -> String {
+    union(
+        all.iter()
+            .filter(|c| **c != ErrorCode::Ok)
+            .map(|c| c.as_str()),
+    )
+}
+
+/// A number or boolean literal type.
+fn plain(value: impl Display) -> String {
+    value.to_string()
+}
+
+/// `facts! { Name = render(rust)[, "what"]; ... }`: each fact `Name`, `render(rust)`,
+/// documented by what it is and by `rust` itself.
+macro_rules! facts {
+    ($($name:ident = $render:ident($value:expr) $(, $what:literal)?;)+) => {
+        vec![$(Fact {
+            name: stringify!($name),
+            doc: describe(stringify!($value), None $(.or(Some($what)))?),
+            literal: $render($value),
+        }),+]
+    };
+}
+
+fn describe(rust: &str, what: Option<&str>) -> String {
+    match what {
+        Some(what) => format!("{what} (`{rust}`)."),
+        None => format!("`{rust}`"),
+    }
+}
+
+/// Every fact, in the order of the file.
+pub fn facts() -> Vec<Fact> {
+    let broker_config = broker::BrokerConfig::for_agent_dir(Path::new("/"));
+    facts! {
+        ProtocolName = string(protocol::PROTOCOL_NAME);
+        ProtocolVersion = plain(protocol::PROTOCOL_VERSION);
+        ScopeEnv = string(protocol::SCOPE_ENV), "The variable naming the scope";
+        ScopeIdPatternSource = string(protocol::SCOPE_ID_PATTERN_SOURCE);
+        VectorSchemaVersion = plain(protocol::VECTOR_SCHEMA_VERSION);
+        ScopeA = string(protocol::SCOPE_A);
+        ScopeB = string(protocol::SCOPE_B);
+        VectorsHashDomain = string(protocol::VECTORS_HASH_DOMAIN);
+        KnownSemanticsHash = string(protocol::KNOWN_SEMANTICS_HASH);
+        VectorCount = plain(corpus::vectors().len()), "The vectors of the corpus";
+        CanonicalEncodingVersion = plain(canonical::ENCODING_VERSION);
+        CanonicalFramePrefix = string(canonical::FRAME_PREFIX);
+        CanonicalUnicodeNormalization = string(canonical::UNICODE_NORMALIZATION);
+        CanonicalMaxDepth = plain(canonical::MAX_DEPTH);
+        CoreErrorCode = codes(ErrorCode::all()), "The core's error codes but OK";
+        NodeErrorCode = union(NODE_ERROR_CODES), "The codes only the JavaScript raises";
+        LogLevel = union(LogLevel::ALL.map(LogLevel::as_str)), "Quietest first";
+        DefaultLogLevel = string(broker_config.log_level.as_str());
+        StopReason = union(StopReason::ALL.map(StopReason::as_str));
+        AlreadyStopped = string(StopReason::ALREADY_STOPPED);
+        DefaultIdleExitMs = plain(config::DEFAULT_IDLE_EXIT_MS);
+        MaxIdleExitMs = plain(config::MAX_IDLE_EXIT_MS);
+        DefaultMaxFrameBytes = plain(config::DEFAULT_MAX_FRAME_BYTES);
+        AgentDirEnv = string(config::AGENT_DIR_ENV);
+        DefaultAgentDir = string(config::DEFAULT_AGENT_DIR), "In the home directory";
+        IntercomDirName = string(config::INTERCOM_DIR_NAME);
+        SocketFileName = string(config::SOCKET_FILE_NAME);
+        ScratchpadOperation = union(pad::api::OPERATIONS), "A store operation";
+        ScratchpadCheck = union(pad::api::CHECKS), "A rule check, which needs no store";
+        ScratchpadOptionKey = union(pad::api::OPTION_KEYS), "A store option, in snake_case";
+        ScratchpadPathEnv = string(pad::paths::PATH_ENV), "The variable naming the store";
+        ScratchpadDefaultFileName = string(pad::paths::DEFAULT_FILE_NAME);
+        ScratchpadDefaultPerProjectCap = plain(pad::Config::default().per_project_cap);
+        ScratchpadDefaultPerRecipientCap = plain(pad::Config::default().per_recipient_cap);
+        ScratchpadDefaultMaxContentBytes = plain(pad::Config::default().max_content_bytes);
+        ScratchpadDefaultAllowFullExport = plain(pad::Config::default().allow_full_export);
+    }
+}
+
+fn declare(fact: &Fact, export: &str) -> String {
+    format!(
+        "/** {} */\n{export}type {} = {};\n",
+        fact.doc, fact.name, fact.literal
+    )
+}
+
+/// bindings-node/facts.d.ts.
+pub fn facts_dts() -> String {
+    let mut text = String::from(
+        "// GENERATED by `cargo xtask gen` (xtask/src/facts.rs) from the Rust crates: the literal\n\
+         // types the hand-written .d.ts files import. Do not edit; `cargo xtask gen --check` fails\n\
+         // when this file is stale. Each comment names the Rust a type is read from: config::,\n\
+         // LogLevel, StopReason and broker_config (BrokerConfig::for_agent_dir) are\n\
+         // agent_intercom_broker's, pad:: is agent_intercom_scratchpad, NODE_ERROR_CODES is\n\
+         // xtask's, the rest is agent_intercom_core's.\n",
+    );
+    for fact in facts() {
+        text += "\n";
+        text += &declare(&fact, "export ");
+    }
+    text
+}
+
+/// A hand-written declaration file made self-contained: its leading `//` comment replaced by
+/// `header`, its `import type { ... } from "../facts.js"` by those facts as module-private types.
+pub fn inline(source: &Path, header: &str) -> String {
+    let name = source.display();
+    let text = std::fs::read_to_string(source).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let body: String = text
+        .lines()
+        .skip_while(|l| l.starts_with("//"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let (open, close) = ("import type {", "} from \"../facts.js\";\n");
+    let missing = || panic!("{name}: no `import type {{ ... }} from \"../facts.js\"`");
+    let end = body.find(close).unwrap_or_else(missing);
+    let at = body[..end].rfind(open).unwrap_or_else(missing);
+    let all = facts();
+    let mut local = String::new();
+    for wanted in body[at + open.len()..end]
+        .split(',')
+        .map(str::trim)
+        .filter(|n| !n.is_empty())
+    {
+        let fact = all
+            .iter()
+            .find(|f| f.name == wanted)
+            .unwrap_or_else(|| panic!("{name}: imports {wanted}, which facts.d.ts lacks"));
+        local += &declare(fact, "");
+    }
+    format!(
+        "{header}\n{}// The facts this file uses (from bindings-node/facts.d.ts), private to it.\n\
+         {local}export {{}};\n{}",
+        &body[..at],
+        &body[end + close.len()..]
+    )
+}
