@@ -23,7 +23,10 @@ fn vendor_module() -> String {
         .expect("corpus has vectors");
     let vectors_json = canonical::canonical_json(vectors).expect("corpus is canonical");
     format!(
-        r#"// @ctliz/agent-intercom-core: the protocol-v4 contract as ONE self-contained file, for adapters
+        // The module's own lines are longer than ours: its first line is split here only.
+        concat!(
+            r#"// @ctliz/agent-intercom-core: the protocol-v4 contract as ONE "#,
+            r#"self-contained file, for adapters
 // that vendor it instead of depending on the package (ES module; a CommonJS twin ships beside it).
 // GENERATED from agent-intercom-core {version} by `cargo run -p xtask -- gen`. Do not edit: a
 // changed byte fails the drift check.
@@ -63,8 +66,10 @@ export function intercomScopeIdFromEnv(env = globalThis.process?.env ?? {{}}) {{
 export function sameIntercomScope(left, right) {{
   return left === right;
 }}
-"#,
+"#
+        ),
         version = agent_intercom_core::VERSION,
+        vectors_json = vectors_json,
         name = js_string(protocol::PROTOCOL_NAME),
         pversion = protocol::PROTOCOL_VERSION,
         env = js_string(protocol::SCOPE_ENV),
@@ -203,7 +208,8 @@ fn broker_doc() -> String {
         );
     }
     table += &format!(
-        "| `{}` / `{}` | {} ms | 0 (never) to {} s / {} ms | Exit this long after the last session leaves. |\n",
+        "| `{}` / `{}` | {} ms | 0 (never) to {} s / {} ms | \
+         Exit this long after the last session leaves. |\n",
         config::IDLE_EXIT_SECS_KEY,
         config::IDLE_EXIT_MS_KEY,
         config::DEFAULT_IDLE_EXIT_MS,
