@@ -35,6 +35,12 @@ export type KnownSemanticsHash = "ef23cae55b3cca7683fee60e5f2421350cde731dc5424c
 /** The vectors of the corpus (`corpus::vectors().len()`). */
 export type VectorCount = 48;
 
+/** The operations a vector names (`corpus::OPERATIONS`). */
+export type ProtocolV4Operations = "validate_scope" | "list" | "session_joined" | "session_left" | "presence_update" | "resolve" | "send" | "ask" | "reply" | "cancel_ask" | "defer_ask" | "replace" | "late_frame";
+
+/** The outcomes a vector expects (`corpus::OUTCOMES`). */
+export type ProtocolV4Outcomes = "valid_scoped" | "valid_unscoped" | "invalid_scope" | "visible" | "hidden" | "global_exact_id" | "same_scope_name" | "same_scope_prefix" | "AMBIGUOUS_TARGET" | "SESSION_NOT_FOUND" | "delivered" | "exact_edge" | "old_left_before_new_joined" | "same_scope_left_before_joined" | "discard";
+
 /** `canonical::ENCODING_VERSION` */
 export type CanonicalEncodingVersion = 1;
 

@@ -6,6 +6,10 @@
 type KnownSemanticsHash = "ef23cae55b3cca7683fee60e5f2421350cde731dc5424c82286a33a8b9cdf6cb";
 /** `protocol::PROTOCOL_NAME` */
 type ProtocolName = "pi-intercom";
+/** The operations a vector names (`corpus::OPERATIONS`). */
+type ProtocolV4Operations = "validate_scope" | "list" | "session_joined" | "session_left" | "presence_update" | "resolve" | "send" | "ask" | "reply" | "cancel_ask" | "defer_ask" | "replace" | "late_frame";
+/** The outcomes a vector expects (`corpus::OUTCOMES`). */
+type ProtocolV4Outcomes = "valid_scoped" | "valid_unscoped" | "invalid_scope" | "visible" | "hidden" | "global_exact_id" | "same_scope_name" | "same_scope_prefix" | "AMBIGUOUS_TARGET" | "SESSION_NOT_FOUND" | "delivered" | "exact_edge" | "old_left_before_new_joined" | "same_scope_left_before_joined" | "discard";
 /** `protocol::PROTOCOL_VERSION` */
 type ProtocolVersion = 4;
 /** `protocol::SCOPE_A` */
@@ -39,13 +43,8 @@ export declare const INTERCOM_PROTOCOL_V4_SEMANTICS_HASH: string;
 
 export type IntercomScopeId = string;
 export type ProtocolV4Scope = string | null;
-export type ProtocolV4Operation =
-  | "validate_scope" | "list" | "session_joined" | "session_left" | "presence_update" | "resolve"
-  | "send" | "ask" | "reply" | "cancel_ask" | "defer_ask" | "replace" | "late_frame";
-export type ProtocolV4Expected =
-  | "valid_scoped" | "valid_unscoped" | "invalid_scope" | "visible" | "hidden" | "global_exact_id"
-  | "same_scope_name" | "same_scope_prefix" | "AMBIGUOUS_TARGET" | "SESSION_NOT_FOUND" | "delivered"
-  | "exact_edge" | "old_left_before_new_joined" | "same_scope_left_before_joined" | "discard";
+export type ProtocolV4Operation = ProtocolV4Operations;
+export type ProtocolV4Expected = ProtocolV4Outcomes;
 export interface ProtocolV4Candidate {
   readonly id: string;
   readonly name: string;

@@ -2,7 +2,7 @@
 // (vendor/agent-intercom-protocol-v4.mjs) shares with this subpath. `cargo xtask gen` writes
 // vendor/agent-intercom-protocol-v4.d.mts and .d.cts from this file with the facts it imports
 // inlined, so that the vendored declarations stay one self-contained file.
-import type { KnownSemanticsHash, ProtocolName, ProtocolVersion, ScopeA, ScopeB, ScopeEnv, ScopeIdPatternSource, VectorCount, VectorSchemaVersion, VectorsHashDomain } from "../facts.js";
+import type { KnownSemanticsHash, ProtocolName, ProtocolV4Operations, ProtocolV4Outcomes, ProtocolVersion, ScopeA, ScopeB, ScopeEnv, ScopeIdPatternSource, VectorCount, VectorSchemaVersion, VectorsHashDomain } from "../facts.js";
 
 export declare const INTERCOM_PROTOCOL_NAME: ProtocolName;
 export declare const INTERCOM_PROTOCOL_VERSION: ProtocolVersion;
@@ -19,13 +19,8 @@ export declare const INTERCOM_PROTOCOL_V4_SEMANTICS_HASH: string;
 
 export type IntercomScopeId = string;
 export type ProtocolV4Scope = string | null;
-export type ProtocolV4Operation =
-  | "validate_scope" | "list" | "session_joined" | "session_left" | "presence_update" | "resolve"
-  | "send" | "ask" | "reply" | "cancel_ask" | "defer_ask" | "replace" | "late_frame";
-export type ProtocolV4Expected =
-  | "valid_scoped" | "valid_unscoped" | "invalid_scope" | "visible" | "hidden" | "global_exact_id"
-  | "same_scope_name" | "same_scope_prefix" | "AMBIGUOUS_TARGET" | "SESSION_NOT_FOUND" | "delivered"
-  | "exact_edge" | "old_left_before_new_joined" | "same_scope_left_before_joined" | "discard";
+export type ProtocolV4Operation = ProtocolV4Operations;
+export type ProtocolV4Expected = ProtocolV4Outcomes;
 export interface ProtocolV4Candidate {
   readonly id: string;
   readonly name: string;

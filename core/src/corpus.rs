@@ -15,6 +15,45 @@ pub const CORPUS_JSON: &str = include_str!("../data/protocol-v4.json");
 
 /// Operations that need a live broker; pure runners skip them with [`SKIP_REASON_WIRE`].
 pub const WIRE_OPERATIONS: [&str; 5] = ["send", "ask", "reply", "cancel_ask", "defer_ask"];
+
+/// Every operation a protocol-v4 vector names: the pure rules [`run_vector`] executes, then the
+/// [`WIRE_OPERATIONS`] that need a broker. The corpus tests hold it equal to what the published
+/// corpus uses; the TypeScript `ProtocolV4Operation` is generated from it.
+pub const OPERATIONS: [&str; 13] = [
+    "validate_scope",
+    "list",
+    "session_joined",
+    "session_left",
+    "presence_update",
+    "resolve",
+    "send",
+    "ask",
+    "reply",
+    "cancel_ask",
+    "defer_ask",
+    "replace",
+    "late_frame",
+];
+
+/// Every outcome a vector's `expected` may name (the TypeScript `ProtocolV4Expected`; `hidden`
+/// is in that type although no published vector uses it).
+pub const OUTCOMES: [&str; 15] = [
+    "valid_scoped",
+    "valid_unscoped",
+    "invalid_scope",
+    "visible",
+    "hidden",
+    "global_exact_id",
+    "same_scope_name",
+    "same_scope_prefix",
+    "AMBIGUOUS_TARGET",
+    "SESSION_NOT_FOUND",
+    "delivered",
+    "exact_edge",
+    "old_left_before_new_joined",
+    "same_scope_left_before_joined",
+    "discard",
+];
 /// Why pure runners skip a wire operation.
 pub const SKIP_REASON_WIRE: &str = "wire behaviour: runs as real sessions against a live broker";
 

@@ -179,3 +179,46 @@ fn canonical_known_answers() {
     counts.report("canonical.json", &filter);
     assert!(filter.active() || counts.executed > 0);
 }
+
+#[test]
+fn the_operation_and_outcome_lists_are_what_the_corpora_use() {
+    let mut operations = std::collections::BTreeSet::new();
+    let mut outcomes = std::collections::BTreeSet::new();
+    for name in ["protocol-v4.json", "protocol-v4-local.json"] {
+        let text = read(name);
+        let doc = canonical::parse(&text).unwrap();
+        for v in corpus::parse_vectors(&doc).unwrap() {
+            assert!(
+                corpus::OPERATIONS.contains(&v.operation),
+                "{name}/{}: operation {:?} is not in corpus::OPERATIONS",
+                v.name,
+                v.operation
+            );
+            assert!(
+                corpus::OUTCOMES.contains(&v.expected),
+                "{name}/{}: outcome {:?} is not in corpus::OUTCOMES",
+                v.name,
+                v.expected
+            );
+            operations.insert(v.operation.to_string());
+            outcomes.insert(v.expected.to_string());
+        }
+    }
+    // Nothing listed that no vector uses (the lists are the corpora's vocabulary, not a guess).
+    for op in corpus::OPERATIONS {
+        assert!(
+            operations.contains(op),
+            "{op} is listed but no vector uses it"
+        );
+    }
+    for outcome in corpus::OUTCOMES {
+        // `hidden` is in the TypeScript core's type of the corpus; no published vector uses it.
+        assert!(
+            outcomes.contains(outcome) || outcome == "hidden",
+            "{outcome} is listed but no vector uses it"
+        );
+    }
+    for op in corpus::WIRE_OPERATIONS {
+        assert!(corpus::OPERATIONS.contains(&op), "{op}");
+    }
+}

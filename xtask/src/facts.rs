@@ -83,6 +83,8 @@ pub fn facts() -> Vec<Fact> {
         VectorsHashDomain = string(protocol::VECTORS_HASH_DOMAIN);
         KnownSemanticsHash = string(protocol::KNOWN_SEMANTICS_HASH);
         VectorCount = plain(corpus::vectors().len()), "The vectors of the corpus";
+        ProtocolV4Operations = union(corpus::OPERATIONS), "The operations a vector names";
+        ProtocolV4Outcomes = union(corpus::OUTCOMES), "The outcomes a vector expects";
         CanonicalEncodingVersion = plain(canonical::ENCODING_VERSION);
         CanonicalFramePrefix = string(canonical::FRAME_PREFIX);
         CanonicalUnicodeNormalization = string(canonical::UNICODE_NORMALIZATION);
