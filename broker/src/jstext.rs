@@ -127,12 +127,19 @@ pub fn parse_frame(payload: &[u8]) -> Result<Value, serde_json::Error> {
     }
 }
 
+/// True when serialized text may hold a held value (it contains a [`MARK`]), so it must go
+/// through [`release`].
+pub fn holds_mark(text: &[u8]) -> bool {
+    // The lead byte first (a vectorised search), the whole sequence only where it occurs.
+    text.contains(&MARK_UTF8[0]) && text.windows(MARK_UTF8.len()).any(|w| w == MARK_UTF8)
+}
+
 /// Writes held text back out as JSON text: a held lone surrogate becomes its escape (lowercase
 /// hex, as `JSON.stringify` writes it), a held MARK becomes U+FDD0. Text without a MARK is
 /// returned as it is. Only for JSON text produced from held values: a MARK occurs only inside
 /// strings there.
 pub fn release(text: &str) -> Cow<'_, str> {
-    if !text.contains(MARK) {
+    if !holds_mark(text.as_bytes()) {
         return Cow::Borrowed(text);
     }
     let mut out = String::with_capacity(text.len());

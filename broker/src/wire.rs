@@ -58,12 +58,26 @@ pub fn remote_access_contract() -> Value {
 
 /// Encodes one frame: length prefix + compact JSON.
 pub fn encode(value: &Value) -> Vec<u8> {
-    let text = serde_json::to_string(value).expect("a serde_json::Value always serializes");
-    let body = crate::jstext::release(&text);
-    let body = body.as_bytes();
+    // Serialized straight behind a header slot: one buffer, no copy, unless a held lone
+    // surrogate must be written back out (rare), which text_frame does.
+    let mut frame = vec![0u8; 4];
+    serde_json::to_writer(&mut frame, value).expect("a serde_json::Value always serializes");
+    if crate::jstext::holds_mark(&frame[4..]) {
+        let text = std::str::from_utf8(&frame[4..]).expect("serde_json writes UTF-8");
+        return text_frame(text);
+    }
+    let len = (frame.len() - 4) as u32;
+    frame[..4].copy_from_slice(&len.to_be_bytes());
+    frame
+}
+
+/// One frame of JSON text produced from held values (see [`crate::jstext`]): length prefix and
+/// the text with any held lone surrogate written back out.
+pub fn text_frame(text: &str) -> Vec<u8> {
+    let body = crate::jstext::release(text);
     let mut frame = Vec::with_capacity(body.len() + 4);
     frame.extend_from_slice(&(body.len() as u32).to_be_bytes());
-    frame.extend_from_slice(body);
+    frame.extend_from_slice(body.as_bytes());
     frame
 }
 

@@ -173,11 +173,7 @@ fn frame(value: &Value) -> Arc<Vec<u8>> {
 
 /// A frame from JSON text built by hand on hot paths (the parts are already valid JSON).
 fn text_frame(text: &str) -> Arc<Vec<u8>> {
-    let text = crate::jstext::release(text);
-    let mut bytes = Vec::with_capacity(text.len() + 4);
-    bytes.extend_from_slice(&(text.len() as u32).to_be_bytes());
-    bytes.extend_from_slice(text.as_bytes());
-    Arc::new(bytes)
+    Arc::new(wire::text_frame(text))
 }
 
 /// A JSON string literal.
