@@ -46,8 +46,8 @@ const HELP: &[(&str, &str)] = &[
       run the broker (or use the one already running)
       --agent-dir DIR    agent directory (default $PI_CODING_AGENT_DIR, else ~/.pi/agent)
       --socket PATH      socket (default <agent-dir>/intercom/broker.sock)
-      --idle-exit SECS   exit SECS after the last session leaves (default 5; 0 = never)
-      --log-level LEVEL  off|error|warn|info|debug (default warn); no body or scope is logged
+      --idle-exit SECS   exit SECS after the last session leaves (default {idle}; 0 = never)
+      --log-level LEVEL  {levels} (default {level}); no body or scope is logged
       --set KEY=VALUE    any limit, e.g. max_sessions=10000 (every key and range: docs/broker.md)
   agent-intercom broker status [--agent-dir DIR] [--socket PATH]
       health-check the broker: exit 0 compatible, 1 otherwise",
@@ -95,13 +95,23 @@ fn pad_help() -> String {
     )
 }
 
+/// A help text with the broker's defaults and log levels put in from the broker crate.
+fn broker_facts(text: &str) -> String {
+    use agent_intercom_broker::{BrokerConfig, LogLevel, config::DEFAULT_IDLE_EXIT_MS};
+    let levels: Vec<&str> = LogLevel::ALL.iter().map(|l| l.as_str()).collect();
+    let default_level = BrokerConfig::for_agent_dir(std::path::Path::new("/")).log_level;
+    text.replace("{idle}", &(DEFAULT_IDLE_EXIT_MS / 1000).to_string())
+        .replace("{levels}", &levels.join("|"))
+        .replace("{level}", default_level.as_str())
+}
+
 /// The help of one subcommand, or of all.
 fn help(command: Option<&str>) -> String {
     let mut out =
         String::from("agent-intercom: the canonical pi-intercom protocol-v4 contract\n\nusage:\n");
     for (name, text) in HELP {
         if command.is_none_or(|c| c == *name) {
-            out += text;
+            out += &broker_facts(text);
             out.push('\n');
             if *name == "pad" {
                 out += &pad_help();

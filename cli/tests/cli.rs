@@ -193,6 +193,22 @@ fn every_subcommand_answers_help() {
             "{op} missing: {help}"
         );
     }
+    // The broker's log levels and idle default come from the broker crate, not the help text.
+    let broker_help = text(&run(bin().args(["broker", "--help"]), b"").stdout);
+    let levels: Vec<&str> = agent_intercom_broker::LogLevel::ALL
+        .iter()
+        .map(|l| l.as_str())
+        .collect();
+    assert!(broker_help.contains(&levels.join("|")), "{broker_help}");
+    let idle = agent_intercom_broker::config::DEFAULT_IDLE_EXIT_MS / 1000;
+    assert!(
+        broker_help.contains(&format!("(default {idle};")),
+        "{broker_help}"
+    );
+    assert!(
+        !broker_help.contains('{'),
+        "a placeholder was left: {broker_help}"
+    );
     let all = text(&run(bin().arg("--help"), b"").stdout);
     assert!(
         all.contains("check.rate") && all.contains("agent-intercom broker status"),
