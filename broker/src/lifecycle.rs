@@ -504,6 +504,25 @@ mod tests {
     }
 
     #[test]
+    fn runtime_files_of_the_wrong_kind_are_refused() {
+        let dir = temp_dir("kind");
+        let pid = dir.join("broker.pid");
+        fs::create_dir(&pid).unwrap();
+        let e = check_runtime_file(&pid, FileKind::Regular).unwrap_err();
+        assert!(e.to_string().contains("not a regular file"), "{e}");
+        assert!(write_private(&pid, "1").is_err());
+        // A leftover regular file where the socket goes counts as stale; a directory does not.
+        let sock = dir.join("broker.sock");
+        fs::write(&sock, "").unwrap();
+        check_runtime_file(&sock, FileKind::Socket).unwrap();
+        fs::remove_file(&sock).unwrap();
+        fs::create_dir(&sock).unwrap();
+        assert!(check_runtime_file(&sock, FileKind::Socket).is_err());
+        check_runtime_file(&dir.join("absent"), FileKind::Regular).unwrap();
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
     fn the_intercom_directory_must_be_a_real_private_directory() {
         let base = temp_dir("dir");
         let real = base.join("real");
@@ -518,6 +537,14 @@ mod tests {
         let file = base.join("file");
         fs::write(&file, "").unwrap();
         assert!(ensure_private_dir(&file).is_err());
+        // Another user's directory is refused (needs root to make one; skipped otherwise).
+        if euid() == 0 {
+            let foreign = base.join("foreign");
+            fs::create_dir(&foreign).unwrap();
+            std::os::unix::fs::chown(&foreign, Some(65534), None).unwrap();
+            let e = ensure_private_dir(&foreign).unwrap_err();
+            assert!(e.to_string().contains("belongs to uid 65534"), "{e}");
+        }
         let nested = base.join("a/b/intercom");
         ensure_private_dir(&nested).unwrap();
         assert_eq!(fs::metadata(&nested).unwrap().mode() & 0o777, 0o700);
