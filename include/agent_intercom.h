@@ -477,6 +477,24 @@ aic_frame_disposition aic_frame_disposition_of(uint64_t connection_generation,
                                                uint64_t current_generation,
                                                bool has_current);
 
+// Runs a contract operation of the TypeScript contract by name (`policy.authorize`,
+// `canonical.readTimestamp`, `boss.parseBossControlEnvelope`, ...) over `args_json`, a JSON
+// array of its arguments. Writes an owned JSON object to `out_json` (release with
+// aic_string_free): `{"ok":true,"value":V}` (no `value` when the function returns nothing)
+// or `{"ok":false,"error":{"class","message","detail","path"?,"code"?}}` for a refusal,
+// which is an answer, not a call failure. An unknown operation is AIC_INVALID_ARGUMENT,
+// arguments that are not a JSON array AIC_INVALID_JSON or AIC_INVALID_ARGUMENT.
+//
+// # Safety
+// Text inputs follow the (pointer, length) contract; `out_json` valid for writes.
+aic_status aic_contract_call(const char *op,
+                             size_t op_len,
+                             const char *args_json,
+                             size_t args_len,
+                             char **out_json,
+                             size_t *out_len,
+                             aic_error **err);
+
 // Canonical JSON of a JSON document. Writes an owned NUL-terminated string to `out_json`
 // (release with aic_string_free) and its length to `out_len` when non-NULL.
 //

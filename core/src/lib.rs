@@ -19,13 +19,17 @@
 #![deny(missing_docs)]
 
 pub mod asks;
+pub mod boss;
 pub mod canonical;
+pub mod contract;
 pub mod corpus;
 pub mod error;
+pub mod policy;
 pub mod protocol;
 pub mod routing;
 pub mod scope;
 pub mod scratchpad;
+pub mod team;
 
 pub use error::{Error, ErrorCode};
 

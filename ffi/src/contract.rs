@@ -382,6 +382,36 @@ ffi_fn! {
 }
 
 ffi_fn! {
+    /// Runs a contract operation of the TypeScript contract by name (`policy.authorize`,
+    /// `canonical.readTimestamp`, `boss.parseBossControlEnvelope`, ...) over `args_json`, a JSON
+    /// array of its arguments. Writes an owned JSON object to `out_json` (release with
+    /// aic_string_free): `{"ok":true,"value":V}` (no `value` when the function returns nothing)
+    /// or `{"ok":false,"error":{"class","message","detail","path"?,"code"?}}` for a refusal,
+    /// which is an answer, not a call failure. An unknown operation is AIC_INVALID_ARGUMENT,
+    /// arguments that are not a JSON array AIC_INVALID_JSON or AIC_INVALID_ARGUMENT.
+    ///
+    /// # Safety
+    /// Text inputs follow the (pointer, length) contract; `out_json` valid for writes.
+    fn aic_contract_call(
+        op: *const c_char,
+        op_len: usize,
+        args_json: *const c_char,
+        args_len: usize,
+        out_json: *mut *mut c_char,
+        out_len: *mut usize,
+    ) {
+        // SAFETY: forwarded contract.
+        let (op, args) = unsafe {
+            (
+                text(op, op_len, "op")?,
+                text(args_json, args_len, "args_json")?,
+            )
+        };
+        owned_string(agent_intercom_core::contract::call_json(op, args)?, out_json, out_len)
+    }
+}
+
+ffi_fn! {
     /// Canonical JSON of a JSON document. Writes an owned NUL-terminated string to `out_json`
     /// (release with aic_string_free) and its length to `out_len` when non-NULL.
     ///

@@ -12,10 +12,15 @@
 use std::path::{Path, PathBuf};
 
 /// The CommonJS modules that get an ESM twin (relative to `bindings-node/`).
-pub const MODULES: [&str; 5] = [
+pub const MODULES: [&str; 10] = [
     "index.js",
     "protocol-v4/index.js",
     "canonical/index.js",
+    "policy/index.js",
+    "vectors/index.js",
+    "team-manifest/index.js",
+    "boss/index.js",
+    "boss/policy.js",
     "lib/broker.js",
     "lib/scratchpad.js",
 ];

@@ -1,0 +1,181 @@
+'use strict'
+// The one path from the TypeScript contract's functions (policy, team manifest, canonical
+// readers, Boss records and policies) into the Rust core: `call(op, args)`.
+//
+// The contract validates live JavaScript values: it tells undefined from an absent key, -0 from
+// 0, an accessor from a data property, a hole from undefined, a null-prototype object from a
+// plain one, and it refuses proxies without entering them. So the arguments are not sent as JSON:
+// `snapshot` writes them in the core's snapshot form (core/src/contract/value.rs), JSON plus
+// markers for exactly those things, by reading property descriptors only. No getter, toJSON or
+// proxy trap of the caller runs, and JSON.stringify never reads a caller's object (it only quotes
+// strings). Every rule (which keys, which values, which message) is then the core's; what comes
+// back is the value to return or the error to throw, as the TypeScript contract throws it.
+const { types: { isProxy } } = require('node:util')
+const { addon } = require('./native.js')
+
+const { getPrototypeOf, getOwnPropertyDescriptor, freeze } = Object
+const { ownKeys } = Reflect
+const { isArray } = Array
+const objectProto = Object.prototype
+const quote = JSON.stringify
+const parse = JSON.parse
+const contractCall = addon.contractCall
+
+/** Deepest nesting a snapshot holds (the core reads no deeper; the value itself is depth 1). */
+const MAX_DEPTH = 512
+
+/** The error every contract validator throws: `message` is `<path>: <detail>`. */
+class ContractValidationError extends Error {
+  constructor (path, message) {
+    super(`${path}: ${message}`)
+    this.name = 'ContractValidationError'
+    this.path = path
+  }
+}
+
+function nestingError () {
+  return new ContractValidationError('$', `value nests deeper than ${MAX_DEPTH} levels or is cyclic`)
+}
+
+function isIndex (key, length) {
+  // Canonical array index below the length: "0", "1", ... (never "01" or "-0").
+  const n = Number(key)
+  return n >>> 0 === n && n < length && String(n) === key
+}
+
+function snapArray (value, depth, stack) {
+  const lengthDescriptor = getOwnPropertyDescriptor(value, 'length')
+  const length = lengthDescriptor.value
+  const keys = ownKeys(value)
+  let extra = false
+  const present = []
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i]
+    if (key === 'length') continue
+    if (typeof key === 'string' && isIndex(key, length)) present.push(key)
+    else extra = true
+  }
+  let out = extra ? '[!' : '['
+  // A sparse array is written up to its first hole: the core reports that hole (or an earlier
+  // problem) and nothing after it, so a huge length costs nothing.
+  const dense = present.length === length
+  const upto = dense ? length : firstHole(present)
+  for (let i = 0; i < upto; i++) {
+    if (i > 0) out += ','
+    const descriptor = getOwnPropertyDescriptor(value, i)
+    out += descriptor.enumerable && 'value' in descriptor ? snap(descriptor.value, depth + 1, stack) : 'h'
+  }
+  if (!dense) out += upto > 0 ? ',_' : '_'
+  return out + ']'
+}
+
+function firstHole (present) {
+  // `present` is in ascending order (own index keys are enumerated that way).
+  let i = 0
+  while (i < present.length && Number(present[i]) === i) i++
+  return i
+}
+
+function snapObject (value, depth, stack) {
+  const proto = getPrototypeOf(value)
+  if (proto !== objectProto && proto !== null) return '{@}'
+  const keys = ownKeys(value)
+  let out = proto === null ? '{#' : '{'
+  let symbols = false
+  let first = true
+  let body = ''
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i]
+    if (typeof key !== 'string') {
+      symbols = true
+      continue
+    }
+    const descriptor = getOwnPropertyDescriptor(value, key)
+    const item = descriptor.enumerable && 'value' in descriptor ? snap(descriptor.value, depth + 1, stack) : 'h'
+    body += (first ? '' : ',') + quote(key) + ':' + item
+    first = false
+  }
+  if (symbols) out += '!'
+  return out + body + '}'
+}
+
+function snap (value, depth, stack) {
+  switch (typeof value) {
+    case 'undefined': return 'u'
+    case 'boolean': return value ? 'true' : 'false'
+    case 'number':
+      if (value !== value) return 'N'
+      if (value === Infinity) return 'I'
+      if (value === -Infinity) return '-I'
+      if (value === 0 && 1 / value < 0) return '-0'
+      return '' + value
+    case 'string': return quote(value)
+    case 'bigint': return 'b"' + BigInt.prototype.toString.call(value) + '"'
+    case 'symbol': return 's'
+    case 'function': return isProxy(value) ? 'p' : 'f'
+  }
+  if (value === null) return 'null'
+  if (isProxy(value)) return 'p'
+  if (depth >= MAX_DEPTH || stack.includes(value)) throw nestingError()
+  stack.push(value)
+  const out = isArray(value) ? snapArray(value, depth, stack) : snapObject(value, depth, stack)
+  stack.pop()
+  return out
+}
+
+/** The snapshot text of an argument list. */
+function snapshot (args) {
+  const stack = []
+  let out = '['
+  for (let i = 0; i < args.length; i++) out += (i > 0 ? ',' : '') + snap(args[i], 1, stack)
+  return out + ']'
+}
+
+// Error classes by the name the core gives; a module that defines a class registers how to
+// build it from the core's failure {class, message, detail, path?, code?}.
+const builders = {
+  __proto__: null,
+  ContractValidationError: (f) => new ContractValidationError(f.path, f.detail),
+  Error: (f) => new Error(f.message),
+  TypeError: (f) => new TypeError(f.message),
+}
+
+function registerError (name, build) {
+  builders[name] = build
+}
+
+function failure (text) {
+  const f = parse(text)
+  const build = builders[f.class]
+  return build ? build(f) : new Error(f.message)
+}
+
+/**
+ * Runs the core operation `op` over `args` (an array): returns what it answers (one of the
+ * arguments itself, undefined, or a fresh value) or throws the error it names.
+ */
+function call (op, args) {
+  const answer = contractCall(op, snapshot(args))
+  switch (answer.charCodeAt(0)) {
+    case 0x75: return undefined // u
+    case 0x69: return args[+answer.slice(1)] // i<index>
+    case 0x6a: return parse(answer.slice(1)) // j<json>
+    default: throw failure(answer.slice(1)) // e<failure>
+  }
+}
+
+/** Like `call`, for operations whose answer is a fresh value that callers may not mutate. */
+function callFrozen (op, args) {
+  const out = call(op, args)
+  return typeof out === 'object' && out !== null ? deepFreeze(out) : out
+}
+
+function deepFreeze (value) {
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+    for (const key of Object.keys(value)) deepFreeze(value[key])
+    freeze(value)
+  }
+  return value
+}
+
+module.exports = { ContractValidationError, call, callFrozen, snapshot, registerError, deepFreeze, MAX_DEPTH }

@@ -1,0 +1,6 @@
+//! Participant states.
+
+use crate::contract::Op;
+
+/// The operations of this module.
+pub const OPS: &[Op] = &[];

@@ -1,0 +1,418 @@
+//! The contract's readers: the checks every record parser is built from, with the paths and
+//! messages the TypeScript contract gives (`<path>: <message>`, thrown there as
+//! `ContractValidationError`).
+//!
+//! Paths are built as the TypeScript contract builds them: `$` for the value, `.key` for a
+//! member and `[i]` for an element, whatever the key holds.
+
+use super::Failure;
+use super::value::{Js, JsArray, JsStr, Lone, Proto};
+
+/// A reader's result.
+pub type Read<T> = Result<T, Failure>;
+
+/// `<path>: <message>` as a contract failure.
+pub fn fail<T>(path: &str, message: impl Into<String>) -> Read<T> {
+    Err(Failure::contract(path, message))
+}
+
+/// `path.key`.
+pub fn member(path: &str, key: &str) -> String {
+    format!("{path}.{key}")
+}
+
+/// `path[i]`.
+pub fn element(path: &str, index: usize) -> String {
+    format!("{path}[{index}]")
+}
+
+/// The first unpaired surrogate of a string as the contract reports it.
+pub fn well_formed(s: &JsStr, path: &str) -> Read<()> {
+    match s.lone {
+        None => Ok(()),
+        Some(Lone::High) => fail(path, "string contains an unpaired high surrogate"),
+        Some(Lone::Low) => fail(path, "string contains an unpaired low surrogate"),
+    }
+}
+
+/// The own keys of an object after checking that each is an enumerable data property and that
+/// none is a symbol (in JavaScript's key order: strings, then symbols).
+pub fn own_data_keys<'v>(value: &'v Js, path: &str) -> Read<Vec<&'v JsStr>> {
+    let Js::Object(object) = value else {
+        return Ok(Vec::new());
+    };
+    let mut keys = Vec::with_capacity(object.members.len());
+    for (key, item) in &object.members {
+        if matches!(item, Js::Hidden) {
+            return fail(
+                &member(path, &key.text),
+                "must be an enumerable data property",
+            );
+        }
+        keys.push(key);
+    }
+    if object.symbols {
+        return fail(path, "symbol properties are not supported");
+    }
+    Ok(keys)
+}
+
+/// `assertRecord`: an object whose prototype is exactly `Object.prototype`, holding only
+/// enumerable data properties.
+pub fn record(value: &Js, path: &str) -> Read<()> {
+    match value {
+        Js::Object(o) if o.proto == Proto::Plain => own_data_keys(value, path).map(|_| ()),
+        _ => fail(path, "must be a plain object"),
+    }
+}
+
+/// `assertExactKeys`: every required key own, and no key outside required and optional.
+pub fn exact_keys(value: &Js, required: &[&str], optional: &[&str], path: &str) -> Read<()> {
+    for key in required {
+        if !value.has_own(key) {
+            return fail(&member(path, key), "is required");
+        }
+    }
+    for key in own_data_keys(value, path)? {
+        let permitted = key.lone.is_none()
+            && (required.contains(&key.text.as_str()) || optional.contains(&key.text.as_str()));
+        if !permitted {
+            return fail(&member(path, &key.text), "is not supported");
+        }
+    }
+    Ok(())
+}
+
+/// `assertRecord` then `assertExactKeys`.
+pub fn exact_record(value: &Js, required: &[&str], optional: &[&str], path: &str) -> Read<()> {
+    record(value, path)?;
+    exact_keys(value, required, optional, path)
+}
+
+/// A member as the TypeScript contract reads it (`value[key]`): absent is `undefined`.
+pub fn field<'v>(value: &'v Js, key: &str) -> &'v Js {
+    value.get(key).unwrap_or(&Js::Undefined)
+}
+
+/// `readString`: a non-empty, well-formed string.
+pub fn string<'v>(value: &'v Js, path: &str) -> Read<&'v str> {
+    match value {
+        Js::Str(s) if !s.text.is_empty() => {
+            well_formed(s, path)?;
+            Ok(&s.text)
+        }
+        _ => fail(path, "must be a non-empty string"),
+    }
+}
+
+/// `readOptionalString`.
+pub fn optional_string<'v>(value: &'v Js, path: &str) -> Read<Option<&'v str>> {
+    optional(value, |v| string(v, path))
+}
+
+/// `readIdentifier`: a string without ASCII whitespace or control characters.
+pub fn identifier<'v>(value: &'v Js, path: &str) -> Read<&'v str> {
+    let text = string(value, path)?;
+    if text.bytes().any(|b| b <= 0x20 || b == 0x7f) {
+        return fail(
+            path,
+            "identifier must not contain ASCII whitespace or control characters",
+        );
+    }
+    Ok(text)
+}
+
+/// `readOptionalIdentifier`.
+pub fn optional_identifier<'v>(value: &'v Js, path: &str) -> Read<Option<&'v str>> {
+    optional(value, |v| identifier(v, path))
+}
+
+/// `readInteger`: a safe integer, not -0, at least `minimum`.
+pub fn integer(value: &Js, path: &str, minimum: i64) -> Read<i64> {
+    match value.safe_integer() {
+        Some(n) if n >= minimum => Ok(n),
+        _ => fail(path, format!("must be a safe integer >= {minimum}")),
+    }
+}
+
+/// `readOptionalInteger`.
+pub fn optional_integer(value: &Js, path: &str, minimum: i64) -> Read<Option<i64>> {
+    optional(value, |v| integer(v, path, minimum))
+}
+
+/// `readBoolean`.
+pub fn boolean(value: &Js, path: &str) -> Read<bool> {
+    match value {
+        Js::Bool(b) => Ok(*b),
+        _ => fail(path, "must be a boolean"),
+    }
+}
+
+/// `readOptionalBoolean`.
+pub fn optional_boolean(value: &Js, path: &str) -> Read<Option<bool>> {
+    optional(value, |v| boolean(v, path))
+}
+
+/// `readEnum`: one of `allowed`, exactly.
+pub fn one_of<'a>(value: &Js, allowed: &[&'a str], path: &str) -> Read<&'a str> {
+    if let Some(text) = value.as_str()
+        && let Some(found) = allowed.iter().find(|a| **a == text)
+    {
+        return Ok(found);
+    }
+    fail(path, format!("must be one of: {}", allowed.join(", ")))
+}
+
+/// The elements of a dense array of enumerable data elements with no other own keys.
+pub fn dense_array<'v>(value: &'v Js, path: &str) -> Read<Vec<&'v Js>> {
+    let Js::Array(JsArray { items, extra_keys }) = value else {
+        return fail(path, "must be an array");
+    };
+    for (index, item) in items.iter().enumerate() {
+        if matches!(item, Some(Js::Hidden)) {
+            return fail(&element(path, index), "must be an enumerable data property");
+        }
+    }
+    if *extra_keys {
+        return fail(path, "array must not have symbol or non-index properties");
+    }
+    let mut out = Vec::with_capacity(items.len());
+    for (index, item) in items.iter().enumerate() {
+        match item {
+            Some(v) => out.push(v),
+            None => {
+                return fail(
+                    &element(path, index),
+                    "sparse array holes are not supported",
+                );
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// `readStringArray`.
+pub fn string_array<'v>(value: &'v Js, path: &str) -> Read<Vec<&'v str>> {
+    dense_array(value, path)?
+        .into_iter()
+        .enumerate()
+        .map(|(i, v)| string(v, &element(path, i)))
+        .collect()
+}
+
+/// `readTimestamp`: `YYYY-MM-DDTHH:MM:SS.mmmZ` naming a real instant of the proleptic Gregorian
+/// calendar (what `new Date(Date.parse(s)).toISOString() === s` accepts).
+pub fn timestamp<'v>(value: &'v Js, path: &str) -> Read<&'v str> {
+    let text = string(value, path)?;
+    if parse_timestamp(text).is_none() {
+        return fail(path, "must be a canonical UTC ISO-8601 timestamp");
+    }
+    Ok(text)
+}
+
+/// `readOptionalTimestamp`.
+pub fn optional_timestamp<'v>(value: &'v Js, path: &str) -> Read<Option<&'v str>> {
+    optional(value, |v| timestamp(v, path))
+}
+
+/// `readHexDigest`: 64 lowercase hex digits.
+pub fn hex_digest<'v>(value: &'v Js, path: &str) -> Read<&'v str> {
+    let text = string(value, path)?;
+    if text.len() != 64 || !text.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')) {
+        return fail(path, "must be a lowercase SHA-256 digest");
+    }
+    Ok(text)
+}
+
+/// `None` for `undefined`, else the reader's result.
+pub fn optional<'v, T>(value: &'v Js, read: impl FnOnce(&'v Js) -> Read<T>) -> Read<Option<T>> {
+    match value {
+        Js::Undefined => Ok(None),
+        v => read(v).map(Some),
+    }
+}
+
+/// Milliseconds since the epoch of a canonical timestamp (`Date.parse`), or `None` when the text
+/// is not one.
+pub fn parse_timestamp(text: &str) -> Option<i64> {
+    let b = text.as_bytes();
+    if b.len() != 24 {
+        return None;
+    }
+    let digit = |i: usize| -> Option<i64> { b[i].is_ascii_digit().then(|| i64::from(b[i] - b'0')) };
+    let num = |from: usize, len: usize| -> Option<i64> {
+        (from..from + len).try_fold(0i64, |acc, i| Some(acc * 10 + digit(i)?))
+    };
+    let punctuation = [
+        (4, b'-'),
+        (7, b'-'),
+        (10, b'T'),
+        (13, b':'),
+        (16, b':'),
+        (19, b'.'),
+    ];
+    if punctuation.iter().any(|&(i, c)| b[i] != c) || b[23] != b'Z' {
+        return None;
+    }
+    let (year, month, day) = (num(0, 4)?, num(5, 2)?, num(8, 2)?);
+    let (hour, minute, second, milli) = (num(11, 2)?, num(14, 2)?, num(17, 2)?, num(20, 3)?);
+    let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0);
+    let days_in_month = match month {
+        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
+        4 | 6 | 9 | 11 => 30,
+        2 if leap => 29,
+        2 => 28,
+        _ => return None,
+    };
+    if day < 1 || day > days_in_month || hour > 23 || minute > 59 || second > 59 {
+        return None;
+    }
+    let days = days_from_civil(year, month, day);
+    Some(((days * 24 + hour) * 60 + minute) * 60_000 + second * 1000 + milli)
+}
+
+/// Days from 1970-01-01 to the given proleptic Gregorian date (Howard Hinnant's algorithm).
+fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
+    let y = if month <= 2 { year - 1 } else { year };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (month + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn js(text: &str) -> Js {
+        Js::parse_snapshot(text).unwrap()
+    }
+
+    fn message<T: std::fmt::Debug>(result: Read<T>) -> String {
+        result.unwrap_err().to_string()
+    }
+
+    #[test]
+    fn timestamps_follow_javascript_round_trip() {
+        for ok in [
+            "2024-02-29T00:00:00.000Z",
+            "0000-01-01T00:00:00.000Z",
+            "2026-12-01T23:59:59.999Z",
+        ] {
+            assert!(parse_timestamp(ok).is_some(), "{ok}");
+        }
+        for bad in [
+            "2023-02-29T00:00:00.000Z",
+            "2024-02-31T00:00:00.000Z",
+            "2024-01-01T24:00:00.000Z",
+            "2024-01-01T00:00:60.000Z",
+            "2024-01-01T00:00:00.000z",
+            "2024-01-01T00:00:00Z",
+            "+02024-01-01T00:00:00.000Z",
+            "２024-01-01T00:00:00.000Z",
+        ] {
+            assert!(parse_timestamp(bad).is_none(), "{bad}");
+        }
+        assert_eq!(parse_timestamp("1970-01-01T00:00:01.500Z"), Some(1500));
+        assert_eq!(parse_timestamp("1969-12-31T23:59:59.999Z"), Some(-1));
+        assert_eq!(
+            parse_timestamp("2000-03-01T00:00:00.000Z"),
+            Some(951_868_800_000)
+        );
+    }
+
+    #[test]
+    fn readers_give_the_contract_messages() {
+        assert_eq!(
+            message(string(&js("\"\""), "$.a")),
+            "$.a: must be a non-empty string"
+        );
+        assert_eq!(
+            message(string(&js(r#""\udc00""#), "$.a")),
+            "$.a: string contains an unpaired low surrogate"
+        );
+        assert_eq!(
+            message(integer(&js("-0"), "n", 0)),
+            "n: must be a safe integer >= 0"
+        );
+        assert_eq!(
+            message(integer(&js("1.5"), "n", 1)),
+            "n: must be a safe integer >= 1"
+        );
+        assert_eq!(
+            integer(&js("9007199254740991"), "n", 1).unwrap(),
+            9_007_199_254_740_991
+        );
+        assert!(integer(&js("9007199254740992"), "n", 1).is_err());
+        assert_eq!(
+            message(one_of(&js("\"c\""), &["a", "b"], "$.k")),
+            "$.k: must be one of: a, b"
+        );
+        assert_eq!(
+            message(identifier(&js("\"a b\""), "id")),
+            "id: identifier must not contain ASCII whitespace or control characters"
+        );
+        assert!(identifier(&js("\"a\u{a0}b\""), "id").is_ok());
+        assert_eq!(
+            message(hex_digest(&js("\"AB\""), "d")),
+            "d: must be a lowercase SHA-256 digest"
+        );
+        assert_eq!(optional_string(&js("u"), "x").unwrap(), None);
+    }
+
+    #[test]
+    fn records_and_keys() {
+        assert_eq!(message(record(&js("[]"), "$")), "$: must be a plain object");
+        assert_eq!(
+            message(record(&js("{#}"), "$")),
+            "$: must be a plain object"
+        );
+        assert_eq!(
+            message(record(&js(r#"{"m":h}"#), "$")),
+            "$.m: must be an enumerable data property"
+        );
+        assert_eq!(
+            message(record(&js("{!}"), "$")),
+            "$: symbol properties are not supported"
+        );
+        let v = js(r#"{"a":1,"z":2}"#);
+        assert_eq!(
+            message(exact_keys(&v, &["a", "b"], &[], "$")),
+            "$.b: is required"
+        );
+        assert_eq!(
+            message(exact_keys(&v, &["a"], &[], "$")),
+            "$.z: is not supported"
+        );
+        assert!(exact_keys(&v, &["a"], &["z"], "$").is_ok());
+        // An accessor is own (required is satisfied) but is then refused.
+        let v = js(r#"{"a":h}"#);
+        assert_eq!(
+            message(exact_keys(&v, &["a"], &[], "$")),
+            "$.a: must be an enumerable data property"
+        );
+    }
+
+    #[test]
+    fn arrays() {
+        assert_eq!(
+            message(dense_array(&js("[1,_,3]"), "$")),
+            "$[1]: sparse array holes are not supported"
+        );
+        assert_eq!(
+            message(dense_array(&js("[!1]"), "$")),
+            "$: array must not have symbol or non-index properties"
+        );
+        assert_eq!(
+            message(dense_array(&js("[!1,h]"), "$")),
+            "$[1]: must be an enumerable data property"
+        );
+        assert_eq!(
+            message(string_array(&js(r#"["a",1]"#), "$.l")),
+            "$.l[1]: must be a non-empty string"
+        );
+        assert_eq!(message(dense_array(&js("{}"), "$")), "$: must be an array");
+    }
+}
