@@ -604,17 +604,63 @@ fn legacy_projection(legacy: &Members) -> Vec<(JsStr, Js)> {
 
 /// The frozen kernel's decision over the projection, hardened: a `local-public` answer needs
 /// both principals to be `local-public` policies, else the remote-tree relationships decide.
+///
+/// The kernel is typed: a projected record it cannot read (an unknown kind, a generation that is
+/// not a safe integer, ...) is left out of its state, so as the actor or the target it is
+/// `UNKNOWN_PRINCIPAL` (TypeScript hands such values to the kernel as they are).
 fn legacy_decide(
-    _projection: &[(JsStr, Js)],
-    _actor: &str,
-    _action: &str,
-    _target: &str,
-    _context: &LegacyContext,
+    projection: &[(JsStr, Js)],
+    actor: &str,
+    action: &'static str,
+    target: &str,
+    context: &LegacyContext,
 ) -> Result<Decision, Failure> {
-    // MERGE: built on crate::policy::authorize once the policy kernel is on this branch.
-    Err(Failure::error(
-        "the remote-access policy kernel is not merged yet",
-    ))
+    use crate::policy::{
+        self as kernel, AllowReason, AuthorizationContext, PolicyAction, PolicyState, Principal,
+        PrincipalPolicy,
+    };
+    let mut state = PolicyState::new();
+    for (key, value) in projection {
+        if let Ok(principal) = Principal::from_js(value, "$") {
+            state.insert_keyed(key.text.clone(), principal);
+        }
+    }
+    let kernel_action = PolicyAction::parse(action).expect("a frozen legacy policy action");
+    let generation = |g: Option<i64>| g.map(|g| g as u64);
+    let context = AuthorizationContext {
+        actor_generation: generation(context.actor_generation),
+        target_generation: generation(context.target_generation),
+    };
+    let decision = kernel::authorize(&state, actor, kernel_action, target, &context);
+    let local_public = kernel::Decision::Allowed(AllowReason::LocalPublic);
+    if decision != local_public {
+        return Ok(match decision {
+            kernel::Decision::Allowed(reason) => Decision::Allowed(reason.as_str()),
+            kernel::Decision::Denied(code) => Decision::Denied(code.as_str()),
+        });
+    }
+    let (Some(a), Some(t)) = (state.get(actor), state.get(target)) else {
+        return Ok(Decision::Denied("POLICY_DENIED"));
+    };
+    if a.policy == PrincipalPolicy::LocalPublic && t.policy == PrincipalPolicy::LocalPublic {
+        return Ok(Decision::Allowed("local-public"));
+    }
+    // The frozen kernel answers local-public on kind alone; live routing keeps only the
+    // remote-tree relationships for a pair that is not two local-public policies.
+    if matches!(action, "discover" | "send" | "ask" | "reply") {
+        if kernel::is_direct_parent_pair(a, t) {
+            return Ok(Decision::Allowed("direct-parent"));
+        }
+        if kernel::is_ancestor(&state, &a.id, &t.id) || kernel::is_ancestor(&state, &t.id, &a.id) {
+            return Ok(Decision::Allowed("ancestor-chain"));
+        }
+    }
+    if matches!(action, "inspect_tree" | "revoke" | "adopt")
+        && kernel::is_ancestor(&state, &a.id, &t.id)
+    {
+        return Ok(Decision::Allowed("ancestor-control"));
+    }
+    Ok(Decision::Denied("POLICY_DENIED"))
 }
 
 fn legacy_action(action: &Js) -> Option<&'static str> {
