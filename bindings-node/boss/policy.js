@@ -5,6 +5,9 @@
 const { call, callFrozen } = require('../lib/contract.js')
 
 const C = callFrozen('boss.policyConstants', [])
+// What the core decides for a call it cannot use (no action): the answer when the arguments
+// cannot even be snapshotted (a cyclic value, or one nested deeper than the core reads).
+const UNUSABLE = callFrozen('boss.authorizeBossPolicy', [])
 
 /** The exact principal record (a fresh object), or a ContractValidationError. */
 function parseBossPolicyPrincipal (value) {
@@ -16,8 +19,8 @@ function authorizeBossPolicy (state, actorId, action, targetId, context) {
   try {
     return call('boss.authorizeBossPolicy', [state, actorId, action, targetId, context])
   } catch {
-    // Only the snapshot can refuse (a cyclic value, or one nested deeper than it reads).
-    return { allowed: false, code: 'POLICY_DENIED' }
+    // Only the snapshot can refuse: the core itself never fails this operation.
+    return { ...UNUSABLE }
   }
 }
 
