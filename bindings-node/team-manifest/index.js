@@ -18,8 +18,8 @@ const TMUXDECK_TEAM_MANIFEST_BACKEND = constants.TMUXDECK_TEAM_MANIFEST_BACKEND
 const MAX_TEAM_MANIFEST_BYTES = constants.MAX_TEAM_MANIFEST_BYTES
 const MAX_TEAM_MANIFEST_MEMBERS = constants.MAX_TEAM_MANIFEST_MEMBERS
 
-const INVALID = 'ERR_TEAM_MANIFEST_INVALID'
-const UNAVAILABLE = 'ERR_TEAM_MANIFEST_UNAVAILABLE'
+// The two codes, as the core names them (the JavaScript raises them for I/O failures).
+const { INVALID, UNAVAILABLE } = constants.codes
 
 /** The error of every refusal: `message` is the code, and nothing else is said. */
 class TeamManifestError extends Error {

@@ -91,8 +91,13 @@ fn constants_json() -> String {
     out.push_str(",\"TMUXDECK_TEAM_MANIFEST_BACKEND\":");
     write_json_string(&mut out, BACKEND);
     out.push_str(&format!(
-        ",\"MAX_TEAM_MANIFEST_BYTES\":{MAX_BYTES},\"MAX_TEAM_MANIFEST_MEMBERS\":{MAX_MEMBERS}}}"
+        ",\"MAX_TEAM_MANIFEST_BYTES\":{MAX_BYTES},\"MAX_TEAM_MANIFEST_MEMBERS\":{MAX_MEMBERS}"
     ));
+    out.push_str(",\"codes\":{\"INVALID\":");
+    write_json_string(&mut out, INVALID);
+    out.push_str(",\"UNAVAILABLE\":");
+    write_json_string(&mut out, UNAVAILABLE);
+    out.push_str("}}");
     out
 }
 

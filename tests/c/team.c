@@ -91,6 +91,8 @@ static void constants(void) {
     CHECK(!strcmp(string_at(v, "TMUXDECK_TEAM_MANIFEST_BACKEND"), "tmuxdeck"));
     CHECK(cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(v, "MAX_TEAM_MANIFEST_BYTES")) == 65536);
     CHECK(cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(v, "MAX_TEAM_MANIFEST_MEMBERS")) == 64);
+    const cJSON *codes = cJSON_GetObjectItemCaseSensitive(v, "codes");
+    CHECK(!strcmp(string_at(codes, "INVALID"), INVALID) && !strcmp(string_at(codes, "UNAVAILABLE"), UNAVAILABLE));
     cJSON_Delete(a);
 }
 
