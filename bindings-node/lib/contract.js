@@ -16,6 +16,7 @@ const { addon } = require('./native.js')
 const { getPrototypeOf, getOwnPropertyDescriptor, freeze } = Object
 const { ownKeys } = Reflect
 const { isArray } = Array
+const { isView } = ArrayBuffer
 const objectProto = Object.prototype
 const quote = JSON.stringify
 const parse = JSON.parse
@@ -78,9 +79,12 @@ function firstHole (present) {
 
 function snapObject (value, depth, stack) {
   const proto = getPrototypeOf(value)
-  if (proto !== objectProto && proto !== null) return '{@}'
+  const plain = proto === objectProto || proto === null
+  // An object of another prototype is written with its own members too (the contract reads own
+  // keys of, say, a map object with a custom prototype); a typed array or DataView is not walked.
+  if (!plain && isView(value)) return '{@}'
   const keys = ownKeys(value)
-  let out = proto === null ? '{#' : '{'
+  let out = proto === null ? '{#' : plain ? '{' : '{@'
   let symbols = false
   let first = true
   let body = ''

@@ -419,15 +419,15 @@ pub fn parse_request(value: &Js) -> Read<Request> {
 type Members = [(JsStr, Js)];
 
 /// The own members of a record of own enumerable data string keys: a plain object, or (with
-/// `any_prototype`) a null-prototype one. An object of another prototype is refused: the
-/// snapshot does not carry its members, so it cannot be read as TypeScript reads it.
+/// `any_prototype`) an object of any prototype, whose own members TypeScript reads as they are
+/// (the snapshot carries them; its prototype's are never seen).
 fn data_record(value: &Js, any_prototype: bool) -> Option<&Members> {
     match value {
         Js::Object(JsObject {
             proto,
             members,
             symbols: false,
-        }) if *proto == Proto::Plain || (any_prototype && *proto == Proto::Null) => {
+        }) if *proto == Proto::Plain || any_prototype => {
             (!members.iter().any(|(_, v)| matches!(v, Js::Hidden))).then_some(members)
         }
         _ => None,
@@ -528,7 +528,7 @@ fn registration(state: &Projected<'_>, id: &Js) -> Lookup {
 }
 
 /// The legacy principal's own members when it is a record of exactly the policy interface's
-/// keys (any prototype but one the snapshot cannot read; values as given).
+/// keys (any prototype; values as given).
 const LEGACY_REQUIRED: [&str; 6] = [
     "id",
     "kind",
