@@ -449,6 +449,129 @@ mod tests {
     }
 
     #[test]
+    fn minimums_compare_as_javascript_does() {
+        use super::string_to_number;
+        for (text, n) in [
+            ("", 0.0),
+            (" 4 ", 4.0),
+            ("0x10", 16.0),
+            ("0b11", 3.0),
+            ("-Infinity", f64::NEG_INFINITY),
+            ("1e2", 100.0),
+            (".5", 0.5),
+        ] {
+            assert_eq!(string_to_number(text), n, "{text:?}");
+        }
+        for text in ["inf", "nan", "0x", "1_0", "--1", "+0x1"] {
+            assert!(string_to_number(text).is_nan(), "{text:?}");
+        }
+        let r = call_snapshot("canonical.readInteger", r#"[3,"n","0x10"]"#).unwrap();
+        assert!(
+            r.contains(r#""message":"n: must be a safe integer >= 0x10""#),
+            "{r}"
+        );
+        assert_eq!(
+            call_snapshot("canonical.readInteger", r#"[3,"n",N]"#).unwrap(),
+            "i0"
+        );
+        assert_eq!(
+            call_snapshot("canonical.readInteger", r#"[3,"n",null]"#).unwrap(),
+            "i0"
+        );
+        let r = call_snapshot("canonical.readInteger", r#"[3,"n",s]"#).unwrap();
+        assert!(
+            r.contains("Cannot convert a Symbol value to a number"),
+            "{r}"
+        );
+        // Not a safe integer: the minimum is never converted, only printed.
+        let r = call_snapshot("canonical.readInteger", r#"[-0,"n",[5]]"#).unwrap();
+        assert!(
+            r.contains(r#""message":"n: must be a safe integer >= 5""#),
+            "{r}"
+        );
+    }
+
+    #[test]
+    fn paths_are_printed_only_for_a_refusal() {
+        assert_eq!(
+            call_snapshot("canonical.readString", r#"["x",s]"#).unwrap(),
+            "i0"
+        );
+        let r = call_snapshot("canonical.readString", r#"["",s]"#).unwrap();
+        assert!(r.starts_with(r#"e{"class":"TypeError""#), "{r}");
+        let r = call_snapshot("canonical.readString", r#"[""]"#).unwrap();
+        assert!(
+            r.contains(r#""message":"undefined: must be a non-empty string""#),
+            "{r}"
+        );
+        // Each element path of readStringArray is printed, even for a valid element.
+        assert_eq!(
+            call_snapshot("canonical.readStringArray", "[[],s]").unwrap(),
+            "j[]"
+        );
+        let r = call_snapshot("canonical.readStringArray", r#"[["a"],s]"#).unwrap();
+        assert!(r.starts_with(r#"e{"class":"TypeError""#), "{r}");
+    }
+
+    #[test]
+    fn exact_keys_of_what_is_not_a_plain_object() {
+        let r = call_json("canonical.assertExactKeys", r#"[[],[],[],"$.k"]"#).unwrap();
+        assert!(
+            r.contains(r#""message":"$.k.length: must be an enumerable data property""#),
+            "{r}"
+        );
+        let r = call_json("canonical.assertExactKeys", r#"[5,["a"]]"#).unwrap();
+        assert!(r.contains(r#""message":"$.a: is required""#), "{r}");
+        let r = call_json("canonical.assertExactKeys", r#"["ab",["1"]]"#).unwrap();
+        assert!(r.contains("Reflect.ownKeys called on non-object"), "{r}");
+        let r = call_json("canonical.assertExactKeys", "[null,[]]").unwrap();
+        assert!(r.contains("Reflect.ownKeys called on non-object"), "{r}");
+        let r = call_json("canonical.assertExactKeys", r#"[null,["a"]]"#).unwrap();
+        assert!(
+            r.contains("Cannot convert undefined or null to object"),
+            "{r}"
+        );
+        let r = call_snapshot("canonical.assertExactKeys", r#"[p,["a"]]"#).unwrap();
+        assert!(
+            r.contains("a proxy is refused without being entered"),
+            "{r}"
+        );
+    }
+
+    #[test]
+    fn enums_read_allowed_as_javascript_does() {
+        let r = call_json("canonical.readEnum", r#"[1,["a",null,1],"e"]"#).unwrap();
+        assert!(
+            r.contains(r#""message":"e: must be one of: a, , 1""#),
+            "{r}"
+        );
+        assert_eq!(
+            call_json("canonical.readEnum", r#"["b","abc","e"]"#).unwrap(),
+            r#"{"ok":true,"value":"b"}"#
+        );
+        let r = call_json("canonical.readEnum", r#"["z","abc","e"]"#).unwrap();
+        assert!(r.contains("allowed.join is not a function"), "{r}");
+        let r = call_json("canonical.readEnum", r#"["z",null,"e"]"#).unwrap();
+        assert!(
+            r.contains("Cannot read properties of null (reading 'includes')"),
+            "{r}"
+        );
+        let r = call_json("canonical.readEnum", r#"["z",5,"e"]"#).unwrap();
+        assert!(r.contains("allowed.includes is not a function"), "{r}");
+    }
+
+    #[test]
+    fn the_delivery_claim_counter_has_its_typescript_name() {
+        let r = call_json("canonical.counter", r#"["deliveryClaimGeneration",0]"#).unwrap();
+        assert!(
+            r.contains(r#""message":"claimGeneration: must be a safe integer >= 1""#),
+            "{r}"
+        );
+        let r = call_json("canonical.counter", r#"["claimGeneration",1]"#).unwrap();
+        assert!(r.contains("unknown counter"), "{r}");
+    }
+
+    #[test]
     fn exact_keys_and_enum() {
         let r = call_json(
             "canonical.assertExactKeys",
