@@ -21,7 +21,7 @@ use std::fmt::Write as _;
 use sha2::{Digest, Sha256};
 
 use super::read::{self, element, member};
-use super::value::{Js, JsStr, Proto, number_to_string, write_json_string};
+use super::value::{Js, JsObject, JsStr, Proto, number_to_string, write_json_string};
 use super::{Failure, Op, Out};
 use crate::canonical::{self, MAX_DEPTH, Value};
 use crate::error::ErrorCode;
@@ -83,7 +83,7 @@ fn json_string(text: &str) -> String {
 
 /// The canonical JSON of a value, or the TypeScript core's refusal.
 pub fn canonical_json(value: &Js) -> Result<String, Failure> {
-    let model = to_value(value, "$", 1)?;
+    let model = to_value(value, 1).map_err(|f| within(f, || "$".to_string()))?;
     canonical::canonical_json(&model).map_err(internal)
 }
 
@@ -126,83 +126,87 @@ fn checked_domain(value: &Js) -> Result<String, Failure> {
     })
 }
 
-fn well_formed(s: &JsStr, path: &str) -> Result<(), Failure> {
-    read::well_formed(s, path).map_err(|f| with_code(f, ErrorCode::UnpairedSurrogate))
+fn well_formed(s: &JsStr) -> Result<(), Failure> {
+    read::well_formed(s, "").map_err(|f| with_code(f, ErrorCode::UnpairedSurrogate))
 }
 
-fn nested(path: &str, depth: usize) -> Result<(), Failure> {
-    if depth > MAX_DEPTH {
-        return Err(refuse(
-            path,
-            format!("nesting deeper than {MAX_DEPTH} levels"),
-            ErrorCode::NestingTooDeep,
-        ));
-    }
-    Ok(())
+/// A failure of a member or element, seen from its container: `segment` goes in front of the
+/// path (paths are built only for a failure, while it unwinds).
+fn within(mut failure: Failure, segment: impl FnOnce() -> String) -> Failure {
+    let mut path = segment();
+    path.push_str(failure.path.as_deref().unwrap_or_default());
+    failure.path = Some(path);
+    failure
 }
 
-/// `value` in the canonical model; `depth` is 1 for the value itself.
-fn to_value<'v>(value: &'v Js, path: &str, depth: usize) -> Result<Value<'v>, Failure> {
+/// `value` in the canonical model; `depth` is 1 for the value itself. A failure's path is
+/// relative to `value` (`""` for itself, `.a[1]` inside it).
+fn to_value(value: &Js, depth: usize) -> Result<Value<'_>, Failure> {
+    let refused = |detail: &str, code| Err(refuse("", detail, code));
     Ok(match value {
         Js::Undefined => {
-            return Err(refuse(
-                path,
+            return refused(
                 "undefined is not a canonical value",
                 ErrorCode::UnsupportedValue,
-            ));
+            );
         }
         Js::Null => Value::Null,
         Js::Bool(b) => Value::Bool(*b),
         Js::Str(s) => {
-            well_formed(s, path)?;
+            well_formed(s)?;
             Value::String(Cow::Borrowed(&s.text))
         }
         Js::Num(_) => match value.safe_integer() {
             Some(n) => Value::Int(n),
             None => {
-                return Err(refuse(
-                    path,
+                return refused(
                     "number must be a safe integer and must not be negative zero",
                     ErrorCode::UnsupportedNumber,
-                ));
+                );
             }
         },
+        Js::Array(_)
+        | Js::Object(JsObject {
+            proto: Proto::Plain,
+            ..
+        }) if depth > MAX_DEPTH => {
+            return refused(
+                &format!("nesting deeper than {MAX_DEPTH} levels"),
+                ErrorCode::NestingTooDeep,
+            );
+        }
         Js::Array(_) => {
-            nested(path, depth)?;
-            let items = read::dense_array(value, path)
+            let items = read::dense_array(value, "")
                 .map_err(|f| with_code(f, ErrorCode::UnsupportedValue))?;
             let mut out = Vec::with_capacity(items.len());
             for (index, item) in items.into_iter().enumerate() {
-                out.push(to_value(item, &element(path, index), depth + 1)?);
+                let item =
+                    to_value(item, depth + 1).map_err(|f| within(f, || element("", index)))?;
+                out.push(item);
             }
             Value::Array(out)
         }
         Js::Object(object) if object.proto == Proto::Plain => {
-            nested(path, depth)?;
-            let mut keys = read::own_data_keys(value, path)
+            read::own_data_keys(value, "")
                 .map_err(|f| with_code(f, ErrorCode::UnsupportedValue))?;
             // `Array.prototype.sort` without a comparator: UTF-16 code unit order (the encoder
             // then writes array-index keys first, as JavaScript enumerates them).
-            keys.sort_by(|x, y| canonical::compare_utf16(&x.text, &y.text));
-            let mut out = Vec::with_capacity(keys.len());
-            for key in keys {
-                well_formed(key, &format!("{path}.[key]"))?;
-                let item = object
-                    .members
-                    .iter()
-                    .find(|(k, _)| std::ptr::eq(k, key))
-                    .map_or(&Js::Undefined, |(_, v)| v);
-                let item = to_value(item, &member(path, &key.text), depth + 1)?;
+            let mut members: Vec<&(JsStr, Js)> = object.members.iter().collect();
+            members.sort_by(|x, y| canonical::compare_utf16(&x.0.text, &y.0.text));
+            let mut out = Vec::with_capacity(members.len());
+            for (key, item) in members {
+                well_formed(key).map_err(|f| within(f, || ".[key]".to_string()))?;
+                let item =
+                    to_value(item, depth + 1).map_err(|f| within(f, || member("", &key.text)))?;
                 out.push((Cow::Borrowed(key.text.as_str()), item));
             }
             Value::Object(out)
         }
         _ => {
-            return Err(refuse(
-                path,
+            return refused(
                 "value must be a JSON primitive, array, or plain object",
                 ErrorCode::UnsupportedValue,
-            ));
+            );
         }
     })
 }
