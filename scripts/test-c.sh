@@ -4,7 +4,7 @@
 # checking. Needs gcc, g++ and libcjson-dev.
 #
 # Usage: scripts/test-c.sh [debug|release] [NAME...]
-#   NAME is a test of tests/c (abi, vectors, asks, broker, pad, hardening): only those are built
+#   NAME is a test of tests/c (abi, vectors, asks, broker, pad, hardening, boss_wire): only those are built
 #   and run, in all three variants. Without a name, every test. AIC_VECTOR=<substring> runs only
 #   the matching cases of the vector runners (vectors, asks, pad), e.g.
 #   AIC_VECTOR=ask/mutual bash scripts/test-c.sh debug asks
@@ -15,7 +15,7 @@ case $profile in
   debug | release) ;;
   *) echo "usage: $0 [debug|release] [NAME...] (the profile comes first; got \"$profile\")" >&2; exit 2 ;;
 esac
-all=(abi vectors asks broker pad hardening)
+all=(abi vectors asks broker pad hardening boss_wire)
 tests=("${all[@]}")
 if [ $# -gt 1 ]; then
   tests=("${@:2}")
