@@ -142,6 +142,24 @@ test('worker identity from process.env-like objects', () => {
   assert.deepStrictEqual(event, { workerId: 'w', workerIncarnationId: 'i', workerGeneration: 1 })
 })
 
+test('the environment may be process.env, whose prototype is not Object.prototype', () => {
+  const saved = { ...process.env }
+  try {
+    process.env.AGENT_INTERCOM_WORKER_ID = 'worker-env'
+    process.env.AGENT_INTERCOM_WORKER_INCARNATION_ID = 'inc-env'
+    process.env.AGENT_INTERCOM_WORKER_GENERATION = '5'
+    process.env.AGENT_INTERCOM_SUPERVISOR_ID = 'unrelated'
+    assert.notStrictEqual(Object.getPrototypeOf(process.env), Object.prototype)
+    assert.deepStrictEqual(boss.workerIdentityFromEnvironment(process.env), {
+      version: 'orc.worker-identity.v2', workerId: 'worker-env', workerIncarnationId: 'inc-env', workerGeneration: 5,
+    })
+  } finally {
+    for (const key of Object.keys(process.env)) if (!(key in saved)) delete process.env[key]
+  }
+  class Env { constructor () { this.AGENT_INTERCOM_WORKER_ID = 'w'; this.AGENT_INTERCOM_RUN_ID = 'r'; this.AGENT_INTERCOM_WORKER_GENERATION = '1' } }
+  assert.strictEqual(boss.workerIdentityFromEnvironment(new Env()).workerIncarnationId, 'r')
+})
+
 test('participant states', () => {
   assert.strictEqual(boss.parseParticipantState('paused'), 'paused')
   assert.throws(() => boss.parseParticipantState('x', '$.p'), /^ContractValidationError: \$\.p: must be one of: provisioning,/)
