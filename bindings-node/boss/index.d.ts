@@ -376,6 +376,29 @@ export type BrokerCompatibilityDecision =
         | 'PEER_CREDENTIALS_MISSING'
         | 'PEER_MISMATCH'
     }
+/** A fresh record: exact keys, the canonical Boss feature contract, absolute distinct endpoints. */
+export declare function parseBrokerIdentityRecord(value: unknown): BrokerIdentityRecord
+/** A fresh attestation of a root-owned, not group/other-writable artifact beneath the provider root. */
+export declare function parseBrokerProviderAttestation(value: unknown): BrokerProviderAttestation
+/** A fresh expectation. */
+export declare function parseBrokerPeerExpectation(value: unknown): BrokerPeerExpectation
+/** A fresh observation. */
+export declare function parseObservedBrokerPeer(value: unknown): ObservedBrokerPeer
+export type BrokerPeerDecision =
+  | { allowed: true }
+  | {
+      allowed: false
+      code:
+        | 'KERNEL_PEER_CREDENTIALS_REQUIRED'
+        | 'ENDPOINT_CLASS_MISMATCH'
+        | 'BROKER_UID_MISMATCH'
+        | 'BROKER_PID_MISMATCH'
+        | 'CLIENT_UID_MISMATCH'
+        | 'SERVICE_CAPABILITY_REQUIRED'
+        | 'UNEXPECTED_SERVICE_CAPABILITY'
+    }
+/** Throws for a malformed expectation; a malformed observation is KERNEL_PEER_CREDENTIALS_REQUIRED. */
+export declare function authorizeBrokerPeer(expectationValue: unknown, observedValue: unknown): BrokerPeerDecision
 /** A fresh request. A Boss request whose trust store holds a KeyObject cannot be returned (Error). */
 export declare function parseBrokerCompatibilityRequest(value: unknown): BrokerCompatibilityRequest
 /**

@@ -49,6 +49,11 @@ const parseBrokerFeatureAttestation = (value) => call('boss.parseBrokerFeatureAt
 const brokerFeatureSetHash = (features) => call('boss.brokerFeatureSetHash', [features])
 const parseBrokerCapabilityAdvertisement = (value) => call('boss.parseBrokerCapabilityAdvertisement', [value])
 const parseBrokerCompatibilityRequest = (value) => call('boss.parseBrokerCompatibilityRequest', [value])
+const parseBrokerIdentityRecord = (value) => call('boss.parseBrokerIdentityRecord', [value])
+const parseBrokerProviderAttestation = (value) => call('boss.parseBrokerProviderAttestation', [value])
+const parseBrokerPeerExpectation = (value) => call('boss.parseBrokerPeerExpectation', [value])
+const parseObservedBrokerPeer = (value) => call('boss.parseObservedBrokerPeer', [value])
+const authorizeBrokerPeer = (expectation, observed) => call('boss.authorizeBrokerPeer', [expectation, observed])
 const evaluateBrokerCompatibility = (request, advertisement, identity) =>
   call('boss.evaluateBrokerCompatibility', [request, advertisement, identity])
 
@@ -124,4 +129,9 @@ module.exports = {
   parseBrokerCapabilityAdvertisement,
   parseBrokerCompatibilityRequest,
   evaluateBrokerCompatibility,
+  parseBrokerIdentityRecord,
+  parseBrokerProviderAttestation,
+  parseBrokerPeerExpectation,
+  parseObservedBrokerPeer,
+  authorizeBrokerPeer,
 }

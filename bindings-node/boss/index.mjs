@@ -69,4 +69,9 @@ export const brokerFeatureSetHash = cjs.brokerFeatureSetHash
 export const parseBrokerCapabilityAdvertisement = cjs.parseBrokerCapabilityAdvertisement
 export const parseBrokerCompatibilityRequest = cjs.parseBrokerCompatibilityRequest
 export const evaluateBrokerCompatibility = cjs.evaluateBrokerCompatibility
+export const parseBrokerIdentityRecord = cjs.parseBrokerIdentityRecord
+export const parseBrokerProviderAttestation = cjs.parseBrokerProviderAttestation
+export const parseBrokerPeerExpectation = cjs.parseBrokerPeerExpectation
+export const parseObservedBrokerPeer = cjs.parseObservedBrokerPeer
+export const authorizeBrokerPeer = cjs.authorizeBrokerPeer
 export default cjs

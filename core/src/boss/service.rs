@@ -387,6 +387,30 @@ fn evaluate_op(a: Args<'_>) -> Result<Out, Failure> {
     Ok(Out::Json(decision.to_json()))
 }
 
+fn parse_identity_record_op(a: Args<'_>) -> Result<Out, Failure> {
+    Ok(Out::Json(compatibility::identity_record(a.get(0))?.json))
+}
+
+fn parse_provider_attestation_op(a: Args<'_>) -> Result<Out, Failure> {
+    Ok(Out::Json(compatibility::provider_attestation(a.get(0))?))
+}
+
+fn parse_peer_expectation_op(a: Args<'_>) -> Result<Out, Failure> {
+    Ok(Out::Json(compatibility::peer_expectation(a.get(0))?.json))
+}
+
+fn parse_observed_peer_op(a: Args<'_>) -> Result<Out, Failure> {
+    Ok(Out::Json(compatibility::observed_peer(a.get(0))?.json))
+}
+
+fn authorize_peer_op(a: Args<'_>) -> Result<Out, Failure> {
+    let decision = match compatibility::authorize_peer(a.get(0), a.get(1))? {
+        None => JsonObject::new().bool("allowed", true),
+        Some(code) => JsonObject::new().bool("allowed", false).str("code", code),
+    };
+    Ok(Out::Json(decision.finish()))
+}
+
 fn parse_request_op(a: Args<'_>) -> Result<Out, Failure> {
     compatibility::parse_request(a.get(0))?
         .to_json()
@@ -466,5 +490,25 @@ pub const OPS: &[Op] = &[
     Op {
         name: "boss.evaluateBrokerCompatibility",
         run: evaluate_op,
+    },
+    Op {
+        name: "boss.parseBrokerIdentityRecord",
+        run: parse_identity_record_op,
+    },
+    Op {
+        name: "boss.parseBrokerProviderAttestation",
+        run: parse_provider_attestation_op,
+    },
+    Op {
+        name: "boss.parseBrokerPeerExpectation",
+        run: parse_peer_expectation_op,
+    },
+    Op {
+        name: "boss.parseObservedBrokerPeer",
+        run: parse_observed_peer_op,
+    },
+    Op {
+        name: "boss.authorizeBrokerPeer",
+        run: authorize_peer_op,
     },
 ];

@@ -54,15 +54,25 @@ enum Member<'v> {
 }
 
 #[derive(Debug)]
-struct PeerExpectation {
+pub(super) struct PeerExpectation {
+    endpoint_class: &'static str,
     owner_uid: i64,
     expected_broker_service_uid: i64,
-    json: String,
+    expected_broker_process_id: i64,
+    expected_client_uid: i64,
+    requires_service_capability: bool,
+    pub(super) json: String,
 }
 
 #[derive(Debug)]
-struct ObservedPeer {
-    json: String,
+pub(super) struct ObservedPeer {
+    kernel_peer_credentials_present: bool,
+    endpoint_class: &'static str,
+    broker_service_uid: i64,
+    broker_process_id: i64,
+    client_uid: i64,
+    service_capability_presented: bool,
+    pub(super) json: String,
 }
 
 impl Request<'_> {
@@ -183,7 +193,7 @@ fn trust_store(value: &Js, path: &str) -> read::Read<()> {
 }
 
 /// `parseBrokerProviderAttestation` (paths from `$`), as the fresh object's JSON.
-fn provider_attestation(v: &Js) -> read::Read<String> {
+pub(super) fn provider_attestation(v: &Js) -> read::Read<String> {
     exact_record(
         v,
         &[
@@ -348,7 +358,7 @@ fn quoted(text: &str) -> String {
 }
 
 /// `parseBrokerPeerExpectation`.
-fn peer_expectation(v: &Js) -> read::Read<PeerExpectation> {
+pub(super) fn peer_expectation(v: &Js) -> read::Read<PeerExpectation> {
     exact_record(
         v,
         &[
@@ -434,14 +444,18 @@ fn peer_expectation(v: &Js) -> read::Read<PeerExpectation> {
         .bool("requiresServiceCapability", capability)
         .finish();
     Ok(PeerExpectation {
+        endpoint_class: class,
         owner_uid: owner,
         expected_broker_service_uid: service,
+        expected_broker_process_id: process,
+        expected_client_uid: client,
+        requires_service_capability: capability,
         json,
     })
 }
 
 /// `parseObservedBrokerPeer`.
-fn observed_peer(v: &Js) -> read::Read<ObservedPeer> {
+pub(super) fn observed_peer(v: &Js) -> read::Read<ObservedPeer> {
     exact_record(
         v,
         &[
@@ -461,31 +475,66 @@ fn observed_peer(v: &Js) -> read::Read<ObservedPeer> {
     let Js::Bool(capability) = *field(v, "serviceCapabilityPresented") else {
         return fail("$.serviceCapabilityPresented", "must be boolean");
     };
+    let class = one_of(
+        field(v, "endpointClass"),
+        ENDPOINT_CLASSES,
+        "$.endpointClass",
+    )?;
+    let service = integer(field(v, "brokerServiceUid"), "$.brokerServiceUid", 0)?;
+    let process = integer(field(v, "brokerProcessId"), "$.brokerProcessId", 1)?;
+    let client = integer(field(v, "clientUid"), "$.clientUid", 0)?;
     let json = JsonObject::new()
         .bool("kernelPeerCredentialsPresent", kernel)
-        .str(
-            "endpointClass",
-            one_of(
-                field(v, "endpointClass"),
-                ENDPOINT_CLASSES,
-                "$.endpointClass",
-            )?,
-        )
-        .int(
-            "brokerServiceUid",
-            integer(field(v, "brokerServiceUid"), "$.brokerServiceUid", 0)?,
-        )
-        .int(
-            "brokerProcessId",
-            integer(field(v, "brokerProcessId"), "$.brokerProcessId", 1)?,
-        )
-        .int(
-            "clientUid",
-            integer(field(v, "clientUid"), "$.clientUid", 0)?,
-        )
+        .str("endpointClass", class)
+        .int("brokerServiceUid", service)
+        .int("brokerProcessId", process)
+        .int("clientUid", client)
         .bool("serviceCapabilityPresented", capability)
         .finish();
-    Ok(ObservedPeer { json })
+    Ok(ObservedPeer {
+        kernel_peer_credentials_present: kernel,
+        endpoint_class: class,
+        broker_service_uid: service,
+        broker_process_id: process,
+        client_uid: client,
+        service_capability_presented: capability,
+        json,
+    })
+}
+
+/// `authorizeBrokerPeer(expectation, observed)`: fails only for a malformed expectation; a
+/// malformed observation is `KERNEL_PEER_CREDENTIALS_REQUIRED`. `None` is `{allowed: true}`.
+pub(super) fn authorize_peer(expectation: &Js, observed: &Js) -> read::Read<Option<&'static str>> {
+    let expected = peer_expectation(expectation)?;
+    let Ok(observed) = observed_peer(observed) else {
+        return Ok(Some("KERNEL_PEER_CREDENTIALS_REQUIRED"));
+    };
+    Ok(peer_refusal(&expected, &observed))
+}
+
+fn peer_refusal(expected: &PeerExpectation, observed: &ObservedPeer) -> Option<&'static str> {
+    if !observed.kernel_peer_credentials_present {
+        return Some("KERNEL_PEER_CREDENTIALS_REQUIRED");
+    }
+    if observed.endpoint_class != expected.endpoint_class {
+        return Some("ENDPOINT_CLASS_MISMATCH");
+    }
+    if observed.broker_service_uid != expected.expected_broker_service_uid {
+        return Some("BROKER_UID_MISMATCH");
+    }
+    if observed.broker_process_id != expected.expected_broker_process_id {
+        return Some("BROKER_PID_MISMATCH");
+    }
+    if observed.client_uid != expected.expected_client_uid {
+        return Some("CLIENT_UID_MISMATCH");
+    }
+    if expected.requires_service_capability && !observed.service_capability_presented {
+        return Some("SERVICE_CAPABILITY_REQUIRED");
+    }
+    if !expected.requires_service_capability && observed.service_capability_presented {
+        return Some("UNEXPECTED_SERVICE_CAPABILITY");
+    }
+    None
 }
 
 /// `parseBrokerCompatibilityRequest`.
@@ -568,7 +617,7 @@ pub(super) fn parse_request(v: &Js) -> read::Read<Request<'_>> {
 
 /// The parts of a parsed `BrokerIdentityRecord` the compatibility checks compare.
 #[derive(Debug)]
-struct Identity {
+pub(super) struct Identity {
     base_protocol_version: i64,
     features: Vec<Feature>,
     protocol_feature_contract_hash: String,
@@ -578,10 +627,12 @@ struct Identity {
     owner_uid: i64,
     identity_key_id: String,
     signature: String,
+    /// The fresh record's JSON.
+    pub(super) json: String,
 }
 
 /// `parseBrokerIdentityRecord`, in the TypeScript core's order of checks.
-fn identity_record(v: &Js) -> Result<Identity, Failure> {
+pub(super) fn identity_record(v: &Js) -> Result<Identity, Failure> {
     exact_record(
         v,
         &[
@@ -683,15 +734,37 @@ fn identity_record(v: &Js) -> Result<Identity, Failure> {
             "diverges from the canonical Boss capability contract",
         );
     }
-    string(field(v, "owningProviderPackage"), "$.owningProviderPackage")?;
-    hex_digest(field(v, "providerDigest"), "$.providerDigest")?;
-    string(field(v, "providerVersion"), "$.providerVersion")?;
-    integer(field(v, "protectedServiceUid"), "$.protectedServiceUid", 0)?;
-    string(field(v, "bootInstance"), "$.bootInstance")?;
-    integer(field(v, "processId"), "$.processId", 1)?;
-    integer(field(v, "brokerGeneration"), "$.brokerGeneration", 1)?;
+    let package = string(field(v, "owningProviderPackage"), "$.owningProviderPackage")?;
+    let provider_digest = hex_digest(field(v, "providerDigest"), "$.providerDigest")?;
+    let provider_version = string(field(v, "providerVersion"), "$.providerVersion")?;
+    let service = integer(field(v, "protectedServiceUid"), "$.protectedServiceUid", 0)?;
+    let boot = string(field(v, "bootInstance"), "$.bootInstance")?;
+    let process = integer(field(v, "processId"), "$.processId", 1)?;
+    let generation = integer(field(v, "brokerGeneration"), "$.brokerGeneration", 1)?;
     let key_id = string(field(v, "identityKeyId"), "$.identityKeyId")?;
     let signature = string(field(v, "signature"), "$.signature")?;
+    let features_json: Vec<String> = features.iter().map(Feature::to_json).collect();
+    let json = JsonObject::new()
+        .str("version", BROKER_IDENTITY_RECORD_VERSION)
+        .str("owningProviderPackage", package)
+        .str("providerDigest", provider_digest)
+        .str("providerVersion", provider_version)
+        .int("baseProtocolVersion", base)
+        .raw("features", &format!("[{}]", features_json.join(",")))
+        .str("protocolFeatureContractHash", contract_hash)
+        .str("featureSetHash", set_hash)
+        .int("controlEnvelopeVersion", envelope)
+        .str("capabilityDigest", digest)
+        .int("protectedServiceUid", service)
+        .int("ownerUid", owner_uid)
+        .str("bootInstance", boot)
+        .int("processId", process)
+        .int("brokerGeneration", generation)
+        .str("publicEndpoint", public)
+        .str("authorityEndpoint", authority)
+        .str("identityKeyId", key_id)
+        .str("signature", signature)
+        .finish();
     Ok(Identity {
         base_protocol_version: base,
         features,
@@ -702,6 +775,7 @@ fn identity_record(v: &Js) -> Result<Identity, Failure> {
         owner_uid,
         identity_key_id: key_id.to_string(),
         signature: signature.to_string(),
+        json,
     })
 }
 
