@@ -283,7 +283,7 @@ fn protected_mode(mode: &str) -> bool {
         && (b[3] - b'0') & 0o2 == 0
 }
 
-const VERIFICATION_STRINGS: &[&str] = &[
+const VERIFICATION_KEYS: &[&str] = &[
     "expectedProviderPackage",
     "expectedProviderVersion",
     "expectedProviderDigest",
@@ -304,7 +304,7 @@ const VERIFICATION_STRINGS: &[&str] = &[
 /// `parseBrokerIdentityVerificationContext` with the provider attestation required and parsed.
 fn verification(value: &Js) -> read::Read<Verification<'_>> {
     let path = "$.identityVerification";
-    exact_record(value, VERIFICATION_STRINGS, &["providerAttestation"], path)?;
+    exact_record(value, VERIFICATION_KEYS, &["providerAttestation"], path)?;
     let attestation = match field(value, "providerAttestation") {
         Js::Undefined => return fail(&member(path, "providerAttestation"), "is required"),
         a => provider_attestation(a)?,
@@ -313,7 +313,7 @@ fn verification(value: &Js) -> read::Read<Verification<'_>> {
     let mut owner = 0;
     let mut service = 0;
     let mut identity_keys = &Js::Undefined;
-    for &key in VERIFICATION_STRINGS {
+    for &key in VERIFICATION_KEYS {
         let item = field(value, key);
         let at = member(path, key);
         let json = match key {
