@@ -2,14 +2,11 @@
 // negotiation, participant states and worker identity (this file), and the Boss policy
 // (./policy). The names and shapes are those of the TypeScript core 0.2.0.
 import type { CanonicalValue } from '../canonical/index.js'
-
-// The canonical subpath's error class, by shape (./canonical exports the class itself).
-declare class ContractValidationError extends Error {
-  readonly path: string
-  constructor (path: string, message: string)
-}
+import { ContractValidationError } from '../canonical/index.js'
 
 export * from './policy.js'
+export * from './feature.js'
+export * from './vectors.js'
 
 type ParticipantBindingEpoch = number
 type BrokerGeneration = number

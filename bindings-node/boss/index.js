@@ -21,10 +21,9 @@ registerError('BrokerCapabilityAdvertisementError', (f) => new BrokerCapabilityA
 
 const C = call('boss.constants', [])
 
-// The environment reader takes any object's own properties, whatever its prototype (process.env's
-// is not Object.prototype, and the snapshot writes no members of such objects). The same own
-// properties, by descriptor (no getter runs), on a null-prototype object; proxies pass as they
-// are and are refused by the core.
+// The environment reader takes any object's own properties, whatever its prototype (process.env
+// is such an object): it gets them by descriptor (no getter runs) on a null-prototype object;
+// proxies pass as they are and are refused by the core.
 function ownView (value) {
   if (typeof value !== 'object' || value === null || Array.isArray(value) || isProxy(value)) return value
   const proto = Object.getPrototypeOf(value)

@@ -25,8 +25,8 @@ export declare class ContractValidationError extends Error {
   readonly path: string;
   /** Set on the refusals of canonicalJson, canonicalFrame and canonicalHash: the stable code
    * (UNSUPPORTED_VALUE, UNSUPPORTED_NUMBER, UNPAIRED_SURROGATE, NESTING_TOO_DEEP,
-   * INVALID_DOMAIN). */
-  readonly code?: CoreErrorCode;
+   * INVALID_DOMAIN); subclasses carry their own codes. */
+  readonly code?: CoreErrorCode | string;
   constructor(path: string, message: string);
 }
 

@@ -57,79 +57,30 @@ pub fn routing_semantics_hash() -> &'static str {
     &ROUTING_HASH
 }
 
-/// What this module takes from the Boss feature contract (`boss::wire`).
-///
-/// MERGE: `boss::wire` is written on another branch; until it lands these are the published
-/// values of `BOSS_RUN_FEATURE_CONTRACT.semanticsHash` and `BOSS_CAPABILITY_FEATURE_DIGEST` and
-/// a reading of `parseBossRunFeatureContract`, to be replaced by the wire module's own.
+/// What this module takes from the Boss feature contract.
 mod wire {
+    use crate::boss::wire;
     use crate::contract::Js;
-    use crate::contract::read::{self, Read};
+    use crate::contract::read::Read;
 
-    pub const FEATURE: &str = "boss-run-v1";
-    pub const FEATURE_SEMANTICS_HASH: &str =
-        "8943eb60d29afa5264322b5cc7df3de245b01b1cf48a8cbf9cfb6188b02fcfa9";
-    pub const CAPABILITY_FEATURE_DIGEST: &str =
-        "239bee8bb64cc8c149d49ac00c7396f33f375a89a1d6dea6bd86ff840d551a59";
+    /// `BOSS_RUN_FEATURE_CONTRACT.semanticsHash`.
+    pub fn feature_semantics_hash() -> &'static str {
+        wire::feature_semantics_hash()
+    }
+
+    /// `BOSS_CAPABILITY_FEATURE_DIGEST`.
+    pub fn capability_feature_digest() -> &'static str {
+        wire::capability_feature_digest()
+    }
 
     /// `BOSS_RUN_FEATURE_CONTRACT` as JSON.
     pub fn contract_json() -> String {
-        format!(
-            concat!(
-                r#"{{"feature":"{}","version":1,"baseProtocolVersion":4,"#,
-                r#""semanticsHash":"{}","controlEnvelopeVersion":1}}"#
-            ),
-            FEATURE, FEATURE_SEMANTICS_HASH
-        )
+        wire::feature_contract_json()
     }
 
-    /// `parseBossRunFeatureContract` (its paths are always `$...`).
+    /// `parseBossRunFeatureContract`.
     pub fn parse_contract(value: &Js) -> Read<()> {
-        read::exact_record(
-            value,
-            &[
-                "feature",
-                "version",
-                "baseProtocolVersion",
-                "semanticsHash",
-                "controlEnvelopeVersion",
-            ],
-            &[],
-            "$",
-        )?;
-        let field = |key: &str| read::field(value, key);
-        if field("feature").as_str() != Some(FEATURE) {
-            return read::fail("$.feature", format!("must be {FEATURE}"));
-        }
-        let is = |key: &str, n: f64| field(key).as_num() == Some(n);
-        if !is("version", 1.0) {
-            let shown = field("version").js_string();
-            return read::fail(
-                "$.version",
-                format!("unsupported Boss feature version: {shown}"),
-            );
-        }
-        if !is("baseProtocolVersion", 4.0) {
-            let shown = field("baseProtocolVersion").js_string();
-            return read::fail(
-                "$.baseProtocolVersion",
-                format!("unsupported Boss base protocol version: {shown}"),
-            );
-        }
-        if read::hex_digest(field("semanticsHash"), "$.semanticsHash")? != FEATURE_SEMANTICS_HASH {
-            return read::fail(
-                "$.semanticsHash",
-                "does not match the boss-run-v1 semantics corpus",
-            );
-        }
-        if !is("controlEnvelopeVersion", 1.0) {
-            let shown = field("controlEnvelopeVersion").js_string();
-            return read::fail(
-                "$.controlEnvelopeVersion",
-                format!("unsupported control envelope version: {shown}"),
-            );
-        }
-        Ok(())
+        wire::check_feature_contract(value)
     }
 }
 
@@ -584,9 +535,9 @@ fn boss_binding(
 
 fn attested(r: &BossRegistration) -> bool {
     r.feature_contract.get("semanticsHash").and_then(Js::as_str)
-        == Some(wire::FEATURE_SEMANTICS_HASH)
+        == Some(wire::feature_semantics_hash())
         && r.policy_semantics_hash == policy::semantics_hash()
-        && r.capability_digest == wire::CAPABILITY_FEATURE_DIGEST
+        && r.capability_digest == wire::capability_feature_digest()
         && r.broker_identity_verified
 }
 
@@ -1011,7 +962,10 @@ mod cases {
                 Js::parse_json(&wire::contract_json()).expect("the contract is JSON"),
             ),
             ("policySemanticsHash", Js::str(policy::semantics_hash())),
-            ("capabilityDigest", Js::str(wire::CAPABILITY_FEATURE_DIGEST)),
+            (
+                "capabilityDigest",
+                Js::str(wire::capability_feature_digest()),
+            ),
             ("brokerIdentityVerified", Js::Bool(true)),
         ])
     }

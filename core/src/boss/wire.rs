@@ -111,15 +111,13 @@ const CAPABILITY_FEATURE_DIGEST_DOMAIN: &str =
 const PARTICIPANT_CREDENTIAL_DOMAIN: &str =
     "agent-intercom-core/boss-run-v1/participant-credential";
 
-/// MERGE POINT (the one place): the Boss policy semantics hash and the feature-routing
-/// semantics hash, which the other issue-9 helper computes from the vector files as
-/// `crate::boss::policy::semantics_hash()` and `crate::boss::feature::routing_semantics_hash()`.
-/// Until that branch is merged these are the published values (inventory §1.3); the lead
-/// switches this body to those two functions at merge.
+/// The Boss policy semantics hash and the feature-routing semantics hash that the feature
+/// corpus embeds, both computed from their vector files (`vectors/boss-policy-v1.json`,
+/// `vectors/feature-routing-v1.json`).
 fn upstream_semantics_hashes() -> (String, String) {
     (
-        "5fe94cc2c81bba8b50c6d6cd31487231ebfa10ee2d05495c2b088b12e2958dfa".to_string(),
-        "e8ddde569a188a122b6ba0e257e23ba203bbf0897dcb3c84994be3390e26e63f".to_string(),
+        crate::boss::policy::semantics_hash().to_string(),
+        crate::boss::feature::routing_semantics_hash().to_string(),
     )
 }
 
@@ -324,7 +322,12 @@ pub(crate) fn assert_canonical(value: &Js, path: &str) -> read::Read<()> {
 }
 
 fn parse_feature_contract(a: Args<'_>) -> Result<Out, Failure> {
-    let v = a.get(0);
+    check_feature_contract(a.get(0)).map(|()| Out::Input(0))
+}
+
+/// `parseBossRunFeatureContract` as a check: the exact `BOSS_RUN_FEATURE_CONTRACT`, field by
+/// field (paths `$.<field>`).
+pub fn check_feature_contract(v: &Js) -> read::Read<()> {
     exact_record(
         v,
         &[
@@ -373,7 +376,7 @@ fn parse_feature_contract(a: Args<'_>) -> Result<Out, Failure> {
             ),
         );
     }
-    Ok(Out::Input(0))
+    Ok(())
 }
 
 fn parse_run_authority_identity(a: Args<'_>) -> Result<Out, Failure> {
