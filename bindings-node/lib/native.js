@@ -170,4 +170,4 @@ function fail (code, message) {
   throw new IntercomError(code, message)
 }
 
-module.exports = { addon, constants, fail, IntercomError, PLATFORMS, hostLibc }
+module.exports = { addon, constants, fail, IntercomError }
