@@ -11,6 +11,7 @@
 // bindings-node/npm/platforms.json.
 const { join } = require('node:path')
 const { existsSync, readFileSync } = require('node:fs')
+const os = require('node:os')
 
 class IntercomError extends Error {
   constructor (code, message) {
@@ -24,11 +25,26 @@ const PACKAGE = require('../../package.json')
 const PLATFORMS = require('../npm/platforms.json').platforms
 const SOURCE_CHECKOUT_ADDON = join(__dirname, '..', 'agent_intercom.node')
 
+// The machine, as the kernel names it (uname), in Node's spelling. Not process.platform and
+// process.arch: a program may redefine those (the Pi adapter's tests pose as win32 that way) while
+// the addon to load is still the one for the machine it runs on.
+const OS_NAMES = { Linux: 'linux', Darwin: 'darwin', Windows_NT: 'win32', FreeBSD: 'freebsd', OpenBSD: 'openbsd', SunOS: 'sunos', AIX: 'aix' }
+const CPU_NAMES = { x86_64: 'x64', amd64: 'x64', aarch64: 'arm64', arm64: 'arm64', armv7l: 'arm', i686: 'ia32', i386: 'ia32', riscv64: 'riscv64', ppc64le: 'ppc64', s390x: 's390x', loongarch64: 'loong64' }
+
+function hostPlatform () {
+  return OS_NAMES[os.type()] || os.type().toLowerCase()
+}
+
+function hostArch () {
+  const machine = os.machine()
+  return CPU_NAMES[machine] || machine
+}
+
 /** The C library this Linux process runs on, 'glibc' or 'musl' (the napi-rs way: the text of
  * /usr/bin/ldd names it and is cheap to read; else the process report, whose header carries
  * glibcVersionRuntime only under glibc); null elsewhere. */
 function hostLibc () {
-  if (process.platform !== 'linux') return null
+  if (hostPlatform() !== 'linux') return null
   try {
     const ldd = readFileSync('/usr/bin/ldd', 'latin1')
     if (ldd.includes('musl')) return 'musl'
@@ -59,7 +75,7 @@ function packageOf (row) {
 }
 
 function hostName () {
-  return platformName({ platform: process.platform, arch: process.arch, libc: hostLibc() })
+  return platformName({ platform: hostPlatform(), arch: hostArch(), libc: hostLibc() })
 }
 
 function unavailable (message, cause) {
@@ -93,7 +109,9 @@ function requireAddon (file, from) {
 function loadNative () {
   if (existsSync(SOURCE_CHECKOUT_ADDON)) return requireAddon(SOURCE_CHECKOUT_ADDON, '')
   const libc = hostLibc()
-  const row = PLATFORMS.find((p) => p.platform === process.platform && p.arch === process.arch &&
+  const platform = hostPlatform()
+  const arch = hostArch()
+  const row = PLATFORMS.find((p) => p.platform === platform && p.arch === arch &&
     (p.libc || null) === libc)
   if (!row) throw unavailable(`no native addon is built for ${hostName()}`)
   const name = packageOf(row)

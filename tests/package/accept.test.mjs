@@ -53,8 +53,8 @@ function loadFailure (preload, cwd = process.cwd()) {
 
 test('on an unsupported platform the package says which platform it looked for and which exist', () => {
   for (const [preload, host] of [
-    ["Object.defineProperty(process, 'arch', { value: 'riscv64' })", 'linux-riscv64-gnu'],
-    ["Object.defineProperty(process, 'platform', { value: 'freebsd' })", 'freebsd-x64'],
+    ["require('node:os').machine = () => 'riscv64'", 'linux-riscv64-gnu'],
+    ["require('node:os').type = () => 'FreeBSD'", 'freebsd-x64'],
   ]) {
     const error = loadFailure(preload)
     assert.strictEqual(error.name, 'IntercomError')
@@ -64,6 +64,12 @@ test('on an unsupported platform the package says which platform it looked for a
     assert.ok(error.message.startsWith(`@ctliz/agent-intercom-core 0.3.0: no native addon is built for ${host}.`), error.message)
     assert.ok(error.message.includes('Supported platforms: linux-x64-gnu (@ctliz/agent-intercom-core-linux-x64-gnu)'), error.message)
   }
+})
+
+test('the addon is chosen for the machine, not for a redefined process.platform or process.arch', () => {
+  // The Pi adapter's tests run its TypeScript broker posing as win32 this way.
+  const preload = "Object.defineProperty(process, 'platform', { value: 'win32' }); Object.defineProperty(process, 'arch', { value: 'arm64' })"
+  assert.strictEqual(loadFailure(preload), null)
 })
 
 test('without its platform package the package names the package to install', () => {
