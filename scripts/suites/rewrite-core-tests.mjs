@@ -1,0 +1,142 @@
+#!/usr/bin/env node
+// Copies the TypeScript core's own test files into OUT_DIR with every `../src/X.ts` import turned
+// into an import of the published package's subpath that exports X, and writes OUT_DIR/imports.json
+// (which test imports which value names from which subpath) for check-core-imports.mjs.
+//
+// usage: rewrite-core-tests.mjs CORE_EXPORT_DIR OUT_DIR [--strict]
+//
+// By default an import becomes `import * as ns from "<pkg>/<subpath>"; const { a, b: c } = ns;`, so
+// a name the installed package lacks reads as undefined and only the tests that use it fail (the
+// checker prints every such name first). With --strict the named-import form is kept, as a
+// consumer would write it: a missing name then fails the whole file at link time.
+// Line numbers are kept (a rewritten import spans as many lines as the original).
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+
+const PACKAGE = "@ctliz/agent-intercom-core";
+const SKIP = new Set(["docs-contract.test.ts"]);
+
+// src module -> public subpath (the TS core's package.json exports and the re-exports of its
+// src/index.ts, src/boss.ts and src/boss-vectors.ts).
+const ENTRY_SUBPATHS = {
+  index: ".",
+  policy: "./policy",
+  "policy-vectors": "./vectors",
+  "team-manifest": "./team-manifest",
+  canonical: "./canonical",
+  "protocol-v4": "./protocol-v4",
+  boss: "./boss",
+  "boss-policy": "./boss/policy",
+  "boss-vectors": "./boss/vectors",
+};
+
+function subpathOf(module) {
+  return Object.hasOwn(ENTRY_SUBPATHS, module) ? ENTRY_SUBPATHS[module] : null;
+}
+
+function bossSubpath(module, bossModules) {
+  if (!bossModules.has(module)) return null;
+  return module.endsWith("-vectors") ? "./boss/vectors" : "./boss";
+}
+
+// Modules re-exported (export * from "./m.ts") by an entry file of the TS core.
+function reexports(srcDir, entry) {
+  const text = readFileSync(join(srcDir, `${entry}.ts`), "utf8");
+  return new Set([...text.matchAll(/export\s*\*\s*from\s*["']\.\/([\w-]+)\.ts["']/g)].map((m) => m[1]));
+}
+
+// Names the TS core declares as types (they vanish at run time, so they are never looked up).
+function typeNames(srcDir) {
+  const names = new Set();
+  for (const file of readdirSync(srcDir).filter((f) => f.endsWith(".ts"))) {
+    const text = readFileSync(join(srcDir, file), "utf8");
+    for (const m of text.matchAll(/export\s+(?:declare\s+)?(?:type|interface)\s+([A-Za-z_$][\w$]*)/g)) {
+      names.add(m[1]);
+    }
+    for (const m of text.matchAll(/export\s+type\s*\{([^}]*)\}/g)) {
+      for (const part of m[1].split(",")) {
+        const name = part.trim().split(/\s+as\s+/).pop();
+        if (name) names.add(name);
+      }
+    }
+  }
+  return names;
+}
+
+function parseClause(clause) {
+  // Returns { namespace } or { specifiers: [{ imported, local, type }] }.
+  clause = clause.trim();
+  const ns = /^\*\s+as\s+([A-Za-z_$][\w$]*)$/.exec(clause);
+  if (ns) return { namespace: ns[1] };
+  const braces = /^\{([\s\S]*)\}$/.exec(clause);
+  if (!braces) return null;
+  const specifiers = [];
+  for (const raw of braces[1].split(",")) {
+    const part = raw.replace(/\/\/.*$/gm, "").replace(/\/\*[\s\S]*?\*\//g, "").trim();
+    if (!part) continue;
+    const m = /^(type\s+)?([A-Za-z_$][\w$]*)(?:\s+as\s+([A-Za-z_$][\w$]*))?$/.exec(part);
+    if (!m) return null;
+    specifiers.push({ imported: m[2], local: m[3] ?? m[2], type: Boolean(m[1]) });
+  }
+  return { specifiers };
+}
+
+function main() {
+  const args = process.argv.slice(2);
+  const strict = args.includes("--strict");
+  const [coreDir, outDir] = args.filter((a) => a !== "--strict");
+  if (!coreDir || !outDir) {
+    console.error("usage: rewrite-core-tests.mjs CORE_EXPORT_DIR OUT_DIR [--strict]");
+    process.exit(2);
+  }
+  const srcDir = join(coreDir, "src");
+  const testDir = join(coreDir, "test");
+  const bossModules = new Set([...reexports(srcDir, "boss"), ...reexports(srcDir, "boss-vectors")]);
+  // Modules only reached through another module (not re-exported by an entry file) still belong
+  // to the boss family when their name says so (boss-semantic-binding-constants).
+  const types = typeNames(srcDir);
+  mkdirSync(outDir, { recursive: true });
+  const manifest = [];
+  const problems = [];
+  let counter = 0;
+  const files = readdirSync(testDir).filter((f) => f.endsWith(".test.ts") && !SKIP.has(f)).sort();
+  for (const file of files) {
+    const source = readFileSync(join(testDir, file), "utf8");
+    const pattern = /import\s+(type\s+)?(\{[^}]*\}|\*\s*as\s+[A-Za-z_$][\w$]*)\s*from\s*(["'])\.\.\/src\/([\w-]+)\.ts\3[ \t]*;?/g;
+    const rewritten = source.replace(pattern, (whole, typeOnly, clause, _q, module) => {
+      const lines = whole.split("\n").length;
+      const pad = (text) => text + "\n".repeat(Math.max(0, lines - text.split("\n").length));
+      let subpath = subpathOf(module) ?? bossSubpath(module, bossModules);
+      if (!subpath && module.startsWith("boss-")) subpath = module.endsWith("-vectors") ? "./boss/vectors" : "./boss";
+      const parsed = parseClause(clause);
+      if (!subpath || !parsed) {
+        problems.push(`${file}: cannot map import of ../src/${module}.ts (${clause.replace(/\s+/g, " ")})`);
+        return whole;
+      }
+      const specifier = subpath === "." ? PACKAGE : `${PACKAGE}/${subpath.slice(2)}`;
+      if (typeOnly) return pad(`/* type-only import of ../src/${module}.ts dropped */`);
+      if (parsed.namespace) {
+        manifest.push({ file, module, subpath, values: ["*"], types: [] });
+        return pad(`import * as ${parsed.namespace} from "${specifier}";`);
+      }
+      const values = parsed.specifiers.filter((s) => !s.type && !types.has(s.imported));
+      const typed = parsed.specifiers.filter((s) => s.type || types.has(s.imported));
+      manifest.push({ file, module, subpath, values: values.map((s) => s.imported), types: typed.map((s) => s.imported) });
+      if (values.length === 0) return pad(`/* types only from ../src/${module}.ts */`);
+      const list = values.map((s) => (s.local === s.imported ? s.imported : `${s.imported}${strict ? " as " : ": "}${s.local}`));
+      if (strict) return pad(`import { ${list.join(", ")} } from "${specifier}";`);
+      const ns = `__aic${counter++}`;
+      return pad(`import * as ${ns} from "${specifier}"; const { ${list.join(", ")} } = ${ns};`);
+    });
+    const left = [...rewritten.matchAll(/["']\.\.\/src\/[^"']*["']/g)].map((m) => m[0]);
+    for (const spec of left) problems.push(`${file}: reference to ${spec} left unrewritten`);
+    writeFileSync(join(outDir, file), rewritten);
+  }
+  writeFileSync(join(outDir, "imports.json"), JSON.stringify({ package: PACKAGE, files, imports: manifest }, null, 2));
+  for (const p of problems) console.log(`REWRITE: ${p}`);
+  const summary = new Map();
+  for (const entry of manifest) summary.set(entry.subpath, (summary.get(entry.subpath) ?? 0) + entry.values.length);
+  console.log(`rewrote ${files.length} test files; value names imported per subpath: ${[...summary].map(([s, n]) => `${s} ${n}`).join(", ")}`);
+}
+
+main();
