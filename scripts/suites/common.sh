@@ -33,7 +33,9 @@ suite_tarballs() {
     name=$(cd "$repo" && npm pack --silent --pack-destination "$work/pack" | tail -n 1)
     tarballs+=("$work/pack/$name")
     local dirty=""
-    git -C "$repo" diff --quiet HEAD 2>/dev/null || dirty=" (uncommitted changes)"
+    # Changes to scripts/ and docs/ do not reach the package; anything else is worth saying.
+    [ -z "$(git -C "$repo" status --porcelain -- . ':!scripts' ':!docs' 2>/dev/null)" ] \
+      || dirty=" (with uncommitted changes)"
     echo "packed $name from $repo at commit $(git -C "$repo" rev-parse --short HEAD)$dirty"
   fi
   for t in "${tarballs[@]}"; do
@@ -85,6 +87,15 @@ suite_total() {
       (crashed.length ? `; no summary from ${crashed.join(", ")}` : "") + `; ${bad} runs not clean`);
     process.exit(bad ? 1 : 0);
   ' "$work/logs/index"
+}
+
+# suite_compare: with AIC_SUITE_BASELINE (a logs folder an earlier run saved with AIC_SUITE_LOGS),
+# lists the baseline's passing tests that fail or did not run here, and counts their causes.
+suite_compare() {
+  if [ -n "${AIC_SUITE_BASELINE:-}" ]; then
+    echo "compared with the baseline in $AIC_SUITE_BASELINE:"
+    node "$repo/scripts/suites/compare-runs.mjs" "$AIC_SUITE_BASELINE" "$work/logs"
+  fi
 }
 
 # suite_save_logs: copies the logs to $AIC_SUITE_LOGS if set.

@@ -5,13 +5,14 @@
 //
 // usage: rewrite-core-tests.mjs CORE_EXPORT_DIR OUT_DIR [--strict]
 //
-// By default an import becomes `import * as ns from "<pkg>/<subpath>"; const { a, b: c } = ns;`, so
-// a name the installed package lacks reads as undefined and only the tests that use it fail (the
-// checker prints every such name first). With --strict the named-import form is kept, as a
+// By default an import becomes `const ns = await import("<pkg>/<subpath>").catch(() => ({}));
+// const { a, b: c } = ns;`, so a name (or a whole subpath) the installed package lacks reads as
+// undefined and only the tests that use it fail (check-core-imports.mjs prints each such name). With --strict the named-import form is kept, as a
 // consumer would write it: a missing name then fails the whole file at link time.
 // Line numbers are kept (a rewritten import spans as many lines as the original).
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { parseClause, typeNames } from "./ts-source.mjs";
 
 const PACKAGE = "@ctliz/agent-intercom-core";
 const SKIP = new Set(["docs-contract.test.ts"]);
@@ -43,42 +44,6 @@ function bossSubpath(module, bossModules) {
 function reexports(srcDir, entry) {
   const text = readFileSync(join(srcDir, `${entry}.ts`), "utf8");
   return new Set([...text.matchAll(/export\s*\*\s*from\s*["']\.\/([\w-]+)\.ts["']/g)].map((m) => m[1]));
-}
-
-// Names the TS core declares as types (they vanish at run time, so they are never looked up).
-function typeNames(srcDir) {
-  const names = new Set();
-  for (const file of readdirSync(srcDir).filter((f) => f.endsWith(".ts"))) {
-    const text = readFileSync(join(srcDir, file), "utf8");
-    for (const m of text.matchAll(/export\s+(?:declare\s+)?(?:type|interface)\s+([A-Za-z_$][\w$]*)/g)) {
-      names.add(m[1]);
-    }
-    for (const m of text.matchAll(/export\s+type\s*\{([^}]*)\}/g)) {
-      for (const part of m[1].split(",")) {
-        const name = part.trim().split(/\s+as\s+/).pop();
-        if (name) names.add(name);
-      }
-    }
-  }
-  return names;
-}
-
-function parseClause(clause) {
-  // Returns { namespace } or { specifiers: [{ imported, local, type }] }.
-  clause = clause.trim();
-  const ns = /^\*\s+as\s+([A-Za-z_$][\w$]*)$/.exec(clause);
-  if (ns) return { namespace: ns[1] };
-  const braces = /^\{([\s\S]*)\}$/.exec(clause);
-  if (!braces) return null;
-  const specifiers = [];
-  for (const raw of braces[1].split(",")) {
-    const part = raw.replace(/\/\/.*$/gm, "").replace(/\/\*[\s\S]*?\*\//g, "").trim();
-    if (!part) continue;
-    const m = /^(type\s+)?([A-Za-z_$][\w$]*)(?:\s+as\s+([A-Za-z_$][\w$]*))?$/.exec(part);
-    if (!m) return null;
-    specifiers.push({ imported: m[2], local: m[3] ?? m[2], type: Boolean(m[1]) });
-  }
-  return { specifiers };
 }
 
 function main() {
@@ -126,13 +91,13 @@ function main() {
       const list = values.map((s) => (s.local === s.imported ? s.imported : `${s.imported}${strict ? " as " : ": "}${s.local}`));
       if (strict) return pad(`import { ${list.join(", ")} } from "${specifier}";`);
       const ns = `__aic${counter++}`;
-      return pad(`import * as ${ns} from "${specifier}"; const { ${list.join(", ")} } = ${ns};`);
+      return pad(`const ${ns} = await import("${specifier}").catch(() => ({})); const { ${list.join(", ")} } = ${ns};`);
     });
     const left = [...rewritten.matchAll(/["']\.\.\/src\/[^"']*["']/g)].map((m) => m[0]);
     for (const spec of left) problems.push(`${file}: reference to ${spec} left unrewritten`);
     writeFileSync(join(outDir, file), rewritten);
   }
-  writeFileSync(join(outDir, "imports.json"), JSON.stringify({ package: PACKAGE, files, imports: manifest }, null, 2));
+  writeFileSync(join(outDir, "imports.json"), JSON.stringify({ package: PACKAGE, typesKnown: true, files, imports: manifest }, null, 2));
   for (const p of problems) console.log(`REWRITE: ${p}`);
   const summary = new Map();
   for (const entry of manifest) summary.set(entry.subpath, (summary.get(entry.subpath) ?? 0) + entry.values.length);

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Reads the TAP that node:test wrote (--test-reporter=tap) and prints its summary counts on one
 // line, then one line per failing test (leaf tests only: a parent that failed only because a
-// subtest did is not repeated), with the error's first lines.
+// subtest did is not repeated), with the error's first lines. The JSON also lists every result.
 //
 // usage: tap-summary.mjs TAP_FILE LABEL [--json OUT]   (OUT gets {label, counts, failures})
 import { readFileSync, writeFileSync } from "node:fs";
@@ -15,8 +15,11 @@ try {
 }
 const lines = text.split("\n");
 
+// The runners' temporary folders, cut from test names and messages: /tmp/aic-suite.XXXX/<dir>/.
+const WORK_PATH = /\/\S*?aic-suite\.[^/\s]+\/[^/\s]+\//g;
 const counts = {};
 const failures = [];
+const results = []; // every ok / not ok line, parents included: { test, status }
 // Top-level "# " comments other than the summary: what the test file's process wrote to stderr
 // (node 20 puts it there), e.g. the error that stopped a file from loading.
 const diagnostics = lines
@@ -39,12 +42,15 @@ for (let i = 0; i < lines.length; i++) {
     counts[total[1]] = Number(total[2]);
     continue;
   }
-  const result = /^(\s*)not ok \d+ - (.*?)(?:\s+#\s*(SKIP|TODO).*)?$/.exec(line);
+  const result = /^(\s*)(not ok|ok) \d+ - (.*?)(?:\s+#\s*(SKIP|TODO).*)?$/.exec(line);
   if (!result) continue;
   const indent = result[1].length;
   while (stack.length && stack[stack.length - 1].indent > indent) stack.pop();
   const path = stack.filter((s) => s.indent < indent).map((s) => s.name);
-  path.push(result[2]);
+  path.push(result[3]);
+  const status = result[4] ? result[4].toLowerCase() : result[2] === "ok" ? "pass" : "fail";
+  results.push({ test: path.join(" > ").replace(WORK_PATH, ""), status });
+  if (result[2] === "ok") continue;
   // Read the YAML block that follows.
   const yaml = [];
   let j = i + 1;
@@ -75,8 +81,8 @@ for (let i = 0; i < lines.length; i++) {
   if (code === "ERR_TEST_FAILURE" && error === "test failed" && thrown) {
     error = `the file did not finish: ${thrown}${thrownAt ? ` (at ${thrownAt.replace(/^.*\//, "")})` : ""}`;
   }
-  const test = path.join(" > ").replace(/\/\S*\/app\//g, "");
-  failures.push({ test, failureType, code, error: error.replace(/\/\S*\/app\//g, "").slice(0, 600) });
+  const test = path.join(" > ").replace(WORK_PATH, "");
+  failures.push({ test, failureType, code, error: error.replace(WORK_PATH, "").slice(0, 600) });
 }
 
 const ok = Object.hasOwn(counts, "tests");
@@ -87,4 +93,4 @@ console.log(
     : `${label}: NO SUMMARY (the run crashed or timed out)`,
 );
 for (const f of failures) console.log(`  FAIL ${label} :: ${f.test}${f.code ? ` [${f.code}]` : ""}: ${f.error}`);
-if (flag === "--json" && jsonOut) writeFileSync(jsonOut, JSON.stringify({ label, ok, counts, failures }, null, 2));
+if (flag === "--json" && jsonOut) writeFileSync(jsonOut, JSON.stringify({ label, ok, counts, failures, results }, null, 2));
