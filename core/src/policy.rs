@@ -1,6 +1,1371 @@
-//! The remote-access policy kernel (`./policy`): authorize, ancestry, revoke and adopt.
+//! The remote-access policy kernel (`./policy`): who may reach whom, and the two ownership
+//! transitions (revoking a subtree, adopting a subtree under a new parent).
+//!
+//! This is semantics version 2 of the TypeScript core's `policy.ts`, decision for decision:
+//! [`authorize`] applies its checks in the same order and answers the same reasons and codes,
+//! [`revoke_subtree`] and [`adopt_subtree`] list the changed principals in the same
+//! (breadth-first) order, and the twelve golden vectors of [`vectors`] (the very file whose
+//! SHA-256 is the published `POLICY_SEMANTICS_HASH`) pass. The typed API is below; the
+//! operations the bindings call (`policy.authorize`, ...) read JavaScript values with
+//! [`PolicyState::from_js`] and friends, which refuse a malformed state with a
+//! `ContractValidationError` where TypeScript would read `undefined` and carry on (or throw a
+//! `TypeError`). docs/policy.md lists those differences.
+//!
+//! ```
+//! use agent_intercom_core::policy::{self, Decision, PolicyAction, PolicyState, Principal};
+//!
+//! let root = Principal::local("root");
+//! let child = Principal::remote("child", "root", "root");
+//! let state = PolicyState::from_principals([root, child]);
+//! let any = Default::default();
+//! let decision = policy::authorize(&state, "child", PolicyAction::Send, "root", &any);
+//! assert_eq!(decision.label(), "direct-parent");
+//! let revoked = policy::revoke_subtree(&state, "child").unwrap();
+//! assert_eq!(revoked.changed_principal_ids, ["child"]);
+//! assert_eq!(revoked.state.get("child").unwrap().generation, 2);
+//! let after = policy::authorize(&revoked.state, "child", PolicyAction::Send, "root", &any);
+//! assert_eq!(after, Decision::Denied(policy::DenialCode::RevokedPrincipal));
+//! ```
 
-use crate::contract::Op;
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::fmt;
+use std::sync::OnceLock;
 
-/// The operations of this module.
-pub const OPS: &[Op] = &[];
+use sha2::{Digest, Sha256};
+
+use crate::contract::read::{self, Read, element, fail, member};
+use crate::contract::value::{Js, Proto, array_index, write_json_string};
+use crate::contract::{Args, Failure, Op, Out};
+
+/// `POLICY_SEMANTICS_VERSION`: the version of these rules.
+pub const POLICY_SEMANTICS_VERSION: u32 = 2;
+
+/// The largest generation a principal may carry: `Number.MAX_SAFE_INTEGER`, so that every
+/// generation is exact in JavaScript.
+pub const MAX_GENERATION: u64 = 9_007_199_254_740_991;
+
+/// Declares a string enum: its variants, their TypeScript spellings, `ALL`, `as_str`, `parse`.
+macro_rules! string_enum {
+    ($(#[$meta:meta])* $name:ident { $($(#[$vmeta:meta])* $variant:ident = $text:literal,)+ }) => {
+        $(#[$meta])*
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        pub enum $name {
+            $($(#[$vmeta])* $variant,)+
+        }
+
+        impl $name {
+            /// Every value, in the order the TypeScript type lists them.
+            pub const ALL: &'static [$name] = &[$($name::$variant,)+];
+            /// The TypeScript spellings, in the same order.
+            pub const NAMES: &'static [&'static str] = &[$($text,)+];
+
+            /// The TypeScript spelling.
+            pub const fn as_str(self) -> &'static str {
+                match self {
+                    $($name::$variant => $text,)+
+                }
+            }
+
+            /// The value a TypeScript spelling names, exactly.
+            pub fn parse(text: &str) -> Option<$name> {
+                match text {
+                    $($text => Some($name::$variant),)+
+                    _ => None,
+                }
+            }
+
+            /// Reads the value at `path` of a JavaScript value: one of [`Self::NAMES`].
+            pub fn from_js(value: &Js, path: &str) -> Result<$name, Failure> {
+                let text = read::one_of(value, Self::NAMES, path)?;
+                Ok($name::parse(text).expect("NAMES and parse agree"))
+            }
+        }
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+    };
+}
+
+string_enum! {
+    /// `PolicyAction`: what an actor asks to do to a target.
+    PolicyAction {
+        /// See the target in a listing.
+        Discover = "discover",
+        /// Send a message.
+        Send = "send",
+        /// Ask a question.
+        Ask = "ask",
+        /// Reply to a question.
+        Reply = "reply",
+        /// Inspect the target's subtree.
+        InspectTree = "inspect_tree",
+        /// Delegate a child under the target.
+        DelegateChild = "delegate_child",
+        /// Revoke the target's subtree.
+        Revoke = "revoke",
+        /// Adopt the target's subtree.
+        Adopt = "adopt",
+    }
+}
+
+string_enum! {
+    /// `PrincipalKind`: where a principal runs.
+    PrincipalKind {
+        /// A session on this machine.
+        Local = "local",
+        /// A session enrolled from elsewhere.
+        Remote = "remote",
+    }
+}
+
+string_enum! {
+    /// `PrincipalState`.
+    PrincipalState {
+        /// May act and be acted on.
+        Active = "active",
+        /// Fenced off: every decision about it is `REVOKED_PRINCIPAL`.
+        Revoked = "revoked",
+    }
+}
+
+string_enum! {
+    /// `PrincipalPolicy`: carried with a principal; the version-2 decisions do not read it
+    /// (they go by [`PrincipalKind`]).
+    PrincipalPolicy {
+        /// Every local session may reach every other.
+        LocalPublic = "local-public",
+        /// Reach follows the ownership tree.
+        RemoteTree = "remote-tree",
+    }
+}
+
+string_enum! {
+    /// Why [`authorize`] allowed an action (`reason` of an allowed `AuthorizationDecision`).
+    AllowReason {
+        /// The actor is the target.
+        SelfAccess = "self",
+        /// Both are local sessions.
+        LocalPublic = "local-public",
+        /// One is the other's direct parent (communication actions).
+        DirectParent = "direct-parent",
+        /// One is an ancestor of the other (communication actions).
+        AncestorChain = "ancestor-chain",
+        /// The actor is an ancestor of the target (control actions).
+        AncestorControl = "ancestor-control",
+    }
+}
+
+string_enum! {
+    /// `AuthorizationDenialCode`: why [`authorize`] refused.
+    DenialCode {
+        /// The actor or the target is not in the state.
+        UnknownPrincipal = "UNKNOWN_PRINCIPAL",
+        /// The actor or the target is not active.
+        RevokedPrincipal = "REVOKED_PRINCIPAL",
+        /// A generation in the context is not the principal's.
+        StaleGeneration = "STALE_GENERATION",
+        /// No rule allows it.
+        PolicyDenied = "POLICY_DENIED",
+    }
+}
+
+impl PolicyAction {
+    /// discover, send, ask, reply: reach follows the whole ancestor chain, both ways.
+    pub const fn communicates(self) -> bool {
+        matches!(
+            self,
+            PolicyAction::Discover | PolicyAction::Send | PolicyAction::Ask | PolicyAction::Reply
+        )
+    }
+
+    /// inspect_tree, revoke, adopt: only an ancestor controls a descendant.
+    pub const fn controls(self) -> bool {
+        matches!(
+            self,
+            PolicyAction::InspectTree | PolicyAction::Revoke | PolicyAction::Adopt
+        )
+    }
+}
+
+/// `PolicyPrincipal`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Principal {
+    /// `id`.
+    pub id: String,
+    /// `kind`.
+    pub kind: PrincipalKind,
+    /// `state`.
+    pub state: PrincipalState,
+    /// `generation`, at most [`MAX_GENERATION`]; raised by every transition, so a credential
+    /// that names an older generation goes stale.
+    pub generation: u64,
+    /// `policy`.
+    pub policy: PrincipalPolicy,
+    /// `parentSessionId`: the owner, if any.
+    pub parent_session_id: Option<String>,
+    /// `rootSessionId`: the local session at the top of its tree.
+    pub root_session_id: String,
+}
+
+impl Principal {
+    /// An active local session of generation 1, its own root, `local-public`.
+    pub fn local(id: impl Into<String>) -> Principal {
+        let id = id.into();
+        Principal {
+            root_session_id: id.clone(),
+            id,
+            kind: PrincipalKind::Local,
+            state: PrincipalState::Active,
+            generation: 1,
+            policy: PrincipalPolicy::LocalPublic,
+            parent_session_id: None,
+        }
+    }
+
+    /// An active remote principal of generation 1 under `parent`, in the tree of `root`,
+    /// `remote-tree`.
+    pub fn remote(
+        id: impl Into<String>,
+        parent: impl Into<String>,
+        root: impl Into<String>,
+    ) -> Principal {
+        Principal {
+            id: id.into(),
+            kind: PrincipalKind::Remote,
+            state: PrincipalState::Active,
+            generation: 1,
+            policy: PrincipalPolicy::RemoteTree,
+            parent_session_id: Some(parent.into()),
+            root_session_id: root.into(),
+        }
+    }
+
+    /// Whether the state is [`PrincipalState::Active`].
+    pub fn is_active(&self) -> bool {
+        self.state == PrincipalState::Active
+    }
+
+    /// Reads a `PolicyPrincipal` at `path`: a plain (or null-prototype) object of exactly the
+    /// interface's keys (`parentSessionId` optional; `undefined` counts as absent), each of its
+    /// type: the strings non-empty, `generation` a safe integer `>= 0`.
+    pub fn from_js(value: &Js, path: &str) -> Read<Principal> {
+        object(value, path)?;
+        read::exact_keys(
+            value,
+            &[
+                "id",
+                "kind",
+                "state",
+                "generation",
+                "policy",
+                "rootSessionId",
+            ],
+            &["parentSessionId"],
+            path,
+        )?;
+        let at = |key: &str| member(path, key);
+        let field = |key: &str| read::field(value, key);
+        Ok(Principal {
+            id: read::string(field("id"), &at("id"))?.to_string(),
+            kind: PrincipalKind::from_js(field("kind"), &at("kind"))?,
+            state: PrincipalState::from_js(field("state"), &at("state"))?,
+            generation: generation(field("generation"), &at("generation"))?,
+            policy: PrincipalPolicy::from_js(field("policy"), &at("policy"))?,
+            parent_session_id: read::optional_string(
+                field("parentSessionId"),
+                &at("parentSessionId"),
+            )?
+            .map(str::to_string),
+            root_session_id: read::string(field("rootSessionId"), &at("rootSessionId"))?
+                .to_string(),
+        })
+    }
+
+    /// The principal as JSON, keys in the interface's order (`parentSessionId` only when set).
+    pub fn to_json(&self) -> String {
+        let mut out = String::new();
+        self.write_json(&mut out);
+        out
+    }
+
+    fn write_json(&self, out: &mut String) {
+        out.push_str("{\"id\":");
+        write_json_string(out, &self.id);
+        out.push_str(",\"kind\":");
+        write_json_string(out, self.kind.as_str());
+        out.push_str(",\"state\":");
+        write_json_string(out, self.state.as_str());
+        out.push_str(",\"generation\":");
+        out.push_str(&self.generation.to_string());
+        out.push_str(",\"policy\":");
+        write_json_string(out, self.policy.as_str());
+        if let Some(parent) = &self.parent_session_id {
+            out.push_str(",\"parentSessionId\":");
+            write_json_string(out, parent);
+        }
+        out.push_str(",\"rootSessionId\":");
+        write_json_string(out, &self.root_session_id);
+        out.push('}');
+    }
+}
+
+/// `PolicyState`: the principals by key, in JavaScript's enumeration order (array-index keys
+/// ascending, then the others in insertion order), which decides the order of
+/// `changedPrincipalIds`.
+///
+/// A principal is normally keyed by its own id ([`PolicyState::insert`]). TypeScript looks
+/// principals up by key and compares them by `id`, and nothing there ties the two together, so
+/// [`PolicyState::insert_keyed`] keeps that freedom for states read from JavaScript.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PolicyState {
+    entries: Vec<(String, Principal)>,
+    index: HashMap<String, usize>,
+}
+
+impl PolicyState {
+    /// No principals.
+    pub fn new() -> PolicyState {
+        PolicyState::default()
+    }
+
+    /// The principals, each keyed by its id (a later one with the same id replaces an earlier
+    /// one in place, as assigning an object's key does).
+    pub fn from_principals(principals: impl IntoIterator<Item = Principal>) -> PolicyState {
+        let mut state = PolicyState::new();
+        for principal in principals {
+            state.insert(principal);
+        }
+        state
+    }
+
+    /// Keys `principal` by its id; returns the principal it replaced.
+    pub fn insert(&mut self, principal: Principal) -> Option<Principal> {
+        self.insert_keyed(principal.id.clone(), principal)
+    }
+
+    /// Keys `principal` by `key`; returns the principal it replaced (which keeps its place).
+    pub fn insert_keyed(
+        &mut self,
+        key: impl Into<String>,
+        principal: Principal,
+    ) -> Option<Principal> {
+        let key = key.into();
+        if let Some(&at) = self.index.get(&key) {
+            return Some(std::mem::replace(&mut self.entries[at].1, principal));
+        }
+        match array_index(&key) {
+            // An array-index key goes among the others of its kind, in numeric order.
+            Some(n) => {
+                let at = self
+                    .entries
+                    .iter()
+                    .position(|(k, _)| array_index(k).is_none_or(|m| m > n))
+                    .unwrap_or(self.entries.len());
+                self.entries.insert(at, (key, principal));
+                self.reindex();
+            }
+            None => {
+                self.index.insert(key.clone(), self.entries.len());
+                self.entries.push((key, principal));
+            }
+        }
+        None
+    }
+
+    /// Removes the principal keyed `key`.
+    pub fn remove(&mut self, key: &str) -> Option<Principal> {
+        let at = self.index.remove(key)?;
+        let (_, principal) = self.entries.remove(at);
+        self.reindex();
+        Some(principal)
+    }
+
+    fn reindex(&mut self) {
+        self.index = self
+            .entries
+            .iter()
+            .enumerate()
+            .map(|(i, (k, _))| (k.clone(), i))
+            .collect();
+    }
+
+    /// The principal keyed `key` (never a prototype member: see docs/policy.md).
+    pub fn get(&self, key: &str) -> Option<&Principal> {
+        self.index.get(key).map(|&at| &self.entries[at].1)
+    }
+
+    /// The principal keyed `key`, to change.
+    pub fn get_mut(&mut self, key: &str) -> Option<&mut Principal> {
+        self.index.get(key).map(|&at| &mut self.entries[at].1)
+    }
+
+    /// Whether a principal is keyed `key`.
+    pub fn contains(&self, key: &str) -> bool {
+        self.index.contains_key(key)
+    }
+
+    /// The entries, in JavaScript's enumeration order.
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = (&str, &Principal)> {
+        self.entries.iter().map(|(k, p)| (k.as_str(), p))
+    }
+
+    /// The principals, in JavaScript's enumeration order.
+    pub fn principals(&self) -> impl ExactSizeIterator<Item = &Principal> {
+        self.entries.iter().map(|(_, p)| p)
+    }
+
+    /// How many principals.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// Reads a `PolicyState` at `path`: a plain (or null-prototype) object whose only key is
+    /// `principals`, itself such an object of principals ([`Principal::from_js`]).
+    pub fn from_js(value: &Js, path: &str) -> Read<PolicyState> {
+        object(value, path)?;
+        read::exact_keys(value, &["principals"], &[], path)?;
+        let path = member(path, "principals");
+        let principals = read::field(value, "principals");
+        object(principals, &path)?;
+        let Js::Object(map) = principals else {
+            unreachable!("object() accepted it")
+        };
+        let mut state = PolicyState::new();
+        for (key, item) in &map.members {
+            let at = member(&path, &key.text);
+            read::well_formed(key, &at)?;
+            state.insert_keyed(key.text.clone(), Principal::from_js(item, &at)?);
+        }
+        Ok(state)
+    }
+
+    /// The state as JSON: `{"principals":{key: principal, ...}}` in enumeration order.
+    pub fn to_json(&self) -> String {
+        let mut out = String::from("{\"principals\":{");
+        for (i, (key, principal)) in self.entries.iter().enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            write_json_string(&mut out, key);
+            out.push(':');
+            principal.write_json(&mut out);
+        }
+        out.push_str("}}");
+        out
+    }
+}
+
+impl FromIterator<Principal> for PolicyState {
+    fn from_iter<T: IntoIterator<Item = Principal>>(iter: T) -> PolicyState {
+        PolicyState::from_principals(iter)
+    }
+}
+
+/// `AuthorizationContext`: the generations the caller believes the actor and target hold
+/// (`None`: not checked).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct AuthorizationContext {
+    /// `actorGeneration`.
+    pub actor_generation: Option<u64>,
+    /// `targetGeneration`.
+    pub target_generation: Option<u64>,
+}
+
+impl AuthorizationContext {
+    /// Reads an `AuthorizationContext` at `path`: `undefined` (no checks), or a plain (or
+    /// null-prototype) object with no keys but `actorGeneration` and `targetGeneration`, each
+    /// `undefined` or a safe integer `>= 0`. An unknown key (a misspelt generation, which
+    /// TypeScript would silently not check) is refused.
+    pub fn from_js(value: &Js, path: &str) -> Read<AuthorizationContext> {
+        if matches!(value, Js::Undefined) {
+            return Ok(AuthorizationContext::default());
+        }
+        object(value, path)?;
+        read::exact_keys(value, &[], &["actorGeneration", "targetGeneration"], path)?;
+        let optional = |key: &str| {
+            read::optional(read::field(value, key), |v| {
+                generation(v, &member(path, key))
+            })
+        };
+        Ok(AuthorizationContext {
+            actor_generation: optional("actorGeneration")?,
+            target_generation: optional("targetGeneration")?,
+        })
+    }
+
+    /// The context as JSON (the keys that are set).
+    pub fn to_json(&self) -> String {
+        let mut out = String::from("{");
+        if let Some(g) = self.actor_generation {
+            out.push_str(&format!("\"actorGeneration\":{g}"));
+        }
+        if let Some(g) = self.target_generation {
+            if out.len() > 1 {
+                out.push(',');
+            }
+            out.push_str(&format!("\"targetGeneration\":{g}"));
+        }
+        out.push('}');
+        out
+    }
+}
+
+/// `AuthorizationDecision`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Decision {
+    /// `{allowed: true, reason}`.
+    Allowed(AllowReason),
+    /// `{allowed: false, code}`.
+    Denied(DenialCode),
+}
+
+impl Decision {
+    /// `allowed`.
+    pub fn is_allowed(self) -> bool {
+        matches!(self, Decision::Allowed(_))
+    }
+
+    /// The reason when allowed, the code when denied (what the vectors'
+    /// `expectedReasonOrCode` names).
+    pub fn label(self) -> &'static str {
+        match self {
+            Decision::Allowed(reason) => reason.as_str(),
+            Decision::Denied(code) => code.as_str(),
+        }
+    }
+
+    /// The decision as TypeScript returns it: `{"allowed":true,"reason":R}` or
+    /// `{"allowed":false,"code":C}`.
+    pub fn to_json(self) -> String {
+        match self {
+            Decision::Allowed(r) => format!("{{\"allowed\":true,\"reason\":\"{r}\"}}"),
+            Decision::Denied(c) => format!("{{\"allowed\":false,\"code\":\"{c}\"}}"),
+        }
+    }
+}
+
+impl fmt::Display for Decision {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.label())
+    }
+}
+
+/// Whether one of the two is the other's direct parent (`isDirectParentPair`).
+pub fn is_direct_parent_pair(left: &Principal, right: &Principal) -> bool {
+    left.parent_session_id.as_deref() == Some(right.id.as_str())
+        || right.parent_session_id.as_deref() == Some(left.id.as_str())
+}
+
+/// Whether `ancestor_id` is on the parent chain above `descendant_id` (`isAncestor`); never
+/// its own ancestor. The walk looks parents up by key, stops at a missing parent, and stops
+/// when it meets a principal (by id) it has already passed, so a cycle ends it.
+pub fn is_ancestor(state: &PolicyState, ancestor_id: &str, descendant_id: &str) -> bool {
+    if ancestor_id == descendant_id {
+        return false;
+    }
+    let mut visited: HashSet<&str> = HashSet::new();
+    let mut current = state.get(descendant_id);
+    while let Some(principal) = current {
+        let Some(parent) = principal.parent_session_id.as_deref() else {
+            break;
+        };
+        if parent.is_empty() || visited.contains(principal.id.as_str()) {
+            break;
+        }
+        if parent == ancestor_id {
+            return true;
+        }
+        visited.insert(&principal.id);
+        current = state.get(parent);
+    }
+    false
+}
+
+/// `authorize`: may `actor_id` do `action` to `target_id`?
+///
+/// In this order: either unknown gives `UNKNOWN_PRINCIPAL`; either not active,
+/// `REVOKED_PRINCIPAL`; a context generation that is not the principal's, `STALE_GENERATION`;
+/// the actor itself, `self`; two local sessions, `local-public`. Then, for discover, send, ask
+/// and reply: a direct parent pair, `direct-parent`; an ancestor either way, `ancestor-chain`.
+/// For inspect_tree, revoke and adopt: the actor an ancestor of the target,
+/// `ancestor-control`. Anything else: `POLICY_DENIED`.
+pub fn authorize(
+    state: &PolicyState,
+    actor_id: &str,
+    action: PolicyAction,
+    target_id: &str,
+    context: &AuthorizationContext,
+) -> Decision {
+    let (Some(actor), Some(target)) = (state.get(actor_id), state.get(target_id)) else {
+        return Decision::Denied(DenialCode::UnknownPrincipal);
+    };
+    if !actor.is_active() || !target.is_active() {
+        return Decision::Denied(DenialCode::RevokedPrincipal);
+    }
+    let stale = |expected: Option<u64>, principal: &Principal| {
+        expected.is_some_and(|g| g != principal.generation)
+    };
+    if stale(context.actor_generation, actor) || stale(context.target_generation, target) {
+        return Decision::Denied(DenialCode::StaleGeneration);
+    }
+    if actor.id == target.id {
+        return Decision::Allowed(AllowReason::SelfAccess);
+    }
+    if actor.kind == PrincipalKind::Local && target.kind == PrincipalKind::Local {
+        return Decision::Allowed(AllowReason::LocalPublic);
+    }
+    if action.communicates() {
+        if is_direct_parent_pair(actor, target) {
+            return Decision::Allowed(AllowReason::DirectParent);
+        }
+        if is_ancestor(state, &actor.id, &target.id) || is_ancestor(state, &target.id, &actor.id) {
+            return Decision::Allowed(AllowReason::AncestorChain);
+        }
+    }
+    if action.controls() && is_ancestor(state, &actor.id, &target.id) {
+        return Decision::Allowed(AllowReason::AncestorControl);
+    }
+    Decision::Denied(DenialCode::PolicyDenied)
+}
+
+/// `PolicyTransitionResult`: the new state (the input is never changed) and the keys of the
+/// principals that changed, breadth-first from the subtree's root.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Transition {
+    /// `state`.
+    pub state: PolicyState,
+    /// `changedPrincipalIds`.
+    pub changed_principal_ids: Vec<String>,
+}
+
+impl Transition {
+    /// `{"state":...,"changedPrincipalIds":[...]}`.
+    pub fn to_json(&self) -> String {
+        let mut out = String::from("{\"state\":");
+        out.push_str(&self.state.to_json());
+        out.push_str(",\"changedPrincipalIds\":[");
+        for (i, id) in self.changed_principal_ids.iter().enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            write_json_string(&mut out, id);
+        }
+        out.push_str("]}");
+        out
+    }
+}
+
+/// Why a transition was refused. The messages are the TypeScript core's (`Error.message`),
+/// but for [`PolicyError::GenerationOverflow`], which TypeScript does not check.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum PolicyError {
+    /// `Unknown principal: X` (adoption of a principal the state lacks).
+    UnknownPrincipal(String),
+    /// `Unknown parent principal: X`.
+    UnknownParent(String),
+    /// `Adoption would create an ownership cycle`: the new parent is the principal itself or
+    /// one of its descendants.
+    OwnershipCycle,
+    /// The principal's generation is already [`MAX_GENERATION`], so raising it would lose
+    /// exactness in JavaScript (and with it the fencing of old generations).
+    GenerationOverflow(String),
+}
+
+impl fmt::Display for PolicyError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PolicyError::UnknownPrincipal(id) => write!(f, "Unknown principal: {id}"),
+            PolicyError::UnknownParent(id) => write!(f, "Unknown parent principal: {id}"),
+            PolicyError::OwnershipCycle => f.write_str("Adoption would create an ownership cycle"),
+            PolicyError::GenerationOverflow(id) => write!(
+                f,
+                "Generation of principal {id} would exceed Number.MAX_SAFE_INTEGER"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for PolicyError {}
+
+impl From<PolicyError> for Failure {
+    fn from(error: PolicyError) -> Failure {
+        Failure::error(error.to_string())
+    }
+}
+
+/// The keys of the subtree under `root_id`, breadth-first: the root (if present), then each
+/// principal whose parent is one already listed, children in enumeration order.
+fn subtree_ids(state: &PolicyState, root_id: &str) -> Vec<String> {
+    let mut result = Vec::new();
+    let mut seen: HashSet<&str> = HashSet::new();
+    let mut queue: VecDeque<&str> = VecDeque::from([root_id]);
+    while let Some(id) = queue.pop_front() {
+        if seen.contains(id) || !state.contains(id) {
+            continue;
+        }
+        seen.insert(id);
+        result.push(id.to_string());
+        for principal in state.principals() {
+            if principal.parent_session_id.as_deref() == Some(id) {
+                queue.push_back(&principal.id);
+            }
+        }
+    }
+    result
+}
+
+fn bump(principal: &mut Principal, key: &str) -> Result<(), PolicyError> {
+    if principal.generation >= MAX_GENERATION {
+        return Err(PolicyError::GenerationOverflow(key.to_string()));
+    }
+    principal.generation += 1;
+    Ok(())
+}
+
+/// `revokeSubtree`: a copy of `state` in which `principal_id` and all its descendants are
+/// revoked, each one generation up. An unknown principal changes nothing (an empty list).
+pub fn revoke_subtree(state: &PolicyState, principal_id: &str) -> Result<Transition, PolicyError> {
+    let mut next = state.clone();
+    let changed = subtree_ids(state, principal_id);
+    for id in &changed {
+        let principal = next.get_mut(id).expect("subtree_ids lists present keys");
+        principal.state = PrincipalState::Revoked;
+        bump(principal, id)?;
+    }
+    Ok(Transition {
+        state: next,
+        changed_principal_ids: changed,
+    })
+}
+
+/// `adoptSubtree`: a copy of `state` in which `principal_id` has the parent
+/// `new_parent_session_id`, and it and all its descendants have the root `new_root_session_id`
+/// and are one generation up.
+pub fn adopt_subtree(
+    state: &PolicyState,
+    principal_id: &str,
+    new_parent_session_id: &str,
+    new_root_session_id: &str,
+) -> Result<Transition, PolicyError> {
+    if !state.contains(principal_id) {
+        return Err(PolicyError::UnknownPrincipal(principal_id.to_string()));
+    }
+    if !state.contains(new_parent_session_id) {
+        return Err(PolicyError::UnknownParent(
+            new_parent_session_id.to_string(),
+        ));
+    }
+    if principal_id == new_parent_session_id
+        || is_ancestor(state, principal_id, new_parent_session_id)
+    {
+        return Err(PolicyError::OwnershipCycle);
+    }
+    let mut next = state.clone();
+    let changed = subtree_ids(state, principal_id);
+    if let Some(principal) = next.get_mut(principal_id) {
+        principal.parent_session_id = Some(new_parent_session_id.to_string());
+    }
+    for id in &changed {
+        let principal = next.get_mut(id).expect("subtree_ids lists present keys");
+        principal.root_session_id = new_root_session_id.to_string();
+        bump(principal, id)?;
+    }
+    Ok(Transition {
+        state: next,
+        changed_principal_ids: changed,
+    })
+}
+
+/// A plain or null-prototype object of enumerable data properties (what the policy functions
+/// read members of).
+fn object(value: &Js, path: &str) -> Read<()> {
+    match value {
+        Js::Object(o) if o.proto != Proto::Other => read::own_data_keys(value, path).map(|_| ()),
+        _ => fail(path, "must be a plain object"),
+    }
+}
+
+fn generation(value: &Js, path: &str) -> Read<u64> {
+    read::integer(value, path, 0).map(|n| n as u64)
+}
+
+/// An id argument: any well-formed string (an unknown one is a decision, not an error).
+fn id_arg<'v>(value: &'v Js, path: &str) -> Read<&'v str> {
+    match value {
+        Js::Str(s) => {
+            read::well_formed(s, path)?;
+            Ok(&s.text)
+        }
+        _ => fail(path, "must be a string"),
+    }
+}
+
+pub mod vectors {
+    //! The golden vectors (`./vectors`): `vectors/policy-v2.json`, embedded, whose SHA-256 is
+    //! `POLICY_SEMANTICS_HASH`.
+    //!
+    //! The file is exactly the text TypeScript hashes, `JSON.stringify({version: 2, vectors})`
+    //! (keys in insertion order, no whitespace, no final newline), so [`semantics_hash`] is the
+    //! SHA-256 of its bytes, computed here, never copied.
+
+    use super::*;
+
+    /// `POLICY_VECTOR_SCHEMA_VERSION`.
+    pub const POLICY_VECTOR_SCHEMA_VERSION: u32 = 2;
+
+    /// The corpus file, embedded from the crate's copy (`core/data/`, written by
+    /// `cargo xtask gen` from `vectors/policy-v2.json`) so the crate can be packaged.
+    pub const VECTORS_JSON: &str = include_str!("../data/policy-v2.json");
+
+    /// `PolicyVector`: one golden case.
+    #[derive(Clone, Debug, PartialEq, Eq)]
+    pub struct PolicyVector {
+        /// `name`: its stable id.
+        pub name: String,
+        /// `principals`: the state, as a list.
+        pub principals: Vec<Principal>,
+        /// `actorId`.
+        pub actor_id: String,
+        /// `action`.
+        pub action: PolicyAction,
+        /// `targetId`.
+        pub target_id: String,
+        /// `context`, when the vector has one.
+        pub context: Option<AuthorizationContext>,
+        /// `expectedAllowed`.
+        pub expected_allowed: bool,
+        /// `expectedReasonOrCode`.
+        pub expected_reason_or_code: String,
+    }
+
+    impl PolicyVector {
+        /// `stateForVector`: a fresh state of the vector's principals, keyed by id.
+        pub fn state(&self) -> PolicyState {
+            PolicyState::from_principals(self.principals.iter().cloned())
+        }
+
+        /// The decision [`authorize`] gives for this vector.
+        pub fn decide(&self) -> Decision {
+            let context = self.context.unwrap_or_default();
+            authorize(
+                &self.state(),
+                &self.actor_id,
+                self.action,
+                &self.target_id,
+                &context,
+            )
+        }
+
+        /// Whether [`Self::decide`] gives what the vector expects.
+        pub fn passes(&self) -> bool {
+            let decision = self.decide();
+            decision.is_allowed() == self.expected_allowed
+                && decision.label() == self.expected_reason_or_code
+        }
+
+        /// Reads a `PolicyVector` at `path` (exactly its keys; `context` optional).
+        pub fn from_js(value: &Js, path: &str) -> Read<PolicyVector> {
+            object(value, path)?;
+            read::exact_keys(
+                value,
+                &[
+                    "name",
+                    "principals",
+                    "actorId",
+                    "action",
+                    "targetId",
+                    "expectedAllowed",
+                    "expectedReasonOrCode",
+                ],
+                &["context"],
+                path,
+            )?;
+            let at = |key: &str| member(path, key);
+            let field = |key: &str| read::field(value, key);
+            Ok(PolicyVector {
+                name: read::string(field("name"), &at("name"))?.to_string(),
+                principals: principal_list(field("principals"), &at("principals"))?,
+                actor_id: id_arg(field("actorId"), &at("actorId"))?.to_string(),
+                action: PolicyAction::from_js(field("action"), &at("action"))?,
+                target_id: id_arg(field("targetId"), &at("targetId"))?.to_string(),
+                context: read::optional(field("context"), |v| {
+                    AuthorizationContext::from_js(v, &at("context"))
+                })?,
+                expected_allowed: read::boolean(field("expectedAllowed"), &at("expectedAllowed"))?,
+                expected_reason_or_code: read::string(
+                    field("expectedReasonOrCode"),
+                    &at("expectedReasonOrCode"),
+                )?
+                .to_string(),
+            })
+        }
+    }
+
+    pub(super) fn principal_list(value: &Js, path: &str) -> Read<Vec<Principal>> {
+        read::dense_array(value, path)?
+            .into_iter()
+            .enumerate()
+            .map(|(i, p)| Principal::from_js(p, &element(path, i)))
+            .collect()
+    }
+
+    /// Reads a corpus text: `{"version": 2, "vectors": [...]}`.
+    pub fn parse(text: &str) -> Read<Vec<PolicyVector>> {
+        let doc = Js::parse_json(text).map_err(|e| Failure::contract("$", e.to_string()))?;
+        object(&doc, "$")?;
+        read::exact_keys(&doc, &["version", "vectors"], &[], "$")?;
+        let version = read::integer(read::field(&doc, "version"), "$.version", 0)?;
+        if version != i64::from(POLICY_VECTOR_SCHEMA_VERSION) {
+            return fail(
+                "$.version",
+                format!("must be {POLICY_VECTOR_SCHEMA_VERSION}"),
+            );
+        }
+        read::dense_array(read::field(&doc, "vectors"), "$.vectors")?
+            .into_iter()
+            .enumerate()
+            .map(|(i, v)| PolicyVector::from_js(v, &element("$.vectors", i)))
+            .collect()
+    }
+
+    /// `POLICY_VECTORS`: the embedded corpus, parsed once. (The file is fixed at build time;
+    /// the tests prove it parses, so this never fails.)
+    pub fn vectors() -> &'static [PolicyVector] {
+        static VECTORS: OnceLock<Vec<PolicyVector>> = OnceLock::new();
+        VECTORS.get_or_init(|| parse(VECTORS_JSON).expect("the embedded policy corpus parses"))
+    }
+
+    /// SHA-256 of a corpus text, in lowercase hex.
+    pub fn hash_of(text: &str) -> String {
+        let digest = Sha256::digest(text.as_bytes());
+        digest.iter().map(|b| format!("{b:02x}")).collect()
+    }
+
+    /// `POLICY_SEMANTICS_HASH`: SHA-256 of [`VECTORS_JSON`], computed once.
+    pub fn semantics_hash() -> &'static str {
+        static HASH: OnceLock<String> = OnceLock::new();
+        HASH.get_or_init(|| hash_of(VECTORS_JSON))
+    }
+}
+
+/// The operations of this module: `./policy` and `./vectors`.
+pub const OPS: &[Op] = &[
+    Op {
+        name: "policy.authorize",
+        run: op_authorize,
+    },
+    Op {
+        name: "policy.isAncestor",
+        run: |a| {
+            let state = PolicyState::from_js(a.get(0), "$.state")?;
+            let ancestor = id_arg(a.get(1), "$.ancestorId")?;
+            let descendant = id_arg(a.get(2), "$.descendantId")?;
+            Ok(json_bool(is_ancestor(&state, ancestor, descendant)))
+        },
+    },
+    Op {
+        name: "policy.isDirectParentPair",
+        run: |a| {
+            let left = Principal::from_js(a.get(0), "$.left")?;
+            let right = Principal::from_js(a.get(1), "$.right")?;
+            Ok(json_bool(is_direct_parent_pair(&left, &right)))
+        },
+    },
+    Op {
+        name: "policy.revokeSubtree",
+        run: |a| {
+            let state = PolicyState::from_js(a.get(0), "$.state")?;
+            let id = id_arg(a.get(1), "$.principalId")?;
+            Ok(Out::Json(revoke_subtree(&state, id)?.to_json()))
+        },
+    },
+    Op {
+        name: "policy.adoptSubtree",
+        run: |a| {
+            let state = PolicyState::from_js(a.get(0), "$.state")?;
+            let id = id_arg(a.get(1), "$.principalId")?;
+            let parent = id_arg(a.get(2), "$.newParentSessionId")?;
+            let root = read::string(a.get(3), "$.newRootSessionId")?;
+            Ok(Out::Json(
+                adopt_subtree(&state, id, parent, root)?.to_json(),
+            ))
+        },
+    },
+    Op {
+        name: "policy.stateForVector",
+        run: |a| {
+            let vector = a.get(0);
+            object(vector, "$.vector")?;
+            let principals =
+                vectors::principal_list(read::field(vector, "principals"), "$.vector.principals")?;
+            Ok(Out::Json(
+                PolicyState::from_principals(principals).to_json(),
+            ))
+        },
+    },
+    Op {
+        name: "policy.constants",
+        run: |_| Ok(Out::Json(constants_json())),
+    },
+];
+
+fn op_authorize(a: Args<'_>) -> Result<Out, Failure> {
+    let state = PolicyState::from_js(a.get(0), "$.state")?;
+    let actor = id_arg(a.get(1), "$.actorId")?;
+    let action = PolicyAction::from_js(a.get(2), "$.action")?;
+    let target = id_arg(a.get(3), "$.targetId")?;
+    let context = AuthorizationContext::from_js(a.get(4), "$.context")?;
+    Ok(Out::Json(
+        authorize(&state, actor, action, target, &context).to_json(),
+    ))
+}
+
+fn json_bool(value: bool) -> Out {
+    Out::Json(if value { "true" } else { "false" }.to_string())
+}
+
+/// What the bindings read once at load: the versions, the hash (computed from the embedded
+/// corpus) and the corpus itself.
+fn constants_json() -> String {
+    format!(
+        "{{\"POLICY_SEMANTICS_VERSION\":{POLICY_SEMANTICS_VERSION},\
+         \"POLICY_VECTOR_SCHEMA_VERSION\":{},\"POLICY_SEMANTICS_HASH\":\"{}\",\"corpus\":{}}}",
+        vectors::POLICY_VECTOR_SCHEMA_VERSION,
+        vectors::semantics_hash(),
+        vectors::VECTORS_JSON
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::vectors::*;
+    use super::*;
+    use crate::contract::call_json;
+
+    fn p(id: &str, parent: Option<&str>) -> Principal {
+        match parent {
+            Some(parent) => Principal::remote(id, parent, "root"),
+            None => Principal::local(id),
+        }
+    }
+
+    /// root (local) <- manager <- lead <- worker, all remote below root.
+    fn hierarchy() -> PolicyState {
+        PolicyState::from_principals([
+            p("root", None),
+            p("manager", Some("root")),
+            p("lead", Some("manager")),
+            p("worker", Some("lead")),
+        ])
+    }
+
+    fn decide(state: &PolicyState, actor: &str, action: PolicyAction, target: &str) -> Decision {
+        authorize(
+            state,
+            actor,
+            action,
+            target,
+            &AuthorizationContext::default(),
+        )
+    }
+
+    #[test]
+    fn decision_order_matches_the_typescript_kernel() {
+        let mut state = hierarchy();
+        use AllowReason as A;
+        use DenialCode as D;
+        use PolicyAction as Act;
+        assert_eq!(
+            decide(&state, "ghost", Act::Send, "root"),
+            Decision::Denied(D::UnknownPrincipal)
+        );
+        assert_eq!(
+            decide(&state, "root", Act::Send, "ghost"),
+            Decision::Denied(D::UnknownPrincipal)
+        );
+        assert_eq!(
+            decide(&state, "worker", Act::Adopt, "worker"),
+            Decision::Allowed(A::SelfAccess)
+        );
+        assert_eq!(
+            decide(&state, "lead", Act::Ask, "worker"),
+            Decision::Allowed(A::DirectParent)
+        );
+        assert_eq!(
+            decide(&state, "worker", Act::Reply, "root"),
+            Decision::Allowed(A::AncestorChain)
+        );
+        assert_eq!(
+            decide(&state, "manager", Act::InspectTree, "worker"),
+            Decision::Allowed(A::AncestorControl)
+        );
+        // A direct child is controlled through the ancestor rule, not direct-parent.
+        assert_eq!(
+            decide(&state, "lead", Act::Revoke, "worker"),
+            Decision::Allowed(A::AncestorControl)
+        );
+        assert_eq!(
+            decide(&state, "worker", Act::Revoke, "lead"),
+            Decision::Denied(D::PolicyDenied)
+        );
+        assert_eq!(
+            decide(&state, "root", Act::DelegateChild, "worker"),
+            Decision::Denied(D::PolicyDenied)
+        );
+        // Generations: checked before self; each side on its own.
+        let stale = AuthorizationContext {
+            actor_generation: Some(2),
+            target_generation: None,
+        };
+        assert_eq!(
+            authorize(&state, "worker", Act::Send, "worker", &stale),
+            Decision::Denied(D::StaleGeneration)
+        );
+        let fresh = AuthorizationContext {
+            actor_generation: Some(1),
+            target_generation: Some(1),
+        };
+        assert_eq!(
+            authorize(&state, "worker", Act::Send, "root", &fresh),
+            Decision::Allowed(A::AncestorChain)
+        );
+        // Revoked beats stale; unknown beats revoked.
+        state.get_mut("worker").unwrap().state = PrincipalState::Revoked;
+        assert_eq!(
+            authorize(&state, "root", Act::Send, "worker", &stale),
+            Decision::Denied(D::RevokedPrincipal)
+        );
+        assert_eq!(
+            decide(&state, "worker", Act::Send, "ghost"),
+            Decision::Denied(D::UnknownPrincipal)
+        );
+        // Two locals: local-public whatever the action.
+        state.insert(Principal::local("peer"));
+        assert_eq!(
+            decide(&state, "peer", Act::Revoke, "root"),
+            Decision::Allowed(A::LocalPublic)
+        );
+        assert_eq!(
+            decide(&state, "peer", Act::Send, "manager"),
+            Decision::Denied(D::PolicyDenied)
+        );
+    }
+
+    #[test]
+    fn decisions_serialize_as_typescript_returns_them() {
+        assert_eq!(
+            Decision::Allowed(AllowReason::SelfAccess).to_json(),
+            r#"{"allowed":true,"reason":"self"}"#
+        );
+        assert_eq!(
+            Decision::Denied(DenialCode::StaleGeneration).to_json(),
+            r#"{"allowed":false,"code":"STALE_GENERATION"}"#
+        );
+        assert_eq!(
+            Decision::Denied(DenialCode::PolicyDenied).label(),
+            "POLICY_DENIED"
+        );
+    }
+
+    #[test]
+    fn ancestry_is_cycle_safe() {
+        let mut state = hierarchy();
+        assert!(is_ancestor(&state, "root", "worker"));
+        assert!(is_ancestor(&state, "manager", "worker"));
+        assert!(!is_ancestor(&state, "worker", "root"));
+        assert!(!is_ancestor(&state, "worker", "worker"));
+        assert!(!is_ancestor(&state, "root", "ghost"));
+        state.get_mut("root").unwrap().parent_session_id = Some("worker".into());
+        assert!(!is_ancestor(&state, "unrelated", "worker"));
+        assert!(is_ancestor(&state, "worker", "manager"));
+        // A self-loop ends too.
+        state.get_mut("lead").unwrap().parent_session_id = Some("lead".into());
+        assert!(!is_ancestor(&state, "root", "worker"));
+    }
+
+    #[test]
+    fn direct_parent_pairs_are_symmetric() {
+        let state = hierarchy();
+        let (root, manager, lead) = (
+            state.get("root").unwrap(),
+            state.get("manager").unwrap(),
+            state.get("lead").unwrap(),
+        );
+        assert!(is_direct_parent_pair(root, manager));
+        assert!(is_direct_parent_pair(manager, root));
+        assert!(!is_direct_parent_pair(root, lead));
+    }
+
+    #[test]
+    fn revocation_is_breadth_first_on_a_copy() {
+        let mut state = hierarchy();
+        state.insert(p("sibling", Some("manager")));
+        let result = revoke_subtree(&state, "manager").unwrap();
+        assert_eq!(
+            result.changed_principal_ids,
+            ["manager", "lead", "sibling", "worker"]
+        );
+        assert!(state.get("manager").unwrap().is_active());
+        for id in &result.changed_principal_ids {
+            let principal = result.state.get(id).unwrap();
+            assert_eq!(principal.state, PrincipalState::Revoked);
+            assert_eq!(principal.generation, 2);
+        }
+        assert!(result.state.get("root").unwrap().is_active());
+        let none = revoke_subtree(&state, "ghost").unwrap();
+        assert!(none.changed_principal_ids.is_empty());
+        assert_eq!(none.state, state);
+    }
+
+    #[test]
+    fn adoption_moves_the_subtree_and_fences_generations() {
+        let mut state = hierarchy();
+        state.insert(Principal::local("otherRoot"));
+        let result = adopt_subtree(&state, "lead", "otherRoot", "otherRoot").unwrap();
+        assert_eq!(result.changed_principal_ids, ["lead", "worker"]);
+        let lead = result.state.get("lead").unwrap();
+        assert_eq!(lead.parent_session_id.as_deref(), Some("otherRoot"));
+        assert_eq!(lead.root_session_id, "otherRoot");
+        assert_eq!(lead.generation, 2);
+        assert_eq!(
+            result.state.get("worker").unwrap().root_session_id,
+            "otherRoot"
+        );
+        assert_eq!(
+            state.get("lead").unwrap().parent_session_id.as_deref(),
+            Some("manager")
+        );
+        let err = |r: Result<Transition, PolicyError>| r.unwrap_err().to_string();
+        assert_eq!(
+            err(adopt_subtree(&state, "ghost", "root", "root")),
+            "Unknown principal: ghost"
+        );
+        assert_eq!(
+            err(adopt_subtree(&state, "lead", "nobody", "root")),
+            "Unknown parent principal: nobody"
+        );
+        assert_eq!(
+            err(adopt_subtree(&state, "manager", "worker", "root")),
+            "Adoption would create an ownership cycle"
+        );
+        assert_eq!(
+            err(adopt_subtree(&state, "lead", "lead", "root")),
+            "Adoption would create an ownership cycle"
+        );
+    }
+
+    #[test]
+    fn generations_stay_exact_in_javascript() {
+        let mut state = hierarchy();
+        state.get_mut("worker").unwrap().generation = MAX_GENERATION;
+        assert_eq!(
+            revoke_subtree(&state, "lead").unwrap_err(),
+            PolicyError::GenerationOverflow("worker".into())
+        );
+    }
+
+    #[test]
+    fn keys_enumerate_in_javascript_order() {
+        let mut state = PolicyState::new();
+        for id in ["b", "10", "a", "2"] {
+            state.insert(Principal::local(id));
+        }
+        let keys: Vec<&str> = state.iter().map(|(k, _)| k).collect();
+        assert_eq!(keys, ["2", "10", "b", "a"]);
+        assert!(state.get("10").is_some());
+        assert_eq!(state.remove("10").unwrap().id, "10");
+        assert_eq!(state.len(), 3);
+        assert_eq!(state.get("b").unwrap().id, "b");
+    }
+
+    #[test]
+    fn reading_from_javascript_refuses_malformed_state() {
+        let bad = |args: &str| {
+            let out = call_json("policy.authorize", args).unwrap();
+            assert!(out.starts_with(r#"{"ok":false"#), "{args} -> {out}");
+            out
+        };
+        let root = Principal::local("r").to_json();
+        assert!(
+            bad(r#"[null,"r","send","r"]"#)
+                .contains(r#""message":"$.state: must be a plain object""#)
+        );
+        assert!(
+            bad(r#"[{},"r","send","r"]"#)
+                .contains(r#""message":"$.state.principals: is required""#)
+        );
+        assert!(
+            bad(&format!(
+                r#"[{{"principals":{{"r":{root}}}}},"r","fly","r"]"#
+            ))
+            .contains("$.action: must be one of: discover, send, ask, reply, inspect_tree")
+        );
+        assert!(
+            bad(&format!(
+                r#"[{{"principals":{{"r":{root}}}}},"r","send","r",{{"actorGen":1}}]"#
+            ))
+            .contains(r#""message":"$.context.actorGen: is not supported""#)
+        );
+        let weird = root.replace("\"active\"", "\"paused\"");
+        assert!(
+            bad(&format!(
+                r#"[{{"principals":{{"r":{weird}}}}},"r","send","r"]"#
+            ))
+            .contains("$.state.principals.r.state: must be one of: active, revoked")
+        );
+        let ok = call_json(
+            "policy.authorize",
+            &format!(r#"[{{"principals":{{"r":{root}}}}},"r","send","r",{{"actorGeneration":1}}]"#),
+        )
+        .unwrap();
+        assert_eq!(
+            ok,
+            r#"{"ok":true,"value":{"allowed":true,"reason":"self"}}"#
+        );
+        // Members of Object.prototype are never principals.
+        let proto = call_json(
+            "policy.authorize",
+            r#"[{"principals":{}},"toString","send","r"]"#,
+        );
+        assert!(proto.unwrap().contains("UNKNOWN_PRINCIPAL"));
+    }
+
+    #[test]
+    fn transitions_from_javascript_answer_typescript_shapes() {
+        let state = hierarchy().to_json();
+        let out = call_json("policy.revokeSubtree", &format!(r#"[{state},"lead"]"#)).unwrap();
+        assert!(
+            out.ends_with(r#""changedPrincipalIds":["lead","worker"]}}"#),
+            "{out}"
+        );
+        let out = call_json(
+            "policy.adoptSubtree",
+            &format!(r#"[{state},"manager","worker","r"]"#),
+        );
+        assert!(out.unwrap().contains(
+            r#""error":{"class":"Error","message":"Adoption would create an ownership cycle""#
+        ));
+        let back = Js::parse_json(&state).unwrap();
+        assert_eq!(PolicyState::from_js(&back, "$").unwrap(), hierarchy());
+    }
+
+    #[test]
+    fn the_embedded_corpus_is_the_published_one() {
+        assert_eq!(
+            semantics_hash(),
+            "f3b00e503631bc91123aedfbcf1df72cc9913e1893c09728b2c598f3dcdfdfe0"
+        );
+        assert_eq!(vectors().len(), 12);
+        for vector in vectors() {
+            assert!(vector.passes(), "{}", vector.name);
+        }
+    }
+}

@@ -153,6 +153,11 @@ fn outputs() -> Vec<(String, String)> {
             std::fs::read_to_string(root().join("vectors/protocol-v4.json"))
                 .expect("vectors/protocol-v4.json"),
         ),
+        (
+            "core/data/policy-v2.json",
+            std::fs::read_to_string(root().join("vectors/policy-v2.json"))
+                .expect("vectors/policy-v2.json"),
+        ),
     ]
     .into_iter()
     .map(|(path, content): (&str, String)| (path.to_string(), content))
