@@ -33,6 +33,10 @@ function cause(error) {
   if (link) return `missing export (link error): ${link[1]}`;
   if (/Right-hand side of 'instanceof' is not/.test(error)) return "instanceof against undefined (a missing error class)";
   if (/did not finish/.test(error)) return error;
+  if (/broker exited early/.test(error)) return "a broker process the test spawned exited (see its imports)";
+  if (/\+ undefined\b|\bundefined !==|unequal to: \| undefined|Expected .* undefined$/.test(error)) {
+    return "assertion on an undefined value (a missing export?)";
+  }
   return "assertion or behaviour difference";
 }
 
