@@ -24,20 +24,28 @@ const load = (dir) => {
 const base = load(baseDir);
 const run = load(runDir);
 
-// A short cause for grouping: a missing export shows as "X is not a function" and the like.
-function cause(error) {
-  const missing = /(?:TypeError: )?([\w$.]+) is not (?:a function|a constructor|iterable|defined)/.exec(error)
-    ?? /Cannot read properties of undefined \(reading '([^']+)'\)/.exec(error);
-  if (missing) return `undefined value (a missing export?): ${missing[0].replace(/^.*TypeError: /, "")}`;
+// A cause for grouping, and the detail that tells its cases apart (the missing name, the test):
+// a missing export shows as "X is not a function" and the like.
+function cause(error, test) {
+  const missing = /([\w$.]+) is not (?:a function|a constructor|iterable|defined)/.exec(error);
+  if (missing) return ["undefined value (a missing export?)", missing[1]];
+  const read = /Cannot read properties of undefined \(reading '([^']+)'\)/.exec(error);
+  if (read) return ["property read on undefined (a missing export?)", read[1]];
   const link = /does not provide an export named '([^']+)'/.exec(error);
-  if (link) return `missing export (link error): ${link[1]}`;
-  if (/Right-hand side of 'instanceof' is not/.test(error)) return "instanceof against undefined (a missing error class)";
-  if (/did not finish/.test(error)) return error;
-  if (/broker exited early/.test(error)) return "a broker process the test spawned exited (see its imports)";
+  if (link) return ["missing export (link error)", link[1]];
+  if (/Right-hand side of 'instanceof' is not/.test(error)) return ["instanceof against undefined (a missing error class)", ""];
+  if (/broker exited early/.test(error)) return ["a broker process the test spawned exited (see its imports)", ""];
   if (/\+ undefined\b|\bundefined !==|unequal to: \| undefined|Expected .* undefined$/.test(error)) {
-    return "assertion on an undefined value (a missing export?)";
+    return ["assertion on an undefined value (a missing export?)", test];
   }
-  return "assertion or behaviour difference";
+  return ["assertion or behaviour difference", test];
+}
+
+function count(key, detail) {
+  if (!causes.has(key)) causes.set(key, { n: 0, details: new Set() });
+  const c = causes.get(key);
+  c.n++;
+  if (detail) c.details.add(detail);
 }
 
 let lost = 0;
@@ -59,8 +67,8 @@ for (const [label, b] of base) {
     }
     lost++;
     const error = errors.get(leaf.test) ?? "";
-    const key = cause(error);
-    causes.set(key, (causes.get(key) ?? 0) + 1);
+    const [key, detail] = cause(error, `${label} :: ${leaf.test}`);
+    count(key, detail);
     rows.push(`    ${s.toUpperCase()} ${leaf.test}: ${error}`);
   }
   const passed = leaves.length - rows.length;
@@ -69,11 +77,13 @@ for (const [label, b] of base) {
   const crash = r?.failures?.find((f) => /did not finish/.test(f.error));
   if (crash) {
     console.log(`    file stopped: ${crash.error}`);
-    const key = crash.error.replace(/ imported from \S+| \(at [^)]*\)/g, "").replace(/^the file did not finish: SyntaxError: The requested module/, "file stopped: module");
-    causes.set(key, (causes.get(key) ?? 0) + 1);
+    count("file stopped at load (its tests did not run)", `${label}: ${crash.error.replace(/ imported from \S+/g, "").replace(/^the file did not finish: /, "")}`);
   }
   for (const row of rows) console.log(row);
 }
 for (const label of run.keys()) if (!base.has(label)) console.log(`${label}: not in the baseline`);
 console.log(`compared: ${lost} baseline-passing tests fail, ${notRun} did not run`);
-for (const [key, n] of [...causes].sort((a, b) => b[1] - a[1])) console.log(`  cause x${n}: ${key}`);
+for (const [key, c] of [...causes].sort((a, b) => b[1].n - a[1].n)) {
+  console.log(`  cause x${c.n}: ${key}`);
+  for (const d of [...c.details].sort()) console.log(`      ${d}`);
+}
