@@ -63,11 +63,11 @@ main() {
   core_dir="$app/node_modules/@ctliz/agent-intercom-core"
   [ -L "$core_dir" ] && { echo "the core was installed as a link, not from the tarball"; exit 1; }
   echo "installed core: $(node -p 'const p=require(process.argv[1]);p.name+"@"+p.version' "$core_dir/package.json")"
-  # Which locked packages npm changed besides the core (there should be none but the core's own).
+  # Which locked packages npm moved to another version (the core, and at most its own dependencies).
   node -e '
     const [a, b] = process.argv.slice(1).map((f) => JSON.parse(require("fs").readFileSync(f, "utf8")).packages ?? {});
     const changed = [...new Set([...Object.keys(a), ...Object.keys(b)])].filter((k) => k && JSON.stringify(a[k]?.version) !== JSON.stringify(b[k]?.version));
-    console.log(`lockfile entries changed by the swap: ${changed.length ? changed.join(", ") : "none"}`);
+    console.log(`lockfile entries whose version the swap changed: ${changed.length ? changed.join(", ") : "none"}`);
   ' "$work/package-lock.json.orig" "$app/package-lock.json"
   if [ "${AIC_ADAPTER_RELOCK:-0}" = 1 ]; then
     echo "AIC_ADAPTER_RELOCK=1: the tests see the edited package.json and the rewritten lockfile"

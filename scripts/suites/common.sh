@@ -64,9 +64,26 @@ suite_run_file() {
   done
   timeout --kill-after=10 "${AIC_SUITE_TIMEOUT:-600}" "${cmd[@]}" >"$work/logs/$base.out" 2>&1 || rc=$?
   node "$repo/scripts/suites/tap-summary.mjs" "$work/logs/$base.tap" "$label" --json "$work/logs/$base.json"
+  suite_reap "$label"
   [ "$rc" = 124 ] && echo "  TIMEOUT $label after ${AIC_SUITE_TIMEOUT:-600}s"
   if [ "$rc" != 0 ] && [ "${AIC_SUITE_VERBOSE:-0}" = 1 ]; then tail -n 40 "$work/logs/$base.out"; fi
   echo "$work/logs/$base.json $rc" >>"$work/logs/index"
+}
+
+# suite_reap LABEL: ends, by process id, what the tests of LABEL left running from this run's
+# folder (a broker a test started detached and did not stop), so that it cannot hold the next
+# file's broker directory. Only processes whose command line names $work are considered.
+suite_reap() {
+  local pids
+  # The folder reaches awk through its environment, so awk's own command line does not match.
+  pids=$(ps -eo pid=,args= | AIC_W="$work/" awk 'index($0, ENVIRON["AIC_W"]) { print $1 }')
+  [ -n "$pids" ] || return 0
+  echo "  $1 left $(wc -w <<<"$pids") processes running from the work folder; ending them: $(tr '\n' ' ' <<<"$pids")"
+  # shellcheck disable=SC2086
+  kill $pids 2>/dev/null || true
+  sleep 1
+  # shellcheck disable=SC2086
+  kill -9 $pids 2>/dev/null || true
 }
 
 # suite_total: prints the summed counts of every suite_run_file call; fails if any test failed,

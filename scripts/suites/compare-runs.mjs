@@ -53,9 +53,13 @@ let notRun = 0;
 const causes = new Map();
 for (const [label, b] of base) {
   const r = run.get(label);
+  if (!r) {
+    console.log(`${label}: not in this run (filtered out?)`);
+    continue;
+  }
   const leaves = b.results.filter((x) => x.status === "pass" && !b.results.some((y) => y !== x && y.test.startsWith(`${x.test} > `)));
-  const status = new Map((r?.results ?? []).map((x) => [x.test, x.status]));
-  const errors = new Map((r?.failures ?? []).map((f) => [f.test, f.error]));
+  const status = new Map(r.results.map((x) => [x.test, x.status]));
+  const errors = new Map(r.failures.map((f) => [f.test, f.error]));
   const rows = [];
   for (const leaf of leaves) {
     const s = status.get(leaf.test);
@@ -72,9 +76,9 @@ for (const [label, b] of base) {
     rows.push(`    ${s.toUpperCase()} ${leaf.test}: ${error}`);
   }
   const passed = leaves.length - rows.length;
-  console.log(`${label}: ${passed}/${leaves.length} of the baseline's passing tests pass${r ? "" : " (no run)"}`);
-  if (r && !r.ok) console.log("    (the run has no summary: it crashed or timed out)");
-  const crash = r?.failures?.find((f) => /did not finish/.test(f.error));
+  console.log(`${label}: ${passed}/${leaves.length} of the baseline's passing tests pass`);
+  if (!r.ok) console.log("    (the run has no summary: it crashed or timed out)");
+  const crash = r.failures.find((f) => /did not finish/.test(f.error));
   if (crash) {
     console.log(`    file stopped: ${crash.error}`);
     count("file stopped at load (its tests did not run)", `${label}: ${crash.error.replace(/ imported from \S+/g, "").replace(/^the file did not finish: /, "")}`);
