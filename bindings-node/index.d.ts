@@ -1,7 +1,11 @@
-// Hand-written declarations of the package's main entry point. Literal facts come from
-// ./facts.js, which `cargo xtask gen` writes from the Rust crates.
+// Hand-written declarations of the package's main entry point: the TypeScript core's root
+// (./policy, ./vectors, ./team-manifest) plus this package's own root names. Literal facts come
+// from ./facts.js, which `cargo xtask gen` writes from the Rust crates.
 import type { CoreErrorCode, NodeErrorCode } from "./facts.js";
 
+export * from "./policy/index.js";
+export * from "./vectors/index.js";
+export * from "./team-manifest/index.js";
 export * from "./protocol-v4/index.js";
 export * from "./canonical/index.js";
 

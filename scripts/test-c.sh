@@ -4,9 +4,9 @@
 # checking. Needs gcc, g++ and libcjson-dev.
 #
 # Usage: scripts/test-c.sh [debug|release] [NAME...]
-#   NAME is a test of tests/c (abi, vectors, asks, broker, pad, hardening): only those are built
+#   NAME is a test of tests/c (the `all` list below): only those are built
 #   and run, in all three variants. Without a name, every test. AIC_VECTOR=<substring> runs only
-#   the matching cases of the vector runners (vectors, asks, pad), e.g.
+#   the matching cases of the vector runners (vectors, asks, pad, policy), e.g.
 #   AIC_VECTOR=ask/mutual bash scripts/test-c.sh debug asks
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -15,7 +15,7 @@ case $profile in
   debug | release) ;;
   *) echo "usage: $0 [debug|release] [NAME...] (the profile comes first; got \"$profile\")" >&2; exit 2 ;;
 esac
-all=(abi vectors asks broker pad hardening)
+all=(abi vectors asks broker pad hardening team policy boss_policy contract boss_wire)
 tests=("${all[@]}")
 if [ $# -gt 1 ]; then
   tests=("${@:2}")
@@ -46,7 +46,7 @@ done
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 run() { # test variant: the test's arguments are its own
   case $1 in
-    vectors | asks) "$out/$1_$2" vectors ;;
+    vectors | asks | policy) "$out/$1_$2" vectors ;;
     pad)
       scratch=$(mktemp -d)
       "$out/$1_$2" vectors "$scratch"

@@ -1,7 +1,7 @@
 'use strict';
 // @ctliz/agent-intercom-core: the protocol-v4 contract as ONE self-contained file, for adapters
 // that vendor it instead of depending on the package (CommonJS; an ES module twin ships beside it).
-// GENERATED from agent-intercom-core 0.1.0 by `cargo run -p xtask -- gen`. Do not edit: a
+// GENERATED from agent-intercom-core 0.3.0 by `cargo run -p xtask -- gen`. Do not edit: a
 // changed byte fails the drift check.
 // Check a vendored copy:  npx agent-intercom-core check-vendored <path>
 //                    or:  agent-intercom vendored check <path>

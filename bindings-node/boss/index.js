@@ -1,4 +1,136 @@
 'use strict'
-// Placeholder: filled in by the issue-9 work on this subpath.
+// @ctliz/agent-intercom-core/boss: the Boss run contract. Constants are read once from the Rust
+// core at load; every function is one call into it (lib/contract.js), which snapshots the
+// arguments without running a getter or entering a proxy and throws the error the core names.
+const { types: { isProxy } } = require('node:util')
+const { call, registerError, ContractValidationError } = require('../lib/contract.js')
+const policy = require('./policy.js')
+const feature = require('./feature.js')
+const vectors = require('./vectors.js')
+
+/** A capability advertisement refusal: a ContractValidationError with a denial `code`. */
+class BrokerCapabilityAdvertisementError extends ContractValidationError {
+  constructor (path, message, code) {
+    super(path, message)
+    this.name = 'BrokerCapabilityAdvertisementError'
+    this.code = code
+  }
+}
+
+registerError('BrokerCapabilityAdvertisementError', (f) => new BrokerCapabilityAdvertisementError(f.path, f.detail, f.code))
+
+const C = call('boss.constants', [])
+
+// The environment reader takes any object's own properties, whatever its prototype (process.env
+// is such an object): it gets them by descriptor (no getter runs) on a null-prototype object;
+// proxies pass as they are and are refused by the core.
+function ownView (value) {
+  if (typeof value !== 'object' || value === null || Array.isArray(value) || isProxy(value)) return value
+  const proto = Object.getPrototypeOf(value)
+  if (proto === Object.prototype || proto === null) return value
+  return Object.create(null, Object.getOwnPropertyDescriptors(value))
+}
+// One array, two names, as in the TypeScript core.
+const roles = C.BOSS_PARTICIPANT_ROLES
+
+const parseBossRunFeatureContract = (value) => call('boss.parseBossRunFeatureContract', [value])
+const parseBossRunAuthorityIdentity = (value) => call('boss.parseBossRunAuthorityIdentity', [value])
+const parseBossParticipantBinding = (value) => call('boss.parseBossParticipantBinding', [value])
+const parseBossParticipantCredentialEnvelope = (value) => call('boss.parseBossParticipantCredentialEnvelope', [value])
+const credentialDigest = (envelope) => call('boss.credentialDigest', [envelope])
+const parseBossControlEnvelope = (value) => call('boss.parseBossControlEnvelope', [value])
+const parseParticipantState = (value, path) => call('boss.parseParticipantState', [value, path])
+const isTerminalParticipantState = (state) => call('boss.isTerminalParticipantState', [state])
+const parseWorkerIdentityV2 = (value) => call('boss.parseWorkerIdentityV2', [value])
+const workerIdentityFromEnvironment = (value) => call('boss.workerIdentityFromEnvironment', [ownView(value)])
+const parseWorkerEventIdentityV2 = (value) => call('boss.parseWorkerEventIdentityV2', [value])
+const parseBrokerFeatureAttestation = (value) => call('boss.parseBrokerFeatureAttestation', [value])
+const brokerFeatureSetHash = (features) => call('boss.brokerFeatureSetHash', [features])
+const parseBrokerCapabilityAdvertisement = (value) => call('boss.parseBrokerCapabilityAdvertisement', [value])
+const parseBrokerCompatibilityRequest = (value) => call('boss.parseBrokerCompatibilityRequest', [value])
+const parseBrokerIdentityRecord = (value) => call('boss.parseBrokerIdentityRecord', [value])
+const parseBrokerProviderAttestation = (value) => call('boss.parseBrokerProviderAttestation', [value])
+const parseBrokerPeerExpectation = (value) => call('boss.parseBrokerPeerExpectation', [value])
+const parseObservedBrokerPeer = (value) => call('boss.parseObservedBrokerPeer', [value])
+const authorizeBrokerPeer = (expectation, observed) => call('boss.authorizeBrokerPeer', [expectation, observed])
+const evaluateBrokerCompatibility = (request, advertisement, identity) =>
+  call('boss.evaluateBrokerCompatibility', [request, advertisement, identity])
+
 module.exports = {
+  ...policy,
+  ...feature,
+  ...vectors,
+  INTERCOM_BASE_PROTOCOL_VERSION: C.INTERCOM_BASE_PROTOCOL_VERSION,
+  BOSS_RUN_FEATURE: C.BOSS_RUN_FEATURE,
+  BOSS_RUN_FEATURE_VERSION: C.BOSS_RUN_FEATURE_VERSION,
+  BOSS_CONTROL_ENVELOPE_VERSION: C.BOSS_CONTROL_ENVELOPE_VERSION,
+  BOSS_RUN_FEATURE_SEMANTICS_CORPUS: C.BOSS_RUN_FEATURE_SEMANTICS_CORPUS,
+  BOSS_RUN_FEATURE_SEMANTICS_HASH: C.BOSS_RUN_FEATURE_SEMANTICS_HASH,
+  BOSS_RUN_FEATURE_CONTRACT: C.BOSS_RUN_FEATURE_CONTRACT,
+  BOSS_RUN_PROTOCOL_FEATURE_CONTRACT_HASH: C.BOSS_RUN_PROTOCOL_FEATURE_CONTRACT_HASH,
+  BOSS_CAPABILITY_FEATURE_CONTRACT_VERSION: C.BOSS_CAPABILITY_FEATURE_CONTRACT_VERSION,
+  BOSS_CAPABILITY_FEATURE_DIGEST: C.BOSS_CAPABILITY_FEATURE_DIGEST,
+  PARTICIPANT_STATE_VECTOR_SCHEMA_VERSION: C.PARTICIPANT_STATE_VECTOR_SCHEMA_VERSION,
+  PARTICIPANT_STATE_VECTORS_HASH: C.PARTICIPANT_STATE_VECTORS_HASH,
+  PARTICIPANT_STATE_TRANSITION_VECTOR_SCHEMA_VERSION: C.PARTICIPANT_STATE_TRANSITION_VECTOR_SCHEMA_VERSION,
+  PARTICIPANT_STATE_TRANSITION_VECTORS_HASH: C.PARTICIPANT_STATE_TRANSITION_VECTORS_HASH,
+  SUPERVISION_VECTOR_SCHEMA_VERSION: C.SUPERVISION_VECTOR_SCHEMA_VERSION,
+  SUPERVISION_VECTORS_HASH: C.SUPERVISION_VECTORS_HASH,
+  FULL_WORKER_STORE_MIGRATION_VECTOR_VERSION: C.FULL_WORKER_STORE_MIGRATION_VECTOR_VERSION,
+  FULL_WORKER_STORE_MIGRATION_VECTORS_HASH: C.FULL_WORKER_STORE_MIGRATION_VECTORS_HASH,
+  BOSS_PARTICIPANT_ROLES: roles,
+  BOSS_COMMUNICATION_PROFILES: roles,
+  BOSS_BINDING_STATES: C.BOSS_BINDING_STATES,
+  BOSS_CREDENTIAL_KINDS: C.BOSS_CREDENTIAL_KINDS,
+  BOSS_CONTROL_TYPES: C.BOSS_CONTROL_TYPES,
+  BOSS_RUN_AUTHORITY_IDENTITY_VERSION: C.BOSS_RUN_AUTHORITY_IDENTITY_VERSION,
+  BOSS_PARTICIPANT_BINDING_VERSION: C.BOSS_PARTICIPANT_BINDING_VERSION,
+  BOSS_PARTICIPANT_CREDENTIAL_VERSION: C.BOSS_PARTICIPANT_CREDENTIAL_VERSION,
+  BOSS_CREDENTIAL_DIGEST_RECORD_VERSION: C.BOSS_CREDENTIAL_DIGEST_RECORD_VERSION,
+  BOSS_CREDENTIAL_AUDIT_EVENT_VERSION: C.BOSS_CREDENTIAL_AUDIT_EVENT_VERSION,
+  AUTHORITY_TRANSITION_VERSION: C.AUTHORITY_TRANSITION_VERSION,
+  AUTHORITY_EVENT_VERSION: C.AUTHORITY_EVENT_VERSION,
+  AUTHORITY_REQUEST_VERSION: C.AUTHORITY_REQUEST_VERSION,
+  BROKER_FEATURE_ATTESTATION_VERSION: C.BROKER_FEATURE_ATTESTATION_VERSION,
+  BROKER_IDENTITY_RECORD_VERSION: C.BROKER_IDENTITY_RECORD_VERSION,
+  BROKER_PROVIDER_ATTESTATION_VERSION: C.BROKER_PROVIDER_ATTESTATION_VERSION,
+  BROKER_PEER_EXPECTATION_VERSION: C.BROKER_PEER_EXPECTATION_VERSION,
+  LEGACY_ADMIN_MIGRATION_VERSION: C.LEGACY_ADMIN_MIGRATION_VERSION,
+  BROKER_JOURNAL_RECOVERY_VERSION: C.BROKER_JOURNAL_RECOVERY_VERSION,
+  BOSS_RESTRICTED_CLIENT_REQUEST_VERSION: C.BOSS_RESTRICTED_CLIENT_REQUEST_VERSION,
+  BOSS_RESTRICTED_CLIENT_RESULT_VERSION: C.BOSS_RESTRICTED_CLIENT_RESULT_VERSION,
+  BROKER_FEATURE_SET_HASH_DOMAIN: C.BROKER_FEATURE_SET_HASH_DOMAIN,
+  BROKER_IDENTITY_SIGNATURE_DOMAIN: C.BROKER_IDENTITY_SIGNATURE_DOMAIN,
+  BROKER_PROVIDER_ATTESTATION_SIGNATURE_DOMAIN: C.BROKER_PROVIDER_ATTESTATION_SIGNATURE_DOMAIN,
+  BROKER_PROTECTED_PROVIDER_ROOT: C.BROKER_PROTECTED_PROVIDER_ROOT,
+  PARTICIPANT_STATES: C.PARTICIPANT_STATES,
+  TERMINAL_PARTICIPANT_STATES: C.TERMINAL_PARTICIPANT_STATES,
+  PARTICIPANT_HEALTH_EVENT_VERSION: C.PARTICIPANT_HEALTH_EVENT_VERSION,
+  WORKER_STATE_MIGRATION_CONTRACT_VERSION: C.WORKER_STATE_MIGRATION_CONTRACT_VERSION,
+  LEGACY_WORKER_STORE_SCHEMA_VERSION: C.LEGACY_WORKER_STORE_SCHEMA_VERSION,
+  CANONICAL_WORKER_STORE_SCHEMA_VERSION: C.CANONICAL_WORKER_STORE_SCHEMA_VERSION,
+  PARTICIPANT_STATE_TRANSITION_CONTRACT_VERSION: C.PARTICIPANT_STATE_TRANSITION_CONTRACT_VERSION,
+  WORKER_IDENTITY_VERSION: C.WORKER_IDENTITY_VERSION,
+  BrokerCapabilityAdvertisementError,
+  parseBossRunFeatureContract,
+  parseBossRunAuthorityIdentity,
+  parseBossParticipantBinding,
+  parseBossParticipantCredentialEnvelope,
+  credentialDigest,
+  parseBossControlEnvelope,
+  parseParticipantState,
+  isTerminalParticipantState,
+  parseWorkerIdentityV2,
+  workerIdentityFromEnvironment,
+  parseWorkerEventIdentityV2,
+  parseBrokerFeatureAttestation,
+  brokerFeatureSetHash,
+  parseBrokerCapabilityAdvertisement,
+  parseBrokerCompatibilityRequest,
+  evaluateBrokerCompatibility,
+  parseBrokerIdentityRecord,
+  parseBrokerProviderAttestation,
+  parseBrokerPeerExpectation,
+  parseObservedBrokerPeer,
+  authorizeBrokerPeer,
 }

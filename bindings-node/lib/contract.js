@@ -13,9 +13,10 @@
 const { types: { isProxy } } = require('node:util')
 const { addon } = require('./native.js')
 
-const { getPrototypeOf, getOwnPropertyDescriptor, freeze } = Object
+const { getPrototypeOf, getOwnPropertyDescriptor, freeze, isFrozen } = Object
 const { ownKeys } = Reflect
 const { isArray } = Array
+const { isView } = ArrayBuffer
 const objectProto = Object.prototype
 const quote = JSON.stringify
 const parse = JSON.parse
@@ -37,6 +38,33 @@ function nestingError () {
   return new ContractValidationError('$', `value nests deeper than ${MAX_DEPTH} levels or is cyclic`)
 }
 
+// Deep-frozen values (the package's own corpora, a caller's frozen constants) cannot change, so
+// their snapshot text is kept: `deep` tells the caller of `snap` whether what it just wrote was
+// deep-frozen (every container frozen, all the way down).
+const frozenText = new WeakMap()
+let deep = true
+// The deepest level the current walk reached (to tell whether a kept text still fits the limit
+// where it is reused).
+let maxDepth = 0
+
+// Most strings need no escape: they are quoted here, the rest by JSON.stringify (which escapes a
+// lone surrogate as \uXXXX, as the snapshot form wants).
+const NEEDS_ESCAPE = /["\\\u0000-\u001f\ud800-\udfff]/
+function quoteString (text) {
+  return NEEDS_ESCAPE.test(text) ? quote(text) : '"' + text + '"'
+}
+
+// Keys repeat (records of one shape); their quoted forms are kept, within a bound.
+const quotedKeys = new Map()
+function quoteKey (key) {
+  let q = quotedKeys.get(key)
+  if (q === undefined) {
+    q = quoteString(key)
+    if (quotedKeys.size < 4096) quotedKeys.set(key, q)
+  }
+  return q
+}
+
 function isIndex (key, length) {
   // Canonical array index below the length: "0", "1", ... (never "01" or "-0").
   const n = Number(key)
@@ -56,6 +84,7 @@ function snapArray (value, depth, stack) {
     else extra = true
   }
   let out = extra ? '[!' : '['
+  let all = true
   // A sparse array is written up to its first hole: the core reports that hole (or an earlier
   // problem) and nothing after it, so a huge length costs nothing.
   const dense = present.length === length
@@ -63,9 +92,15 @@ function snapArray (value, depth, stack) {
   for (let i = 0; i < upto; i++) {
     if (i > 0) out += ','
     const descriptor = getOwnPropertyDescriptor(value, i)
-    out += descriptor.enumerable && 'value' in descriptor ? snap(descriptor.value, depth + 1, stack) : 'h'
+    if (descriptor.enumerable && 'value' in descriptor) {
+      out += snap(descriptor.value, depth + 1, stack)
+      all = all && deep
+    } else {
+      out += 'h'
+    }
   }
   if (!dense) out += upto > 0 ? ',_' : '_'
+  deep = all
   return out + ']'
 }
 
@@ -78,9 +113,16 @@ function firstHole (present) {
 
 function snapObject (value, depth, stack) {
   const proto = getPrototypeOf(value)
-  if (proto !== objectProto && proto !== null) return '{@}'
+  const plain = proto === objectProto || proto === null
+  // An object of another prototype is written with its own members too (the contract reads own
+  // keys of, say, a map object with a custom prototype); a typed array or DataView is not walked.
+  if (!plain && isView(value)) {
+    deep = false
+    return '{@}'
+  }
   const keys = ownKeys(value)
-  let out = proto === null ? '{#' : '{'
+  let all = true
+  let out = proto === null ? '{#' : plain ? '{' : '{@'
   let symbols = false
   let first = true
   let body = ''
@@ -91,15 +133,21 @@ function snapObject (value, depth, stack) {
       continue
     }
     const descriptor = getOwnPropertyDescriptor(value, key)
-    const item = descriptor.enumerable && 'value' in descriptor ? snap(descriptor.value, depth + 1, stack) : 'h'
-    body += (first ? '' : ',') + quote(key) + ':' + item
+    let item = 'h'
+    if (descriptor.enumerable && 'value' in descriptor) {
+      item = snap(descriptor.value, depth + 1, stack)
+      all = all && deep
+    }
+    body += (first ? '' : ',') + quoteKey(key) + ':' + item
     first = false
   }
   if (symbols) out += '!'
+  deep = all
   return out + body + '}'
 }
 
 function snap (value, depth, stack) {
+  deep = true
   switch (typeof value) {
     case 'undefined': return 'u'
     case 'boolean': return value ? 'true' : 'false'
@@ -109,17 +157,33 @@ function snap (value, depth, stack) {
       if (value === -Infinity) return '-I'
       if (value === 0 && 1 / value < 0) return '-0'
       return '' + value
-    case 'string': return quote(value)
+    case 'string': return quoteString(value)
     case 'bigint': return 'b"' + BigInt.prototype.toString.call(value) + '"'
     case 'symbol': return 's'
     case 'function': return isProxy(value) ? 'p' : 'f'
   }
   if (value === null) return 'null'
   if (isProxy(value)) return 'p'
+  const kept = frozenText.get(value)
+  if (kept !== undefined && depth + kept.depth <= MAX_DEPTH) {
+    const reached = depth + kept.depth - 1
+    if (reached > maxDepth) maxDepth = reached
+    return kept.text
+  }
   if (depth >= MAX_DEPTH || stack.includes(value)) throw nestingError()
   stack.push(value)
-  const out = isArray(value) ? snapArray(value, depth, stack) : snapObject(value, depth, stack)
-  stack.pop()
+  const start = maxDepth
+  maxDepth = depth
+  let out
+  try {
+    out = isArray(value) ? snapArray(value, depth, stack) : snapObject(value, depth, stack)
+  } finally {
+    stack.pop()
+  }
+  const below = maxDepth - depth + 1
+  maxDepth = start > maxDepth ? start : maxDepth
+  if (deep && isFrozen(value)) frozenText.set(value, { text: out, depth: below })
+  else deep = false
   return out
 }
 

@@ -1,1 +1,23 @@
-export {}
+// Hand-written declarations of the vectors subpath: the policy kernel's golden vectors, with the
+// TypeScript core's type names and shapes.
+import type { AuthorizationContext, PolicyAction, PolicyPrincipal, PolicyState } from "../policy/index.js";
+
+export interface PolicyVector {
+  name: string;
+  principals: PolicyPrincipal[];
+  actorId: string;
+  action: PolicyAction;
+  targetId: string;
+  context?: AuthorizationContext;
+  expectedAllowed: boolean;
+  expectedReasonOrCode: string;
+}
+
+/** The 12 golden vectors of vectors/policy-v2.json. */
+export declare const POLICY_VECTORS: PolicyVector[];
+/** A fresh state of the vector's principals, keyed by id (a new copy on every call). */
+export declare function stateForVector(vector: PolicyVector): PolicyState;
+export declare const POLICY_VECTOR_SCHEMA_VERSION: 2;
+/** SHA-256 (lowercase hex) of JSON.stringify({version: POLICY_VECTOR_SCHEMA_VERSION, vectors:
+ * POLICY_VECTORS}), computed by the core from vectors/policy-v2.json. */
+export declare const POLICY_SEMANTICS_HASH: string;

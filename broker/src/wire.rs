@@ -47,12 +47,14 @@ pub mod failure_code {
 /// only).
 pub const LOCAL_ENDPOINT: &str = "local";
 
-/// The remote-access contract current Node clients require in `health_ok`.
+/// The remote-access contract current Node clients require in `health_ok`: the policy kernel's
+/// semantics version and hash, as the core computes them from its golden vectors.
 pub fn remote_access_contract() -> Value {
+    use agent_intercom_core::policy;
     serde_json::json!({
         "feature": "remote-access-v1",
-        "policySemanticsVersion": 2,
-        "policySemanticsHash": "f3b00e503631bc91123aedfbcf1df72cc9913e1893c09728b2c598f3dcdfdfe0",
+        "policySemanticsVersion": policy::POLICY_SEMANTICS_VERSION,
+        "policySemanticsHash": policy::vectors::semantics_hash(),
     })
 }
 

@@ -1083,43 +1083,25 @@ mod tests {
         use AllowReason as A;
         use DenialCode as D;
         use PolicyAction as Act;
-        assert_eq!(
-            decide(&state, "ghost", Act::Send, "root"),
-            Decision::Denied(D::UnknownPrincipal)
-        );
-        assert_eq!(
-            decide(&state, "root", Act::Send, "ghost"),
-            Decision::Denied(D::UnknownPrincipal)
-        );
-        assert_eq!(
-            decide(&state, "worker", Act::Adopt, "worker"),
-            Decision::Allowed(A::SelfAccess)
-        );
-        assert_eq!(
-            decide(&state, "lead", Act::Ask, "worker"),
-            Decision::Allowed(A::DirectParent)
-        );
-        assert_eq!(
-            decide(&state, "worker", Act::Reply, "root"),
-            Decision::Allowed(A::AncestorChain)
-        );
-        assert_eq!(
-            decide(&state, "manager", Act::InspectTree, "worker"),
-            Decision::Allowed(A::AncestorControl)
-        );
-        // A direct child is controlled through the ancestor rule, not direct-parent.
-        assert_eq!(
-            decide(&state, "lead", Act::Revoke, "worker"),
-            Decision::Allowed(A::AncestorControl)
-        );
-        assert_eq!(
-            decide(&state, "worker", Act::Revoke, "lead"),
-            Decision::Denied(D::PolicyDenied)
-        );
-        assert_eq!(
-            decide(&state, "root", Act::DelegateChild, "worker"),
-            Decision::Denied(D::PolicyDenied)
-        );
+        let table = [
+            ("ghost", Act::Send, "root", "UNKNOWN_PRINCIPAL"),
+            ("root", Act::Send, "ghost", "UNKNOWN_PRINCIPAL"),
+            ("worker", Act::Adopt, "worker", "self"),
+            ("lead", Act::Ask, "worker", "direct-parent"),
+            ("worker", Act::Reply, "root", "ancestor-chain"),
+            ("manager", Act::InspectTree, "worker", "ancestor-control"),
+            // A direct child is controlled through the ancestor rule, not direct-parent.
+            ("lead", Act::Revoke, "worker", "ancestor-control"),
+            ("worker", Act::Revoke, "lead", "POLICY_DENIED"),
+            ("root", Act::DelegateChild, "worker", "POLICY_DENIED"),
+        ];
+        for (actor, action, target, label) in table {
+            assert_eq!(
+                decide(&state, actor, action, target).label(),
+                label,
+                "{actor} {action} {target}"
+            );
+        }
         // Generations: checked before self; each side on its own.
         let stale = AuthorizationContext {
             actor_generation: Some(2),

@@ -1,10 +1,11 @@
-// Runs in a fresh folder where the packed tarball was installed: the package is used exactly
-// as users get it.
+// Runs in a fresh folder where the packed tarballs (the main package and the host's platform
+// package) were installed by scripts/pack-accept.sh: the package is used exactly as users get it.
 import test from 'node:test'
 import assert from 'node:assert'
 import { createRequire } from 'node:module'
 import { execFileSync } from 'node:child_process'
-import { existsSync } from 'node:fs'
+import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import * as esmRoot from '@ctliz/agent-intercom-core'
 import * as esmProtocol from '@ctliz/agent-intercom-core/protocol-v4'
@@ -12,12 +13,70 @@ import * as esmCanonical from '@ctliz/agent-intercom-core/canonical'
 import * as esmVendor from '@ctliz/agent-intercom-core/vendor/protocol-v4'
 
 const require = createRequire(join(process.cwd(), 'noop.js'))
+function filesUnder (dir) {
+  return readdirSync(dir, { recursive: true, withFileTypes: true }).filter((e) => e.isFile()).map((e) => join(e.parentPath ?? e.path, e.name))
+}
 const HASH = 'ef23cae55b3cca7683fee60e5f2421350cde731dc5424c82286a33a8b9cdf6cb'
 
-test('installed from the tarball, not linked to the workspace', () => {
+test('installed from the tarballs: the main package is JavaScript, the addon is the platform package', () => {
   const pkgDir = join(process.cwd(), 'node_modules', '@ctliz', 'agent-intercom-core')
-  assert.ok(existsSync(join(pkgDir, 'bindings-node', 'agent_intercom.node')))
+  const main = JSON.parse(readFileSync(join(pkgDir, 'package.json'), 'utf8'))
+  const rows = JSON.parse(readFileSync(join(pkgDir, 'bindings-node', 'npm', 'platforms.json'), 'utf8')).platforms
+  assert.strictEqual(main.version, '0.3.0')
+  assert.strictEqual(main.os, undefined)
+  assert.strictEqual(main.cpu, undefined)
+  assert.deepStrictEqual(main.optionalDependencies, Object.fromEntries(rows.map((r) => [`${main.name}-${r.id}`, main.version])))
   assert.ok(!existsSync(join(pkgDir, 'Cargo.toml')), 'the tarball ships no Rust sources')
+  assert.deepStrictEqual(filesUnder(pkgDir).filter((f) => f.endsWith('.node')), [], 'the main package ships no addon')
+  const platformDir = join(process.cwd(), 'node_modules', '@ctliz', 'agent-intercom-core-linux-x64-gnu')
+  const platform = JSON.parse(readFileSync(join(platformDir, 'package.json'), 'utf8'))
+  assert.strictEqual(platform.version, main.version)
+  assert.deepStrictEqual([platform.os, platform.cpu, platform.libc], [['linux'], ['x64'], ['glibc']])
+  assert.strictEqual(platform.main, 'agent_intercom.linux-x64-gnu.node')
+  assert.ok(existsSync(join(platformDir, 'agent_intercom.linux-x64-gnu.node')))
+  assert.ok(existsSync(join(platformDir, 'LICENSE-MIT')) && existsSync(join(platformDir, 'LICENSE-APACHE')))
+  // The loader took the addon from the platform package, and both are this release.
+  const addonFile = realpathSync(join(platformDir, platform.main))
+  const loaded = Object.keys(require.cache).map((f) => realpathSync(f))
+  assert.ok(loaded.includes(addonFile), `${addonFile} is not among the loaded modules`)
+  assert.strictEqual(esmRoot.AGENT_INTERCOM_CORE_VERSION, main.version)
+})
+
+/** Runs `require(<the installed package>)` in a child with `preload` run first (to pose as another
+ * platform); returns the error it threw, as JSON. */
+function loadFailure (preload, cwd = process.cwd()) {
+  const script = `${preload}
+    try { require(${JSON.stringify(join(cwd, 'node_modules', '@ctliz', 'agent-intercom-core'))}); console.log('null') }
+    catch (e) { console.log(JSON.stringify({ name: e.name, code: e.code, message: e.message, platform: e.platform, supportedPlatforms: e.supportedPlatforms })) }`
+  return JSON.parse(execFileSync(process.execPath, ['-e', script], { cwd, encoding: 'utf8' }))
+}
+
+test('on an unsupported platform the package says which platform it looked for and which exist', () => {
+  for (const [preload, host] of [
+    ["Object.defineProperty(process, 'arch', { value: 'riscv64' })", 'linux-riscv64-gnu'],
+    ["Object.defineProperty(process, 'platform', { value: 'freebsd' })", 'freebsd-x64'],
+  ]) {
+    const error = loadFailure(preload)
+    assert.strictEqual(error.name, 'IntercomError')
+    assert.strictEqual(error.code, 'NATIVE_ADDON_UNAVAILABLE')
+    assert.strictEqual(error.platform, host)
+    assert.deepStrictEqual(error.supportedPlatforms, ['linux-x64-gnu'])
+    assert.ok(error.message.startsWith(`@ctliz/agent-intercom-core 0.3.0: no native addon is built for ${host}.`), error.message)
+    assert.ok(error.message.includes('Supported platforms: linux-x64-gnu (@ctliz/agent-intercom-core-linux-x64-gnu)'), error.message)
+  }
+})
+
+test('without its platform package the package names the package to install', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'aic-accept-noplatform-'))
+  try {
+    cpSync(join(process.cwd(), 'node_modules', '@ctliz', 'agent-intercom-core'), join(dir, 'node_modules', '@ctliz', 'agent-intercom-core'), { recursive: true })
+    const error = loadFailure('', dir)
+    assert.strictEqual(error.code, 'NATIVE_ADDON_UNAVAILABLE')
+    assert.strictEqual(error.platform, 'linux-x64-gnu')
+    assert.match(error.message, /the package @ctliz\/agent-intercom-core-linux-x64-gnu, which is not installed .*npm install @ctliz\/agent-intercom-core-linux-x64-gnu@0\.3\.0/)
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
 })
 
 test('every subpath works from CommonJS and ESM', () => {
@@ -55,8 +114,6 @@ test('the installed vendored module passes the drift check, via the function and
 })
 
 test('the installed package runs a broker and talks to it', async () => {
-  const { mkdtempSync, rmSync } = await import('node:fs')
-  const { tmpdir } = await import('node:os')
   const { startBroker, connect } = await import('@ctliz/agent-intercom-core/broker')
   const dir = mkdtempSync(join(tmpdir(), 'aic-accept-broker-'))
   const broker = startBroker({ agentDir: dir, idleExitMs: 0, logLevel: 'off' })
@@ -80,8 +137,6 @@ test('the installed package runs a broker and talks to it', async () => {
 })
 
 test('the installed package opens a scratchpad store from ESM and CommonJS', async () => {
-  const { mkdtempSync, rmSync } = await import('node:fs')
-  const { tmpdir } = await import('node:os')
   const esm = await import('@ctliz/agent-intercom-core/scratchpad')
   const cjs = require('@ctliz/agent-intercom-core/scratchpad')
   assert.strictEqual(esm.default, cjs)

@@ -274,7 +274,11 @@ mod tests {
         );
         assert_eq!(
             call_json("canonical.readString", r#"[1,"p"]"#).unwrap(),
-            r#"{"ok":false,"error":{"class":"ContractValidationError","message":"p: must be a non-empty string","detail":"must be a non-empty string","path":"p"}}"#
+            concat!(
+                r#"{"ok":false,"error":{"class":"ContractValidationError","#,
+                r#""message":"p: must be a non-empty string","#,
+                r#""detail":"must be a non-empty string","path":"p"}}"#
+            )
         );
     }
 

@@ -45,7 +45,8 @@ pub enum Proto {
     Plain,
     /// `null`.
     Null,
-    /// Anything else (a class instance, a Date, a boxed primitive, ...). Members are not read.
+    /// Anything else (a class instance, a Date, a boxed primitive, ...). Its own members are
+    /// kept (a typed array's are not written); readers that want a plain object refuse it.
     Other,
 }
 
@@ -180,11 +181,11 @@ impl Js {
         }
     }
 
-    /// An own enumerable data member of a plain or null-prototype object (the last, if a plain
-    /// JSON text repeated it). Prototype members are never seen.
+    /// An own member of an object (the last, if a plain JSON text repeated it). Prototype
+    /// members are never seen.
     pub fn get(&self, key: &str) -> Option<&Js> {
         match self {
-            Js::Object(o) if o.proto != Proto::Other => o
+            Js::Object(o) => o
                 .members
                 .iter()
                 .rev()
@@ -196,8 +197,8 @@ impl Js {
 
     /// `Object.hasOwn(value, key)` for an object (a hidden property is own).
     pub fn has_own(&self, key: &str) -> bool {
-        matches!(self, Js::Object(o) if o.proto != Proto::Other
-            && o.members.iter().any(|(k, _)| k.lone.is_none() && k.text == key))
+        matches!(self, Js::Object(o)
+            if o.members.iter().any(|(k, _)| k.lone.is_none() && k.text == key))
     }
 
     /// `typeof value`.

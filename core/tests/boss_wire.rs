@@ -1,0 +1,333 @@
+//! `./boss` wire, service, participant-state and worker-identity operations: the computed
+//! hashes against the published values, and `tests/data/boss_wire_cases.json` (each case's
+//! outcome as the TypeScript core 0.2.0 gives it) through `contract::call_json`, plus the
+//! snapshot-only inputs (accessors, holes, proxies) JSON cannot carry.
+
+#[path = "support/vector_filter.rs"]
+mod vector_filter;
+
+use agent_intercom_core::boss::{participant, service, wire, worker};
+use agent_intercom_core::contract::{Js, call_json, call_snapshot};
+use vector_filter::{Counts, Filter};
+
+/// Inventory §1.3: the values the TypeScript core 0.2.0 publishes (measured there).
+const PUBLISHED_FEATURE_SEMANTICS_HASH: &str =
+    "8943eb60d29afa5264322b5cc7df3de245b01b1cf48a8cbf9cfb6188b02fcfa9";
+const PUBLISHED_PROTOCOL_FEATURE_CONTRACT_HASH: &str =
+    "dae30efe2c48d2de0fe72a7ebdfd107d3feaefc180d42056ba05df6088a94364";
+const PUBLISHED_CAPABILITY_FEATURE_DIGEST: &str =
+    "239bee8bb64cc8c149d49ac00c7396f33f375a89a1d6dea6bd86ff840d551a59";
+const PUBLISHED_EMPTY_FEATURE_SET_HASH: &str =
+    "0423394d55ed9769cfd7d71a0177a094d6a3962175885ec84a1ce5d77938ba70";
+const PUBLISHED_BOSS_FEATURE_SET_HASH: &str =
+    "cebf86aee47c13a0913fb0228817319bebaf06720ba732fb9833bde3d9dbc7cc";
+
+#[test]
+fn computed_hashes_are_the_published_ones() {
+    assert_eq!(
+        wire::feature_semantics_hash(),
+        PUBLISHED_FEATURE_SEMANTICS_HASH
+    );
+    assert_eq!(
+        wire::protocol_feature_contract_hash(),
+        PUBLISHED_PROTOCOL_FEATURE_CONTRACT_HASH
+    );
+    assert_eq!(
+        wire::capability_feature_digest(),
+        PUBLISHED_CAPABILITY_FEATURE_DIGEST
+    );
+    assert_eq!(
+        service::broker_feature_set_hash(&Js::array(vec![])).unwrap(),
+        PUBLISHED_EMPTY_FEATURE_SET_HASH
+    );
+    let boss = Js::parse_json(&format!(
+        r#"[{{"version":"intercom.broker-feature.v1","feature":"boss-run-v1","featureVersion":1,
+        "semanticsHash":"{}","controlEnvelopeVersion":1,"capabilityDigest":"{}"}}]"#,
+        PUBLISHED_FEATURE_SEMANTICS_HASH, PUBLISHED_CAPABILITY_FEATURE_DIGEST
+    ))
+    .unwrap();
+    assert_eq!(
+        service::broker_feature_set_hash(&boss).unwrap(),
+        PUBLISHED_BOSS_FEATURE_SET_HASH
+    );
+    // The corpus has 28 members and embeds the vector hashes, which are literals upstream too.
+    let corpus = Js::parse_json(&wire::feature_semantics_corpus_json()).unwrap();
+    let Js::Object(members) = &corpus else {
+        panic!("corpus is an object")
+    };
+    assert_eq!(members.members.len(), 28);
+    assert_eq!(
+        corpus
+            .get("participantStateVectorsHash")
+            .and_then(Js::as_str),
+        Some(wire::PARTICIPANT_STATE_VECTORS_HASH)
+    );
+}
+
+#[test]
+fn constants_are_one_object() {
+    let constants = Js::parse_json(&wire::constants_json()).unwrap();
+    let text = |k: &str| constants.get(k).and_then(Js::as_str).map(str::to_string);
+    assert_eq!(text("BOSS_RUN_FEATURE").as_deref(), Some("boss-run-v1"));
+    assert_eq!(
+        text("BOSS_RUN_FEATURE_SEMANTICS_HASH").as_deref(),
+        Some(PUBLISHED_FEATURE_SEMANTICS_HASH)
+    );
+    assert_eq!(
+        text("BROKER_PROTECTED_PROVIDER_ROOT").as_deref(),
+        Some(service::BROKER_PROTECTED_PROVIDER_ROOT)
+    );
+    assert_eq!(
+        text("WORKER_IDENTITY_VERSION").as_deref(),
+        Some(worker::WORKER_IDENTITY_VERSION)
+    );
+    let contract = constants.get("BOSS_RUN_FEATURE_CONTRACT").unwrap();
+    assert_eq!(
+        contract.get("semanticsHash").and_then(Js::as_str),
+        Some(PUBLISHED_FEATURE_SEMANTICS_HASH)
+    );
+    let Some(Js::Array(states)) = constants.get("PARTICIPANT_STATES") else {
+        panic!("PARTICIPANT_STATES is an array")
+    };
+    assert_eq!(states.items.len(), participant::PARTICIPANT_STATES.len());
+    for key in [
+        "INTERCOM_BASE_PROTOCOL_VERSION",
+        "BOSS_RUN_FEATURE_VERSION",
+        "BOSS_CAPABILITY_FEATURE_CONTRACT_VERSION",
+        "BOSS_CONTROL_ENVELOPE_VERSION",
+        "BROKER_FEATURE_ATTESTATION_VERSION",
+        "BOSS_PARTICIPANT_ROLES",
+        "BOSS_COMMUNICATION_PROFILES",
+        "BOSS_BINDING_STATES",
+        "BOSS_CREDENTIAL_KINDS",
+        "BOSS_CONTROL_TYPES",
+        "TERMINAL_PARTICIPANT_STATES",
+        "BROKER_PEER_EXPECTATION_VERSION",
+        "BOSS_PARTICIPANT_BINDING_VERSION",
+        "BOSS_PARTICIPANT_CREDENTIAL_VERSION",
+        "AUTHORITY_EVENT_VERSION",
+        "AUTHORITY_REQUEST_VERSION",
+        "AUTHORITY_TRANSITION_VERSION",
+        "BOSS_RUN_AUTHORITY_IDENTITY_VERSION",
+        "BROKER_IDENTITY_RECORD_VERSION",
+        "BROKER_PROVIDER_ATTESTATION_VERSION",
+        "PARTICIPANT_STATE_TRANSITION_VECTORS_HASH",
+        "SUPERVISION_VECTORS_HASH",
+        "FULL_WORKER_STORE_MIGRATION_VECTORS_HASH",
+    ] {
+        assert!(constants.get(key).is_some(), "{key}");
+    }
+}
+
+fn cases() -> Js {
+    let path = format!(
+        "{}/tests/data/boss_wire_cases.json",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    Js::parse_json(&text).unwrap()
+}
+
+fn items(value: &Js) -> Vec<&Js> {
+    match value {
+        Js::Array(a) => a.items.iter().map(|i| i.as_ref().unwrap()).collect(),
+        _ => panic!("not an array"),
+    }
+}
+
+fn text<'a>(value: &'a Js, key: &str) -> &'a str {
+    value.get(key).and_then(Js::as_str).unwrap_or("")
+}
+
+#[test]
+fn typescript_outcomes() {
+    let doc = cases();
+    let list = items(doc.get("cases").unwrap());
+    assert_eq!(
+        doc.get("count").and_then(Js::as_num),
+        Some(list.len() as f64)
+    );
+    let filter = Filter::from_env();
+    let mut counts = Counts::new(list.len());
+    let mut failures = Vec::new();
+    for case in list {
+        let id = text(case, "id");
+        if !filter.selects(id) {
+            counts.filtered += 1;
+            continue;
+        }
+        counts.executed += 1;
+        let args = case.get("args").unwrap();
+        let op = format!("boss.{}", text(case, "op"));
+        let answer = call_json(&op, &args.to_json().unwrap()).unwrap();
+        let answer = Js::parse_json(&answer).unwrap();
+        let expect = case.get("expect").unwrap();
+        let ok = match text(expect, "kind") {
+            "input" => answer.get("value") == items(args).first().copied(),
+            "value" => answer.get("value") == expect.get("value"),
+            _ => {
+                let error = answer.get("error");
+                error.is_some_and(|e| {
+                    text(e, "class") == text(expect, "class")
+                        && text(e, "message") == text(expect, "message")
+                        && e.get("code") == expect.get("code")
+                })
+            }
+        };
+        if !ok {
+            failures.push(format!(
+                "{id}: expected {}, got {}",
+                expect.to_json().unwrap(),
+                answer.to_json().unwrap()
+            ));
+        }
+    }
+    counts.report("boss_wire_cases.json", &filter);
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+fn snapshot(op: &str, args: &str) -> String {
+    call_snapshot(op, args).unwrap()
+}
+
+#[test]
+fn snapshot_only_inputs() {
+    // An accessor is refused without being read; a proxy is never entered.
+    let answer = snapshot("boss.parseBossRunFeatureContract", r#"[{"feature":h}]"#);
+    assert!(
+        answer.contains("$.feature: must be an enumerable data property"),
+        "{answer}"
+    );
+    let answer = snapshot("boss.parseBossControlEnvelope", "[p]");
+    assert!(answer.contains("$: must be a plain object"), "{answer}");
+    // A payload hole, an accessor in a payload, a non-plain payload.
+    let envelope = |payload: &str| {
+        format!(
+            r#"[{{"type":"boss.worker.health","version":1,"messageId":"m","bossRunId":"r",
+            "participantId":"p","bindingEpoch":1,"idempotencyKey":"k","payload":{payload}}}]"#
+        )
+    };
+    for (payload, message) in [
+        ("[1,_]", "$[1]: sparse array holes are not supported"),
+        (r#"{"a":h}"#, "$.a: must be an enumerable data property"),
+        (
+            "{@}",
+            "$: value must be a JSON primitive, array, or plain object",
+        ),
+        (r#"{"a":u}"#, "$.a: undefined is not a canonical value"),
+        (
+            "-0",
+            "$: number must be a safe integer and must not be negative zero",
+        ),
+        (r#"{"b":1,"a":b"1"}"#, "$.a: value must be a JSON primitive"),
+    ] {
+        let answer = snapshot("boss.parseBossControlEnvelope", &envelope(payload));
+        assert!(answer.contains(message), "{payload}: {answer}");
+    }
+    assert_eq!(
+        snapshot(
+            "boss.parseBossControlEnvelope",
+            &envelope(r#"{"x":[null,true]}"#)
+        ),
+        "i0"
+    );
+    // Feature arrays: a hole is an advertisement error wrapping the reader's message.
+    let answer = snapshot("boss.brokerFeatureSetHash", "[[_]]");
+    assert!(
+        answer.contains("BrokerCapabilityAdvertisementError"),
+        "{answer}"
+    );
+    assert!(
+        answer.contains("$.features: $.features[0]: sparse array holes are not supported"),
+        "{answer}"
+    );
+    // The environment: an accessor on a supported key is refused, on an unrelated key ignored;
+    // a symbol-keyed environment is fine.
+    let answer = snapshot(
+        "boss.workerIdentityFromEnvironment",
+        r#"[{!"HOME":h,"AGENT_INTERCOM_WORKER_ID":"w","AGENT_INTERCOM_WORKER_INCARNATION_ID":"i",
+        "AGENT_INTERCOM_WORKER_GENERATION":"1"}]"#,
+    );
+    assert!(answer.starts_with("j{"), "{answer}");
+    let answer = snapshot(
+        "boss.workerIdentityFromEnvironment",
+        r#"[{"AGENT_INTERCOM_WORKER_ID":h}]"#,
+    );
+    assert!(
+        answer.contains("$.AGENT_INTERCOM_WORKER_ID: must be an enumerable data property"),
+        "{answer}"
+    );
+    // evaluateBrokerCompatibility never fails, whatever it is given.
+    for args in [
+        "[]",
+        "[p,p,p]",
+        "[u,u]",
+        r#"[{"clientKind":"ordinary"},[],h]"#,
+    ] {
+        let answer = snapshot("boss.evaluateBrokerCompatibility", args);
+        assert!(
+            answer.starts_with(r#"j{"compatible":false"#),
+            "{args}: {answer}"
+        );
+    }
+    // isTerminalParticipantState does no validation.
+    assert_eq!(snapshot("boss.isTerminalParticipantState", "[p]"), "jfalse");
+}
+
+#[test]
+fn a_boss_request_is_never_reported_compatible_unverified() {
+    // Every check before the Ed25519 step passes here, so the refusal is the verification's.
+    let doc = cases();
+    let case = items(doc.get("cases").unwrap())
+        .into_iter()
+        .find(|c| text(c, "id") == "eval/boss-signature-shape")
+        .unwrap()
+        .clone();
+    let mut args = items(case.get("args").unwrap())
+        .into_iter()
+        .cloned()
+        .collect::<Vec<_>>();
+    if let Js::Object(identity) = &mut args[2] {
+        for (k, v) in &mut identity.members {
+            if k.text == "signature" {
+                *v = Js::str(format!("{}==", "A".repeat(86)));
+            }
+        }
+    }
+    let answer = call_json(
+        "boss.evaluateBrokerCompatibility",
+        &Js::array(args).to_json().unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        answer,
+        r#"{"ok":true,"value":{"compatible":false,"code":"IDENTITY_SIGNATURE_INVALID"}}"#
+    );
+}
+
+#[test]
+fn a_key_object_trust_store_cannot_be_returned() {
+    let doc = cases();
+    let case = items(doc.get("cases").unwrap())
+        .into_iter()
+        .find(|c| text(c, "id") == "request/boss")
+        .unwrap()
+        .clone();
+    let request = items(case.get("args").unwrap())[0].to_json().unwrap();
+    let Some(Js::Str(pem)) = items(case.get("args").unwrap())[0]
+        .get("identityVerification")
+        .and_then(|v| v.get("trustedIdentityKeys"))
+        .and_then(|k| k.get("ik"))
+        .cloned()
+    else {
+        panic!("the case has a PEM identity key")
+    };
+    let pem_json = Js::Str(pem).to_json().unwrap();
+    let with_key_object = format!(
+        "[{}]",
+        request.replacen(&format!("\"ik\":{pem_json}"), "\"ik\":{@}", 1)
+    );
+    let answer = snapshot("boss.parseBrokerCompatibilityRequest", &with_key_object);
+    assert!(answer.contains(r#""class":"Error""#), "{answer}");
+    assert!(answer.contains("KeyObject"), "{answer}");
+}
