@@ -15,7 +15,9 @@ suite_setup_work() {
 }
 
 # suite_tarballs ARG...: absolute paths of the given tarballs, or of a fresh pack of this
-# repository (building the addon first if it is missing).
+# repository: the main package and each platform package whose addon is built
+# (bindings-node/npm/<id>/, as scripts/pack-accept.sh packs them), building the host's addon first
+# if none is built.
 suite_tarballs() {
   tarballs=()
   local t
@@ -25,18 +27,32 @@ suite_tarballs() {
       tarballs+=("$(realpath "$t")")
     done
   else
-    if [ ! -f "$repo/bindings-node/agent_intercom.node" ]; then
+    local built=()
+    shopt -s nullglob
+    built=("$repo"/bindings-node/npm/*/agent_intercom.*.node)
+    shopt -u nullglob
+    if [ "${#built[@]}" = 0 ] && [ -d "$repo/bindings-node/npm" ]; then
+      echo "no addon is built under bindings-node/npm/: building it (${AIC_BUILD_PROFILE:-debug})"
+      bash "$repo/scripts/build-node.sh" "${AIC_BUILD_PROFILE:-debug}"
+      shopt -s nullglob
+      built=("$repo"/bindings-node/npm/*/agent_intercom.*.node)
+      shopt -u nullglob
+    elif [ ! -d "$repo/bindings-node/npm" ] && [ ! -f "$repo/bindings-node/agent_intercom.node" ]; then
+      # Before the platform packages, the addon was inside the main package.
       echo "bindings-node/agent_intercom.node is missing: building it (${AIC_BUILD_PROFILE:-debug})"
       bash "$repo/scripts/build-node.sh" "${AIC_BUILD_PROFILE:-debug}"
     fi
-    local name
-    name=$(cd "$repo" && npm pack --silent --pack-destination "$work/pack" | tail -n 1)
-    tarballs+=("$work/pack/$name")
+    local dirs=("$repo") f name
+    for f in "${built[@]}"; do dirs+=("$(dirname "$f")"); done
+    for f in "${dirs[@]}"; do
+      name=$(cd "$f" && npm pack --silent --pack-destination "$work/pack" | tail -n 1)
+      tarballs+=("$work/pack/$name")
+    done
     local dirty=""
     # Changes to scripts/ and docs/ do not reach the package; anything else is worth saying.
     [ -z "$(git -C "$repo" status --porcelain -- . ':!scripts' ':!docs' 2>/dev/null)" ] \
       || dirty=" (with uncommitted changes)"
-    echo "packed $name from $repo at commit $(git -C "$repo" rev-parse --short HEAD)$dirty"
+    echo "packed ${#tarballs[@]} tarballs from $repo at commit $(git -C "$repo" rev-parse --short HEAD)$dirty"
   fi
   for t in "${tarballs[@]}"; do
     local manifest
