@@ -11,6 +11,7 @@
 #   no TARBALL: packs this repository (building the addon with scripts/build-node.sh if missing)
 # environment: AIC_SUITE_TIMEOUT (seconds per file, 600), AIC_SUITE_FILTER (substring of the file
 #   names to run), AIC_SUITE_STRICT=1 (keep named imports: a missing name fails the whole file),
+#   AIC_SUITE_FALLBACK=1 (a name missing from its subpath is taken from any subpath that has it),
 #   AIC_TSX_VERSION (^4.20.0), AIC_SUITE_LOGS (copy TAP/spec logs there), AIC_SUITE_KEEP=1,
 #   AIC_SUITE_VERBOSE=1 (show the end of a failed run's output), AIC_SUITE_BASELINE (a logs folder
 #   saved earlier: list the baseline's passing tests that fail or did not run here).
@@ -39,6 +40,7 @@ main() {
 
   strict=()
   [ "${AIC_SUITE_STRICT:-0}" = 1 ] && strict=(--strict)
+  [ "${AIC_SUITE_FALLBACK:-0}" = 1 ] && strict=(--fallback)
   node "$repo/scripts/suites/rewrite-core-tests.mjs" "$core" "$app/test" "${strict[@]}"
   cp "$repo/scripts/suites/check-core-imports.mjs" "$app/test/"
   import_rc=0

@@ -3,12 +3,14 @@
 // into an import of the published package's subpath that exports X, and writes OUT_DIR/imports.json
 // (which test imports which value names from which subpath) for check-core-imports.mjs.
 //
-// usage: rewrite-core-tests.mjs CORE_EXPORT_DIR OUT_DIR [--strict]
+// usage: rewrite-core-tests.mjs CORE_EXPORT_DIR OUT_DIR [--strict | --fallback]
 //
 // By default an import becomes `const ns = await import("<pkg>/<subpath>").catch(() => ({}));
 // const { a, b: c } = ns;`, so a name (or a whole subpath) the installed package lacks reads as
 // undefined and only the tests that use it fail (check-core-imports.mjs prints each such name). With --strict the named-import form is kept, as a
-// consumer would write it: a missing name then fails the whole file at link time.
+// consumer would write it: a missing name then fails the whole file at link time. With --fallback
+// a name the mapped subpath lacks is taken from any subpath that has it (to reach the behaviour
+// behind a misplaced export; the import check still reports the name as missing where it belongs).
 // Line numbers are kept (a rewritten import spans as many lines as the original).
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -49,9 +51,10 @@ function reexports(srcDir, entry) {
 function main() {
   const args = process.argv.slice(2);
   const strict = args.includes("--strict");
-  const [coreDir, outDir] = args.filter((a) => a !== "--strict");
+  const fallback = args.includes("--fallback");
+  const [coreDir, outDir] = args.filter((a) => !a.startsWith("--"));
   if (!coreDir || !outDir) {
-    console.error("usage: rewrite-core-tests.mjs CORE_EXPORT_DIR OUT_DIR [--strict]");
+    console.error("usage: rewrite-core-tests.mjs CORE_EXPORT_DIR OUT_DIR [--strict | --fallback]");
     process.exit(2);
   }
   const srcDir = join(coreDir, "src");
@@ -91,7 +94,14 @@ function main() {
       const list = values.map((s) => (s.local === s.imported ? s.imported : `${s.imported}${strict ? " as " : ": "}${s.local}`));
       if (strict) return pad(`import { ${list.join(", ")} } from "${specifier}";`);
       const ns = `__aic${counter++}`;
-      return pad(`const ${ns} = await import("${specifier}").catch(() => ({})); const { ${list.join(", ")} } = ${ns};`);
+      const load = (spec) => `await import("${spec}").catch(() => ({}))`;
+      if (fallback) {
+        // Every subpath's names, the mapped subpath's last (it wins where both have a name).
+        const others = Object.values(ENTRY_SUBPATHS).filter((sub) => sub !== subpath)
+          .map((sub) => load(sub === "." ? PACKAGE : `${PACKAGE}/${sub.slice(2)}`));
+        return pad(`const ${ns} = Object.assign({}, ${others.join(", ")}, ${load(specifier)}); const { ${list.join(", ")} } = ${ns};`);
+      }
+      return pad(`const ${ns} = ${load(specifier)}; const { ${list.join(", ")} } = ${ns};`);
     });
     const left = [...rewritten.matchAll(/["']\.\.\/src\/[^"']*["']/g)].map((m) => m[0]);
     for (const spec of left) problems.push(`${file}: reference to ${spec} left unrewritten`);
