@@ -21,8 +21,8 @@
 #   AIC_SUITE_BASELINE (a logs folder saved earlier: list its passing tests that fail here),
 #   AIC_CORE_SRC (the TS core's src/: tells type names from values in the import check)
 set -euo pipefail
-# The whole script is one function, so bash has read all of it before it starts (editing the file
-# during a run cannot change that run).
+# The whole script is one function, and `exit` follows its call on the same line: bash has read
+# all of it before it starts, so editing the file during a run cannot change that run.
 main() {
   if [ "$#" -lt 2 ] || { [ "$1" != pi ] && [ "$1" != claude ]; } || [ ! -f "$2/package.json" ]; then
     echo "usage: $0 pi|claude ADAPTER_EXPORT_DIR [TARBALL...]" >&2

@@ -16,8 +16,8 @@
 #   AIC_SUITE_VERBOSE=1 (show the end of a failed run's output), AIC_SUITE_BASELINE (a logs folder
 #   saved earlier: list the baseline's passing tests that fail or did not run here).
 set -euo pipefail
-# The whole script is one function, so bash has read all of it before it starts (editing the file
-# during a run cannot change that run).
+# The whole script is one function, and `exit` follows its call on the same line: bash has read
+# all of it before it starts, so editing the file during a run cannot change that run.
 main() {
   if [ "$#" -lt 1 ] || [ ! -d "$1/test" ] || [ ! -d "$1/src" ]; then
     echo "usage: $0 CORE_EXPORT_DIR [TARBALL...]  (CORE_EXPORT_DIR holds src/ and test/)" >&2
@@ -38,10 +38,10 @@ main() {
     || { cat "$work/logs/npm-install.log"; exit 1; }
   [ -L "$app/node_modules/@ctliz/agent-intercom-core" ] && { echo "installed as a link, not from the tarball"; exit 1; }
 
-  strict=()
-  [ "${AIC_SUITE_STRICT:-0}" = 1 ] && strict=(--strict)
-  [ "${AIC_SUITE_FALLBACK:-0}" = 1 ] && strict=(--fallback)
-  node "$repo/scripts/suites/rewrite-core-tests.mjs" "$core" "$app/test" "${strict[@]}"
+  mode=()
+  [ "${AIC_SUITE_STRICT:-0}" = 1 ] && mode=(--strict)
+  [ "${AIC_SUITE_FALLBACK:-0}" = 1 ] && mode=(--fallback)
+  node "$repo/scripts/suites/rewrite-core-tests.mjs" "$core" "$app/test" "${mode[@]}"
   cp "$repo/scripts/suites/check-core-imports.mjs" "$app/test/"
   import_rc=0
   (cd "$app" && node test/check-core-imports.mjs test/imports.json) || import_rc=$?
