@@ -10,10 +10,11 @@
 import { createRequire } from 'node:module'
 import { join, resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
+import { timer, fmt } from './measure.mjs'
 
 const require = createRequire(import.meta.url)
 const args = process.argv.slice(2)
-const quick = args.includes('--quick')
+const measure = timer(args.includes('--quick'))
 const at = args.indexOf('--ts-core')
 if (at < 0 || !args[at + 1]) {
   console.error('usage: node bench/contract.bench.mjs --ts-core DIR [--quick]  (DIR: the TypeScript core\'s dist/)')
@@ -91,33 +92,6 @@ function cases (m) {
   out.push(['workerIdentityFromEnvironment (no Boss keys)', swallow(() => m.boss.workerIdentityFromEnvironment({ PATH: '/usr/bin', HOME: '/root' }))])
   out.push(['parseParticipantState', () => m.boss.parseParticipantState('ready')])
   return out
-}
-
-/** Median ns per call over several timed batches, after a warm-up. */
-function measure (fn) {
-  const budgetNs = quick ? 20e6 : 200e6
-  let n = 1
-  for (;;) {
-    const t = process.hrtime.bigint()
-    for (let i = 0; i < n; i++) fn()
-    if (Number(process.hrtime.bigint() - t) > 10e6 || n > 1e8) break
-    n *= 2
-  }
-  const samples = []
-  const end = process.hrtime.bigint() + BigInt(budgetNs)
-  while (samples.length < 5 || (process.hrtime.bigint() < end && samples.length < 50)) {
-    const t = process.hrtime.bigint()
-    for (let i = 0; i < n; i++) fn()
-    samples.push(Number(process.hrtime.bigint() - t) / n)
-  }
-  samples.sort((a, b) => a - b)
-  return samples[samples.length >> 1]
-}
-
-function fmt (ns) {
-  if (ns >= 1e6) return `${(ns / 1e6).toFixed(2)} ms`
-  if (ns >= 1e3) return `${(ns / 1e3).toFixed(1)} µs`
-  return `${ns.toFixed(1)} ns`
 }
 
 const mine = cases(ours)

@@ -5,10 +5,11 @@
 //   npm run build && node bench/protocol-v4.bench.mjs [--quick]
 import { createRequire } from 'node:module'
 import * as ref from '../tests/node/reference.mjs'
+import { timer, fmt } from './measure.mjs'
 
 const require = createRequire(import.meta.url)
 const pkg = require('../bindings-node/index.js')
-const quick = process.argv.includes('--quick')
+const measure = timer(process.argv.includes('--quick'))
 const A = pkg.PROTOCOL_V4_SCOPE_A
 const corpus = { version: pkg.INTERCOM_PROTOCOL_V4_VECTOR_SCHEMA_VERSION, vectors: pkg.INTERCOM_PROTOCOL_V4_VECTORS }
 const unfrozen = JSON.parse(JSON.stringify(corpus)) // same data, not frozen: no reuse of checks or texts
@@ -35,31 +36,6 @@ const cases = [
   ['canonicalJson (corpus, unfrozen copy)', () => pkg.canonicalJson(unfrozen), () => ref.canonicalJson(unfrozen)],
   ['canonicalHash (corpus, unfrozen copy)', () => pkg.canonicalHash(domain, unfrozen), () => ref.canonicalHash(domain, unfrozen)],
 ]
-
-/** Median ns per call over several timed batches, after a warm-up. */
-function measure (fn) {
-  const budgetNs = quick ? 20e6 : 200e6
-  let n = 1
-  for (;;) { // calibrate a batch of about 10 ms
-    const t = process.hrtime.bigint()
-    for (let i = 0; i < n; i++) fn()
-    if (Number(process.hrtime.bigint() - t) > 10e6 || n > 1e8) break
-    n *= 2
-  }
-  const samples = []
-  const end = process.hrtime.bigint() + BigInt(budgetNs)
-  while (samples.length < 5 || (process.hrtime.bigint() < end && samples.length < 50)) {
-    const t = process.hrtime.bigint()
-    for (let i = 0; i < n; i++) fn()
-    samples.push(Number(process.hrtime.bigint() - t) / n)
-  }
-  samples.sort((a, b) => a - b)
-  return samples[samples.length >> 1]
-}
-
-function fmt (ns) {
-  return ns >= 1e6 ? `${(ns / 1e6).toFixed(2)} ms` : ns >= 1e3 ? `${(ns / 1e3).toFixed(1)} µs` : `${ns.toFixed(1)} ns`
-}
 
 // Both implementations must agree before they are timed.
 if (pkg.canonicalHash(domain, corpus) !== ref.canonicalHash(domain, corpus)) throw new Error('implementations disagree')

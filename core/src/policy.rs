@@ -210,6 +210,18 @@ pub struct Principal {
     pub root_session_id: String,
 }
 
+/// The required keys of a `PolicyPrincipal`, in the interface's order.
+pub const PRINCIPAL_KEYS: [&str; 6] = [
+    "id",
+    "kind",
+    "state",
+    "generation",
+    "policy",
+    "rootSessionId",
+];
+/// The optional keys of a `PolicyPrincipal`.
+pub const PRINCIPAL_OPTIONAL_KEYS: [&str; 1] = ["parentSessionId"];
+
 impl Principal {
     /// An active local session of generation 1, its own root, `local-public`.
     pub fn local(id: impl Into<String>) -> Principal {
@@ -253,19 +265,7 @@ impl Principal {
     /// type: the strings non-empty, `generation` a safe integer `>= 0`.
     pub fn from_js(value: &Js, path: &str) -> Read<Principal> {
         object(value, path)?;
-        read::exact_keys(
-            value,
-            &[
-                "id",
-                "kind",
-                "state",
-                "generation",
-                "policy",
-                "rootSessionId",
-            ],
-            &["parentSessionId"],
-            path,
-        )?;
+        read::exact_keys(value, &PRINCIPAL_KEYS, &PRINCIPAL_OPTIONAL_KEYS, path)?;
         let at = |key: &str| member(path, key);
         let field = |key: &str| read::field(value, key);
         Ok(Principal {

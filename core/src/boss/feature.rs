@@ -480,14 +480,7 @@ fn registration(state: &Projected<'_>, id: &Js) -> Lookup {
 
 /// The legacy principal's own members when it is a record of exactly the policy interface's
 /// keys (any prototype; values as given).
-const LEGACY_REQUIRED: [&str; 6] = [
-    "id",
-    "kind",
-    "state",
-    "generation",
-    "policy",
-    "rootSessionId",
-];
+const LEGACY_REQUIRED: [&str; 6] = crate::policy::PRINCIPAL_KEYS;
 
 fn legacy_principal<'a>(legacy: &'a Members, id: &Js) -> Option<&'a Js> {
     let entry = own(legacy, &key_of(id)?)?;

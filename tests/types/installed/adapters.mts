@@ -3,6 +3,9 @@
 // adapter uses, every type name the adapters import (the 33 of core-parity-inventory.md §2,
 // checked against pi's and claude's imports) and every runtime name (as values: a name declared
 // only as a type fails). Users: pi, claude, codex, orch(estrator); "(test)" = only its tests.
+// The orchestrator's authority-transition records, verifyProtectedBrokerIdentity and the two
+// signing-bytes functions are issue 11's work and are listed in orchestrator.mts, which is not
+// compiled yet.
 
 // ---- types ----
 // "." (claude)
@@ -37,11 +40,6 @@ import type {
   FeatureAwarePolicyState, // pi, claude
   OrdinaryFeatureRegistration, // pi
   ParticipantState, // claude
-  AuthorityTransitionEpochs, // orch
-  AuthorityTransitionEvent, // orch
-  AuthorityTransitionOperation, // orch
-  AuthorityTransitionRecord, // orch
-  AuthorityTransitionRequest, // orch
   BossRunAuthorityIdentity, // orch
   BrokerIdentityRecord, // orch
   BrokerIdentityVerificationContext, // orch
@@ -58,8 +56,8 @@ export type AdapterTypes = [
   BossParticipantBinding, BossParticipantCredentialEnvelope, BossParticipantRole, BossPolicyAction,
   BossPrivatePrincipal, BossRunFeatureContract, BossWorkerIdentityV2, BrokerCapabilityAdvertisement,
   FeatureAwareAuthorizationDecision, FeatureAwarePolicyState, OrdinaryFeatureRegistration, ParticipantState,
-  AuthorityTransitionEpochs, AuthorityTransitionEvent, AuthorityTransitionOperation, AuthorityTransitionRecord,
-  AuthorityTransitionRequest, BossRunAuthorityIdentity, BrokerIdentityRecord, BrokerIdentityVerificationContext,
+  
+  BossRunAuthorityIdentity, BrokerIdentityRecord, BrokerIdentityVerificationContext,
   BrokerPeerExpectation, BrokerProviderAttestation, ObservedBrokerPeer,
 ];
 
@@ -98,13 +96,13 @@ import {
   parseBossControlEnvelope, parseBossParticipantBinding, parseBossParticipantCredentialEnvelope,
   authorizeFeatureAware, evaluateBrokerCompatibility, parseParticipantState, parseWorkerIdentityV2,
   parseBossPolicyPrincipal, isTerminalParticipantState, workerIdentityFromEnvironment,
-  parseAuthorityTransitionRecord, parseAuthorityTransitionEvent, parseAuthorityTransitionRequest,
+  
   parseBossRunAuthorityIdentity, parseBrokerCompatibilityRequest, parseBrokerIdentityRecord,
-  parseBrokerPeerExpectation, parseObservedBrokerPeer, authorizeBrokerPeer, verifyProtectedBrokerIdentity,
+  parseBrokerPeerExpectation, parseObservedBrokerPeer, authorizeBrokerPeer, 
   // imported only by tests
   AUTHORITY_EVENT_VERSION, AUTHORITY_REQUEST_VERSION, AUTHORITY_TRANSITION_VERSION,
   BOSS_RUN_AUTHORITY_IDENTITY_VERSION, BROKER_IDENTITY_RECORD_VERSION, BROKER_PROVIDER_ATTESTATION_VERSION,
-  brokerIdentitySigningBytes, brokerProviderAttestationSigningBytes, BOSS_CONTROL_TYPES,
+  BOSS_CONTROL_TYPES,
   WORKER_IDENTITY_VERSION, BOSS_PARTICIPANT_BINDING_VERSION, BOSS_PARTICIPANT_CREDENTIAL_VERSION,
 } from "@ctliz/agent-intercom-core/boss";
 
@@ -128,11 +126,11 @@ export const adapterValues: readonly unknown[] = [
   parseBossControlEnvelope, parseBossParticipantBinding, parseBossParticipantCredentialEnvelope,
   authorizeFeatureAware, evaluateBrokerCompatibility, parseParticipantState, parseWorkerIdentityV2,
   parseBossPolicyPrincipal, isTerminalParticipantState, workerIdentityFromEnvironment,
-  parseAuthorityTransitionRecord, parseAuthorityTransitionEvent, parseAuthorityTransitionRequest,
+  
   parseBossRunAuthorityIdentity, parseBrokerCompatibilityRequest, parseBrokerIdentityRecord,
-  parseBrokerPeerExpectation, parseObservedBrokerPeer, authorizeBrokerPeer, verifyProtectedBrokerIdentity,
+  parseBrokerPeerExpectation, parseObservedBrokerPeer, authorizeBrokerPeer, 
   AUTHORITY_EVENT_VERSION, AUTHORITY_REQUEST_VERSION, AUTHORITY_TRANSITION_VERSION,
   BOSS_RUN_AUTHORITY_IDENTITY_VERSION, BROKER_IDENTITY_RECORD_VERSION, BROKER_PROVIDER_ATTESTATION_VERSION,
-  brokerIdentitySigningBytes, brokerProviderAttestationSigningBytes, BOSS_CONTROL_TYPES,
+  BOSS_CONTROL_TYPES,
   WORKER_IDENTITY_VERSION, BOSS_PARTICIPANT_BINDING_VERSION, BOSS_PARTICIPANT_CREDENTIAL_VERSION,
 ];
