@@ -33,14 +33,6 @@ export declare const BOSS_RUN_FEATURE_SEMANTICS_CORPUS: {
   readonly controlEnvelopeVersion: typeof BOSS_CONTROL_ENVELOPE_VERSION
   readonly [key: string]: string | number
 }
-export declare const PARTICIPANT_STATE_VECTOR_SCHEMA_VERSION: 1
-export declare const PARTICIPANT_STATE_VECTORS_HASH: string
-export declare const PARTICIPANT_STATE_TRANSITION_VECTOR_SCHEMA_VERSION: 1
-export declare const PARTICIPANT_STATE_TRANSITION_VECTORS_HASH: string
-export declare const SUPERVISION_VECTOR_SCHEMA_VERSION: 1
-export declare const SUPERVISION_VECTORS_HASH: string
-export declare const FULL_WORKER_STORE_MIGRATION_VECTOR_VERSION: 2
-export declare const FULL_WORKER_STORE_MIGRATION_VECTORS_HASH: string
 
 export interface BossRunFeatureContract {
   feature: typeof BOSS_RUN_FEATURE

@@ -12,7 +12,7 @@
 use std::path::{Path, PathBuf};
 
 /// The CommonJS modules that get an ESM twin (relative to `bindings-node/`).
-pub const MODULES: [&str; 10] = [
+pub const MODULES: [&str; 11] = [
     "index.js",
     "protocol-v4/index.js",
     "canonical/index.js",
@@ -21,6 +21,7 @@ pub const MODULES: [&str; 10] = [
     "team-manifest/index.js",
     "boss/index.js",
     "boss/policy.js",
+    "boss/vectors.js",
     "lib/broker.js",
     "lib/scratchpad.js",
 ];
