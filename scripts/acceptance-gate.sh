@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The acceptance gate: pack the npm package, install the tarball into an isolated workspace
+# The acceptance gate: pack the npm packages, install the tarballs into an isolated workspace
 # (private HOME, TMPDIR, npm cache, agent directories), run the whole protocol-v4 corpus as real
 # sessions once with each embedding owning the broker (the Node package, the CLI binary, a C
 # program), require identical normalized results that all pass, record what ran, prove exact
@@ -11,21 +11,25 @@ repo=$(pwd)
 cargo build --release --locked --workspace -q
 target=$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')
 rel="$target/release"
-cp "$rel/libagent_intercom_node.so" bindings-node/agent_intercom.node
+bash scripts/build-node.sh release >/dev/null # the addon, in the checkout and its platform package
 mkdir -p "$target/c"
 gcc -std=c99 -Wall -Wextra -Werror -Iinclude tests/c/gate_broker.c -L"$rel" -lagent_intercom -Wl,-rpath,"$rel" -o "$target/c/gate_broker"
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/aic-gate.XXXXXX")
 cleanup() { rm -rf "$work"; }
 trap cleanup EXIT
-mkdir -p "$work/home" "$work/tmp" "$work/npm-cache" "$work/pack" "$work/app" "$work/logs"
+mkdir -p "$work/home" "$work/tmp" "$work/npm-cache" "$work/pkg" "$work/logs"
+# The main package and the host's platform package, packed and installed as users get them
+# (before HOME moves: the packing asks rustc, through rustup, for the host).
+bash scripts/pack-accept.sh --install "$work/pkg" >"$work/logs/pack.log"
+app="$work/pkg/app"
+tar_sha=$(sed -n 's/^packed ctliz-agent-intercom-core-[0-9][^ ]*\.tgz sha256 \([0-9a-f]*\) .*/\1/p' "$work/logs/pack.log")
+[ -n "$tar_sha" ] || { echo "no main tarball in the pack log:"; cat "$work/logs/pack.log"; exit 1; }
+rm -rf "$app/test" # the package tests pack-accept.sh copies there (they hold scope strings the scan looks for)
 export HOME="$work/home" TMPDIR="$work/tmp" npm_config_cache="$work/npm-cache" npm_config_update_notifier=false npm_config_fund=false npm_config_audit=false
 unset PI_CODING_AGENT_DIR AGENT_INTERCOM_SCOPE_ID
 
-tarball="$work/pack/$(npm pack --silent --pack-destination "$work/pack" | tail -n 1)"
-tar_sha=$(sha256sum "$tarball" | cut -d' ' -f1)
-(cd "$work/app" && npm init -y >/dev/null && npm install --no-package-lock --offline "$tarball" >/dev/null)
-cp tests/gate/drive.mjs tests/gate/own.mjs "$work/app/"
+cp tests/gate/drive.mjs tests/gate/own.mjs "$app/"
 
 wait_socket() { # <socket> <owner-pid>
   for _ in $(seq 1 200); do
@@ -43,7 +47,7 @@ for name in "${embeddings[@]}"; do
   mkdir -p "$agent"
   socket="$agent/intercom/broker.sock"
   case $name in
-    node) coproc OWNER { cd "$work/app" && exec node own.mjs "$agent" 2>"$work/logs/$name.stderr"; } ;;
+    node) coproc OWNER { cd "$app" && exec node own.mjs "$agent" 2>"$work/logs/$name.stderr"; } ;;
     cli) coproc OWNER { exec "$rel/agent-intercom" broker --agent-dir "$agent" --idle-exit 0 --log-level debug 2>"$work/logs/$name.stderr"; } ;;
     c) coproc OWNER { exec "$target/c/gate_broker" "$agent" 2>"$work/logs/$name.stderr"; } ;;
   esac
@@ -52,7 +56,7 @@ for name in "${embeddings[@]}"; do
   owner_pid[$name]=$pid
   broker_pid[$name]=$(cat "$agent/intercom/broker.pid")
   socket_of[$name]=$socket
-  (cd "$work/app" && node drive.mjs "$socket" "$work/logs/$name.frames") > "$work/results-$name.json"
+  (cd "$app" && node drive.mjs "$socket" "$work/logs/$name.frames") > "$work/results-$name.json"
   # Stop the owner the way each embedding is stopped: close stdin, or SIGTERM for the CLI.
   if [ "$name" = cli ]; then kill -TERM "$pid"; else exec {OWNER[1]}>&-; fi
   wait "$pid" || { echo "$name owner exited with $?"; exit 1; }
@@ -63,7 +67,7 @@ for name in "${embeddings[@]}"; do
   echo "gate: $name owned the broker (pid ${broker_pid[$name]}), corpus run, files cleaned up"
 done
 
-corpus_hash=$(cd "$work/app" && node -e "import('@ctliz/agent-intercom-core/protocol-v4').then(m => console.log(m.INTERCOM_PROTOCOL_V4_SEMANTICS_HASH))")
+corpus_hash=$(cd "$app" && node -e "import('@ctliz/agent-intercom-core/protocol-v4').then(m => console.log(m.INTERCOM_PROTOCOL_V4_SEMANTICS_HASH))")
 node - "$work" "$tar_sha" "$corpus_hash" "$repo/target/gate-report.json" \
   "${owner_pid[node]}" "${broker_pid[node]}" "${socket_of[node]}" \
   "${owner_pid[cli]}" "${broker_pid[cli]}" "${socket_of[cli]}" \
