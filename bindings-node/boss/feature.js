@@ -1,6 +1,6 @@
 'use strict'
 // The feature-aware authorization of the TypeScript core (exported by ./boss), backed by the
-// Rust core (core/src/boss/feature.rs): registrations and requests parsed exactly, the hardened
+// Rust core (core/src/boss/feature/): registrations and requests parsed exactly, the hardened
 // legacy boundary, and authorizeFeatureAware, whose kernel only the registrations choose.
 const { call, callFrozen } = require('../lib/contract.js')
 

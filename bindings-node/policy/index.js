@@ -1,6 +1,6 @@
 'use strict'
 // @ctliz/agent-intercom-core/policy: the TypeScript core's remote-access policy kernel
-// (semantics version 2), computed by the Rust core (core/src/policy.rs). Each function hands its
+// (semantics version 2), computed by the Rust core (core/src/policy/). Each function hands its
 // arguments to the core by name (lib/contract.js: no getter, toJSON or proxy trap of the caller
 // runs); the decision, the new state and any refusal are the core's.
 const { call } = require('../lib/contract.js')
