@@ -83,12 +83,15 @@ fn boss_case(v: &Js) -> Result<(), String> {
     }
 }
 
-fn run_boss(text_of_file: &str, filter: &Filter) -> Summary {
-    let doc = Js::parse_json(text_of_file).expect("boss-policy-v1.json is JSON");
-    assert_eq!(
-        text(&doc, "corpus"),
-        Some("agent-intercom-core/boss-run-v1/policy-vectors")
-    );
+/// Runs every vector of a corpus file through `case`, counting what ran and what was filtered.
+fn run(
+    text_of_file: &str,
+    corpus: &str,
+    filter: &Filter,
+    case: fn(&Js) -> Result<(), String>,
+) -> Summary {
+    let doc = Js::parse_json(text_of_file).expect("the corpus is JSON");
+    assert_eq!(text(&doc, "corpus"), Some(corpus));
     let list = vectors(&doc);
     let mut summary = Summary {
         counts: Counts::new(list.len()),
@@ -103,11 +106,29 @@ fn run_boss(text_of_file: &str, filter: &Filter) -> Summary {
             continue;
         }
         summary.counts.executed += 1;
-        if let Err(why) = boss_case(v) {
+        if let Err(why) = case(v) {
             summary.failed.push((name, why));
         }
     }
     summary
+}
+
+fn run_boss(text_of_file: &str, filter: &Filter) -> Summary {
+    run(
+        text_of_file,
+        "agent-intercom-core/boss-run-v1/policy-vectors",
+        filter,
+        boss_case,
+    )
+}
+
+fn run_routing(text_of_file: &str, filter: &Filter) -> Summary {
+    run(
+        text_of_file,
+        "agent-intercom-core/boss-run-v1/feature-routing-vectors",
+        filter,
+        routing_case,
+    )
 }
 
 /// One feature-routing vector: the core builds its scenario (`featureRoutingCaseForVector`:
@@ -143,33 +164,6 @@ fn routing_case(v: &Js) -> Result<(), String> {
         }
         (got, _) => Err(format!("expected {expected:?}, got {got:?}")),
     }
-}
-
-fn run_routing(text_of_file: &str, filter: &Filter) -> Summary {
-    let doc = Js::parse_json(text_of_file).expect("feature-routing-v1.json is JSON");
-    assert_eq!(
-        text(&doc, "corpus"),
-        Some("agent-intercom-core/boss-run-v1/feature-routing-vectors")
-    );
-    let list = vectors(&doc);
-    let mut summary = Summary {
-        counts: Counts::new(list.len()),
-        ..Summary::default()
-    };
-    for v in list {
-        let name = text(v, "name")
-            .expect("every vector has a name")
-            .to_string();
-        if !filter.selects(&name) {
-            summary.counts.filtered += 1;
-            continue;
-        }
-        summary.counts.executed += 1;
-        if let Err(why) = routing_case(v) {
-            summary.failed.push((name, why));
-        }
-    }
-    summary
 }
 
 #[test]
