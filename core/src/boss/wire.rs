@@ -12,12 +12,12 @@
 use std::sync::LazyLock;
 
 use super::{JsonObject, string_array_json};
-use crate::canonical::{canonical_hash_of_text, compare_utf16};
+use crate::canonical::canonical_hash_of_text;
 use crate::contract::read::{
-    self, dense_array, element, exact_record, fail, field, hex_digest, integer, member, one_of,
-    optional_string, own_data_keys, string, timestamp, well_formed,
+    self, exact_record, fail, field, hex_digest, integer, member, one_of, optional_string, string,
+    timestamp,
 };
-use crate::contract::{Args, Failure, Js, Op, Out, Proto};
+use crate::contract::{Args, Failure, Js, Op, Out};
 
 /// The protocol version Boss negotiation is defined over.
 pub const INTERCOM_BASE_PROTOCOL_VERSION: i64 = 4;
@@ -285,42 +285,6 @@ pub(crate) fn literal_version(value: &Js, expected: &str, path: &str) -> read::R
     )
 }
 
-/// `canonicalJson(value)` as a check only: the value is canonical data (paths from `path`).
-pub(crate) fn assert_canonical(value: &Js, path: &str) -> read::Read<()> {
-    match value {
-        Js::Undefined => fail(path, "undefined is not a canonical value"),
-        Js::Null | Js::Bool(_) => Ok(()),
-        Js::Str(s) => well_formed(s, path),
-        Js::Num(_) if value.safe_integer().is_some() => Ok(()),
-        Js::Num(_) => fail(
-            path,
-            "number must be a safe integer and must not be negative zero",
-        ),
-        Js::Array(_) => {
-            for (index, item) in dense_array(value, path)?.into_iter().enumerate() {
-                assert_canonical(item, &element(path, index))?;
-            }
-            Ok(())
-        }
-        Js::Object(object) if object.proto == Proto::Plain => {
-            let mut keys: Vec<_> = own_data_keys(value, path)?
-                .into_iter()
-                .zip(object.members.iter().map(|(_, v)| v))
-                .collect();
-            keys.sort_by(|(a, _), (b, _)| compare_utf16(&a.text, &b.text));
-            for (key, item) in keys {
-                well_formed(key, &format!("{path}.[key]"))?;
-                assert_canonical(item, &member(path, &key.text))?;
-            }
-            Ok(())
-        }
-        _ => fail(
-            path,
-            "value must be a JSON primitive, array, or plain object",
-        ),
-    }
-}
-
 fn parse_feature_contract(a: Args<'_>) -> Result<Out, Failure> {
     check_feature_contract(a.get(0)).map(|()| Out::Input(0))
 }
@@ -580,8 +544,12 @@ fn parse_control_envelope(a: Args<'_>) -> Result<Out, Failure> {
     optional_string(field(v, "causationId"), "$.causationId")?;
     optional_string(field(v, "replyTo"), "$.replyTo")?;
     string(field(v, "idempotencyKey"), "$.idempotencyKey")?;
-    // The payload is checked as `canonicalJson` checks a value: from `$`, not `$.payload`.
-    assert_canonical(field(v, "payload"), "$")?;
+    // The payload is checked as `canonicalJson` checks a value: from `$`, not `$.payload`; the
+    // refusal is the envelope parser's, without canonicalJson's extra `.code`.
+    crate::contract::canonical::canonical_json(field(v, "payload")).map_err(|mut refusal| {
+        refusal.code = None;
+        refusal
+    })?;
     Ok(Out::Input(0))
 }
 
