@@ -7,18 +7,11 @@
 // the operations, turns a frame's text into bytes, and runs the caller's parser for the store
 // gate (catching what it throws). docs/canonical.md lists where we differ from TypeScript.
 const { addon, constants: C, fail } = require('../lib/native.js')
-const { ContractValidationError, call, registerError } = require('../lib/contract.js')
+const { ContractValidationError, call } = require('../lib/contract.js')
 
 const { getOwnPropertyDescriptor, hasOwn } = Object
 const encoder = new TextEncoder()
 
-// The core's canonical refusals also carry the stable code the package gave before
-// (UNSUPPORTED_VALUE, UNSUPPORTED_NUMBER, UNPAIRED_SURROGATE, NESTING_TOO_DEEP, INVALID_DOMAIN).
-registerError('ContractValidationError', (f) => {
-  const error = new ContractValidationError(f.path, f.detail)
-  if (f.code !== undefined) error.code = f.code
-  return error
-})
 
 /** Runs a canonical encoding op; a snapshot refusal (nesting or a cycle) gets the depth code. */
 function encoding (op, args) {

@@ -199,7 +199,13 @@ function snapshot (args) {
 // build it from the core's failure {class, message, detail, path?, code?}.
 const builders = {
   __proto__: null,
-  ContractValidationError: (f) => new ContractValidationError(f.path, f.detail),
+  ContractValidationError: (f) => {
+    const error = new ContractValidationError(f.path, f.detail)
+    // Our stable code, where the core gives one (the canonical functions): an extra property the
+    // TypeScript class does not have.
+    if (f.code !== undefined) error.code = f.code
+    return error
+  },
   Error: (f) => new Error(f.message),
   TypeError: (f) => new TypeError(f.message),
 }
