@@ -2,7 +2,6 @@
 // @ctliz/agent-intercom-core/boss: the Boss run contract. Constants are read once from the Rust
 // core at load; every function is one call into it (lib/contract.js), which snapshots the
 // arguments without running a getter or entering a proxy and throws the error the core names.
-const { types: { isProxy } } = require('node:util')
 const { call, registerError, ContractValidationError } = require('../lib/contract.js')
 const policy = require('./policy.js')
 const feature = require('./feature.js')
@@ -21,15 +20,6 @@ registerError('BrokerCapabilityAdvertisementError', (f) => new BrokerCapabilityA
 
 const C = call('boss.constants', [])
 
-// The environment reader takes any object's own properties, whatever its prototype (process.env
-// is such an object): it gets them by descriptor (no getter runs) on a null-prototype object;
-// proxies pass as they are and are refused by the core.
-function ownView (value) {
-  if (typeof value !== 'object' || value === null || Array.isArray(value) || isProxy(value)) return value
-  const proto = Object.getPrototypeOf(value)
-  if (proto === Object.prototype || proto === null) return value
-  return Object.create(null, Object.getOwnPropertyDescriptors(value))
-}
 // One array, two names, as in the TypeScript core.
 const roles = C.BOSS_PARTICIPANT_ROLES
 
@@ -42,7 +32,7 @@ const parseBossControlEnvelope = (value) => call('boss.parseBossControlEnvelope'
 const parseParticipantState = (value, path) => call('boss.parseParticipantState', [value, path])
 const isTerminalParticipantState = (state) => call('boss.isTerminalParticipantState', [state])
 const parseWorkerIdentityV2 = (value) => call('boss.parseWorkerIdentityV2', [value])
-const workerIdentityFromEnvironment = (value) => call('boss.workerIdentityFromEnvironment', [ownView(value)])
+const workerIdentityFromEnvironment = (value) => call('boss.workerIdentityFromEnvironment', [value])
 const parseWorkerEventIdentityV2 = (value) => call('boss.parseWorkerEventIdentityV2', [value])
 const parseBrokerFeatureAttestation = (value) => call('boss.parseBrokerFeatureAttestation', [value])
 const brokerFeatureSetHash = (features) => call('boss.brokerFeatureSetHash', [features])
