@@ -1,11 +1,12 @@
 'use strict'
-// The plain-data model: the one place where a JavaScript value given to this package is checked
-// before it becomes JSON text or reaches the addon (canonical values, scratchpad arguments and
-// options, routing candidates, broker options, client frames).
+// The plain-data model: where a JavaScript value given to this package's own JSON APIs is checked
+// before it becomes JSON text or reaches the addon (scratchpad arguments and options, routing
+// candidates, broker options, client frames). The TypeScript core's functions (canonical, policy,
+// team manifest, Boss) read their arguments through lib/contract.js instead, which keeps what
+// JSON loses so that the core can answer with the TypeScript core's errors.
 //
 // Plain data is null, booleans, strings, numbers, arrays whose prototype is exactly
-// Array.prototype, and objects whose prototype is Object.prototype (or null, outside the canonical
-// model), holding only enumerable own data properties with string keys. Anything else is refused
+// Array.prototype, and objects whose prototype is Object.prototype or null, holding only enumerable own data properties with string keys. Anything else is refused
 // before a property of it is read, so no toJSON, getter or proxy trap of the caller ever runs:
 // proxies (detected, never entered), subclasses and swapped prototypes, boxed primitives,
 // accessors, symbol keys, holes, functions, symbols, BigInt, and cycles. JSON.stringify then
@@ -17,29 +18,28 @@ const { constants: C, IntercomError } = require('./native.js')
 const MAX_DEPTH = C.maxDepth
 const objectProto = Object.prototype
 const arrayProto = Array.prototype
-const { getPrototypeOf, keys: ownKeys, getOwnPropertyNames, getOwnPropertySymbols, getOwnPropertyDescriptor, hasOwn, isFrozen } = Object
+const { getPrototypeOf, keys: ownKeys, getOwnPropertyNames, getOwnPropertySymbols, getOwnPropertyDescriptor, hasOwn } = Object
 const { isArray } = Array
-const { isSafeInteger, isFinite } = Number
+const { isFinite } = Number
 const stringify = JSON.stringify
 const isRawJSON = typeof JSON.isRawJSON === 'function' ? JSON.isRawJSON : () => false
 
 /**
- * What a caller accepts. `canonical`: the canonical value model (safe integers, not -0, as
- * UNSUPPORTED_NUMBER; objects with Object.prototype only; strings are left to the core, which
- * reports UNPAIRED_SURROGATE). Otherwise JSON data: finite numbers, well-formed strings,
- * null-prototype objects too. `absentDepth`: an undefined property of an object at this depth or
+ * What a caller accepts: JSON data (finite numbers, well-formed strings, objects of
+ * Object.prototype or null). `absentDepth`: an undefined property of an object at this depth or
  * shallower (the value itself is depth 1) is absent, as JSON.stringify drops it; anywhere else
  * undefined is refused. An undefined array element is always refused (JSON.stringify writes null).
+ * (The canonical functions read their values through lib/contract.js instead, with the
+ * TypeScript core's errors.)
  */
-const CANONICAL = Object.freeze({ canonical: true, absentDepth: 0, what: 'a canonical value' })
 /** JSON data, undefined nowhere. */
-const DATA = Object.freeze({ canonical: false, absentDepth: 0, what: 'JSON data' })
+const DATA = Object.freeze({ absentDepth: 0, what: 'JSON data' })
 /** An arguments or options object: an undefined top-level property is absent. */
-const ARGS = Object.freeze({ canonical: false, absentDepth: 1, what: 'JSON data' })
+const ARGS = Object.freeze({ absentDepth: 1, what: 'JSON data' })
 /** A list of records (routing candidates): an undefined field of a record is absent. */
-const RECORDS = Object.freeze({ canonical: false, absentDepth: 2, what: 'JSON data' })
+const RECORDS = Object.freeze({ absentDepth: 2, what: 'JSON data' })
 /** A wire frame: every object field is optional, so an undefined one is absent at any depth. */
-const FRAME = Object.freeze({ canonical: false, absentDepth: Infinity, what: 'JSON data' })
+const FRAME = Object.freeze({ absentDepth: Infinity, what: 'JSON data' })
 
 // Paths such as $.vectors[3].name are built only when something is refused: each level adds its
 // key (and the container, to tell a cycle) while the error unwinds, so the common path
@@ -119,81 +119,44 @@ function checkContainer (value, depth, model) {
   const proto = getPrototypeOf(value)
   if (array) {
     if (proto !== arrayProto) reject('UNSUPPORTED_VALUE', 'an array must be a plain Array (no subclass, no other prototype)')
-  } else if (proto === objectProto || (proto === null && !model.canonical)) {
+  } else if (proto === objectProto || proto === null) {
     if (isBoxedPrimitive(value) || (proto === null && isRawJSON(value))) reject('UNSUPPORTED_VALUE', 'a boxed primitive or raw JSON object is not plain data')
   } else {
-    reject('UNSUPPORTED_VALUE', `value must be a JSON primitive, array, or plain object (prototype Object.prototype${model.canonical ? '' : ' or null'})`)
+    reject('UNSUPPORTED_VALUE', 'value must be a JSON primitive, array, or plain object (prototype Object.prototype or null)')
   }
   const names = ownKeys(value)
   if (array && names.length !== value.length) reject('UNSUPPORTED_VALUE', 'sparse arrays and extra array properties are not supported')
   checkProperties(value, names, array)
-  if (!model.canonical) {
-    for (let i = 0; i < names.length; i++) if (!names[i].isWellFormed()) throw within(new Rejection('UNPAIRED_SURROGATE', 'the key holds an unpaired surrogate'), names[i], value)
-  }
+  for (let i = 0; i < names.length; i++) if (!names[i].isWellFormed()) throw within(new Rejection('UNPAIRED_SURROGATE', 'the key holds an unpaired surrogate'), names[i], value)
   return names
 }
 
-// Deep-frozen plain data cannot change once checked: frozen objects keep their prototype, their
-// values and their property set, and accessors were refused. So, in the canonical model, a
-// deep-frozen subtree is checked once, and its JSON text is made once and kept (only for the
-// outermost frozen object, while it lives: a WeakMap). The core still canonicalizes and hashes
-// every byte on every call, and still enforces the depth limit. (The exported corpus is
-// deep-frozen, so hashing it again is cheap; docs/benchmarks.md also measures an unfrozen copy.)
-// The other models neither use nor fill these: they check strings, which the canonical check
-// leaves to the core.
-const immutableChecked = new WeakSet()
-const frozenText = new WeakMap()
-
-const PLAIN = 0 // holds no deep-frozen subtree: JSON.stringify it whole
-const FROZEN = 1 // deep-frozen: its JSON text is kept
-const MIXED = 2 // unfrozen, with deep-frozen subtrees inside
-
-/** Checks that value is plain data of `model`; returns PLAIN, FROZEN or MIXED. `mixed` (canonical
- * model only, else null) collects the MIXED containers of this call. Throws a Rejection. */
-function check (value, depth, model, mixed) {
+/** Checks that value is plain data of `model`. Throws a Rejection. */
+function check (value, depth, model) {
   switch (typeof value) {
     case 'string':
-      if (!model.canonical && !value.isWellFormed()) reject('UNPAIRED_SURROGATE', 'the string holds an unpaired surrogate')
-      return FROZEN
+      if (!value.isWellFormed()) reject('UNPAIRED_SURROGATE', 'the string holds an unpaired surrogate')
+      return
     case 'boolean':
-      return FROZEN
+      return
     case 'number':
-      if (model.canonical) {
-        if (!isSafeInteger(value) || (value === 0 && 1 / value < 0)) reject('UNSUPPORTED_NUMBER', 'number must be a safe integer and must not be negative zero')
-      } else if (!isFinite(value)) {
-        reject('UNSUPPORTED_VALUE', `${value} is not a JSON number`)
-      }
-      return FROZEN
+      if (!isFinite(value)) reject('UNSUPPORTED_VALUE', `${value} is not a JSON number`)
+      return
     case 'object': {
-      if (value === null) return FROZEN
-      if (mixed !== null && immutableChecked.has(value)) return FROZEN
+      if (value === null) return
       const names = checkContainer(value, depth, model)
       const array = isArray(value)
       const absentHere = !array && depth <= model.absentDepth
-      let allFrozen = true
-      let holdsFrozenContainer = false
       for (let i = 0; i < names.length; i++) {
         const child = array ? value[i] : value[names[i]]
         if (child === undefined && absentHere) continue
-        let state
         try {
-          state = check(child, depth + 1, model, mixed)
+          check(child, depth + 1, model)
         } catch (error) {
           throw within(error, array ? i : names[i], value)
         }
-        if (state !== FROZEN) allFrozen = false
-        if (state === MIXED || (state === FROZEN && child !== null && typeof child === 'object')) holdsFrozenContainer = true
       }
-      if (mixed === null) return PLAIN
-      if (allFrozen && isFrozen(value)) {
-        immutableChecked.add(value)
-        return FROZEN
-      }
-      if (holdsFrozenContainer) {
-        mixed.add(value)
-        return MIXED
-      }
-      return PLAIN
+      return
     }
     case 'undefined':
       return reject('UNSUPPORTED_VALUE', `undefined is not ${model.what}`)
@@ -208,32 +171,20 @@ function stringifyIsInert () {
   return !hasOwn(objectProto, 'toJSON') && !hasOwn(arrayProto, 'toJSON') && getPrototypeOf(arrayProto) === objectProto
 }
 
-function textOf (value, mixed, inert) {
+/** The JSON text of checked data, written here (what JSON.stringify prints for it), for when a
+ * toJSON has been planted on Object.prototype or Array.prototype. */
+function written (value) {
   if (value === null || typeof value !== 'object') return stringify(value)
-  if (mixed !== null && immutableChecked.has(value)) {
-    let text = frozenText.get(value)
-    if (text === undefined) {
-      text = inert ? stringify(value) : written(value, mixed, inert)
-      frozenText.set(value, text)
-    }
-    return text
-  }
-  if (inert && (mixed === null || !mixed.has(value))) return stringify(value)
-  return written(value, mixed, inert)
-}
-
-/** The JSON text of a checked container, written here (what JSON.stringify prints for it). */
-function written (value, mixed, inert) {
   let text = ''
   if (isArray(value)) {
-    for (let i = 0; i < value.length; i++) text += (i === 0 ? '' : ',') + textOf(value[i], mixed, inert)
+    for (let i = 0; i < value.length; i++) text += (i === 0 ? '' : ',') + written(value[i])
     return `[${text}]`
   }
   const names = ownKeys(value)
   for (let i = 0; i < names.length; i++) {
     const child = value[names[i]]
     if (child === undefined) continue // absent: the check allowed it only where the model does
-    text += (text === '' ? '' : ',') + stringify(names[i]) + ':' + textOf(child, mixed, inert)
+    text += (text === '' ? '' : ',') + stringify(names[i]) + ':' + written(child)
   }
   return `{${text}}`
 }
@@ -241,7 +192,7 @@ function written (value, mixed, inert) {
 /** Throws an IntercomError unless value is plain data of `model`; paths start at `root`. */
 function checkPlain (value, model, root) {
   try {
-    check(value, 1, model, null)
+    check(value, 1, model)
   } catch (error) {
     throw refusal(error, root)
   }
@@ -249,15 +200,12 @@ function checkPlain (value, model, root) {
 
 /** The JSON text of value, after checking that it is plain data of `model`. */
 function jsonText (value, model, root) {
-  const mixed = model.canonical ? new Set() : null
-  let state
   try {
-    state = check(value, 1, model, mixed)
+    check(value, 1, model)
   } catch (error) {
     throw refusal(error, root)
   }
-  const inert = stringifyIsInert()
-  return state === PLAIN && inert ? stringify(value) : textOf(value, mixed, inert)
+  return stringifyIsInert() ? stringify(value) : written(value)
 }
 
 /**
@@ -292,4 +240,4 @@ function fail (code, message) {
   throw new IntercomError(code, message)
 }
 
-module.exports = { CANONICAL, DATA, ARGS, RECORDS, FRAME, checkPlain, jsonText, optionsOf }
+module.exports = { DATA, ARGS, RECORDS, FRAME, checkPlain, jsonText, optionsOf }
