@@ -1,0 +1,64 @@
+'use strict'
+// The snapshot writer of lib/contract.js: what it writes for each JavaScript case, that it runs
+// no caller code, and that the text it keeps for deep-frozen values never goes stale.
+const test = require('node:test')
+const assert = require('node:assert')
+const { snapshot, call, ContractValidationError, MAX_DEPTH } = require('../../bindings-node/lib/contract.js')
+
+test('markers for what JSON cannot hold', () => {
+  class Box { constructor () { this.a = 1 } }
+  const holey = [1, , 3] // eslint-disable-line no-sparse-arrays
+  const extra = [1]
+  extra.k = 2
+  const hidden = {}
+  Object.defineProperty(hidden, 'h', { value: 1, enumerable: false })
+  assert.strictEqual(
+    snapshot([undefined, -0, NaN, Infinity, -Infinity, 10n, () => 1, Symbol('s'), new Proxy({}, {}), holey, extra, hidden]),
+    '[u,-0,N,I,-I,b"10",f,s,p,[1,_],[!1],{"h":h}]')
+  assert.strictEqual(snapshot([Object.create(null), new Box(), { [Symbol('x')]: 1 }]), '[{#},{@"a":1},{!}]')
+  assert.strictEqual(snapshot([new Uint8Array(4)]), '[{@}]', 'a typed array is not walked')
+  assert.strictEqual(snapshot(['a"b', '\ud800', 'é\n']), '["a\\"b","\\ud800","é\\n"]')
+})
+
+test('no getter, toJSON or proxy trap runs', () => {
+  let ran = 0
+  const value = {
+    get a () { ran++; return 1 },
+    toJSON () { ran++; return 2 },
+    p: new Proxy({}, { ownKeys () { ran++; return [] }, getPrototypeOf () { ran++; return null } }),
+  }
+  assert.strictEqual(snapshot([value]), '[{"a":h,"toJSON":f,"p":p}]')
+  assert.strictEqual(ran, 0)
+})
+
+test('a deep-frozen value is written once; an unfrozen part inside a frozen one is read again', () => {
+  const inner = [1]
+  const outer = Object.freeze({ inner })
+  assert.strictEqual(snapshot([outer]), '[{"inner":[1]}]')
+  inner.push(2)
+  assert.strictEqual(snapshot([outer]), '[{"inner":[1,2]}]')
+  const frozen = Object.freeze({ list: Object.freeze([1, 2]) })
+  assert.strictEqual(snapshot([frozen]), snapshot([frozen]))
+  assert.strictEqual(snapshot([{ again: frozen }]), '[{"again":{"list":[1,2]}}]')
+})
+
+test('cycles and nesting past the limit are refused, also when a kept text would cross it', () => {
+  const cyclic = {}
+  cyclic.self = cyclic
+  assert.throws(() => snapshot([cyclic]), ContractValidationError)
+  let deep = Object.freeze({})
+  for (let i = 0; i < MAX_DEPTH - 2; i++) deep = Object.freeze({ d: deep })
+  assert.doesNotThrow(() => snapshot([deep]))
+  let wrapped = deep
+  for (let i = 0; i < 4; i++) wrapped = [wrapped]
+  assert.throws(() => snapshot([wrapped]), { name: 'ContractValidationError', path: '$' })
+})
+
+test('call returns the argument itself, undefined, a fresh value, or the named error', () => {
+  const value = 'x'
+  assert.strictEqual(call('canonical.readString', [value, '$.a']), value)
+  assert.strictEqual(call('canonical.readOptionalString', [undefined, '$.a']), undefined)
+  assert.deepStrictEqual(call('canonical.readStringArray', [['a'], '$.l']), ['a'])
+  assert.throws(() => call('canonical.readString', [1, '$.a']), { name: 'ContractValidationError', path: '$.a', message: '$.a: must be a non-empty string' })
+  assert.throws(() => call('no.such', []), { code: 'INVALID_ARGUMENT' })
+})
