@@ -18,7 +18,7 @@ class BrokerCapabilityAdvertisementError extends ContractValidationError {
 
 registerError('BrokerCapabilityAdvertisementError', (f) => new BrokerCapabilityAdvertisementError(f.path, f.detail, f.code))
 
-const C = call('boss.constants', [])
+const C = require('./constants.js')
 
 // One array, two names, as in the TypeScript core.
 const roles = C.BOSS_PARTICIPANT_ROLES

@@ -9,7 +9,7 @@ const { call, callFrozen } = require('../lib/contract.js')
 
 const policy = callFrozen('boss.policyVectors', [])
 const routing = callFrozen('boss.featureRoutingVectors', [])
-const C = call('boss.constants', [])
+const C = require('./constants.js')
 const vectors = policy.corpus.vectors
 const roleEdges = policy.corpus.roleEdgeCount
 const controlEdges = policy.corpus.controlEdgeCount
