@@ -113,11 +113,6 @@ main() {
     done
   done
   cd "$repo"
-  suite_save_logs
-  suite_compare
-  total_rc=0
-  suite_total || total_rc=$?
-  [ "$import_rc" = 0 ] || echo "some names the adapter imports are missing (MISSING lines above)"
-  [ "$total_rc" = 0 ] && [ "$import_rc" = 0 ]
+  suite_finish "$import_rc" "some names the adapter imports are missing (MISSING lines above)"
 }
 main "$@"; exit

@@ -53,11 +53,6 @@ main() {
     suite_run_file "$name" "$name" node_modules/.bin/tsx --test "$file"
   done
   cd "$repo"
-  suite_save_logs
-  suite_compare
-  total_rc=0
-  suite_total || total_rc=$?
-  [ "$import_rc" = 0 ] || echo "some imported names are missing (MISSING lines above)"
-  [ "$total_rc" = 0 ] && [ "$import_rc" = 0 ]
+  suite_finish "$import_rc" "some imported names are missing (MISSING lines above)"
 }
 main "$@"; exit

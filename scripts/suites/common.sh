@@ -139,3 +139,14 @@ suite_save_logs() {
     echo "logs copied to $AIC_SUITE_LOGS"
   fi
 }
+
+# suite_finish <import status> <what to say when names were missing>: keeps the logs, compares
+# with the baseline, prints the totals; fails if a test failed or a name was missing.
+suite_finish() {
+  suite_save_logs
+  suite_compare
+  local total_rc=0
+  suite_total || total_rc=$?
+  [ "$1" = 0 ] || echo "$2"
+  [ "$total_rc" = 0 ] && [ "$1" = 0 ]
+}
