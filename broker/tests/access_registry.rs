@@ -593,6 +593,14 @@ fn metadata_has_the_pi_key_order_and_no_credential_hash() {
         p.id, p.expires_at
     );
     assert_eq!(p.metadata_text(), expected);
+    assert_eq!(
+        p.summary_text(true),
+        format!("{},\"connected\":true}}", &expected[..expected.len() - 1])
+    );
+    assert!(
+        p.summary_text(false)
+            .ends_with(r#","updatedAt":1800000000000,"connected":false}"#)
+    );
     let parsed: serde_json::Value = serde_json::from_str(&expected).unwrap();
     assert_eq!(serde_json::Value::Object(p.metadata_json()), parsed);
 }

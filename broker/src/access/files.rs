@@ -3,7 +3,7 @@
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Read, Write};
 use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// Mode of every runtime file the broker writes (Pi's `INTERCOM_RUNTIME_FILE_MODE`).
 pub const RUNTIME_FILE_MODE: u32 = 0o600;
@@ -18,10 +18,9 @@ fn with_path(path: &Path, what: &str, e: &io::Error) -> io::Error {
 
 /// Opens `path` for reading if it is a regular file: `Ok(None)` if nothing is there, an error if
 /// it is a symlink (never followed), a directory, a FIFO or anything else.
-pub(crate) fn open_regular(path: &Path, write: bool) -> io::Result<Option<File>> {
+fn open_regular(path: &Path) -> io::Result<Option<File>> {
     let opened = OpenOptions::new()
         .read(true)
-        .write(write)
         // O_NONBLOCK keeps a planted FIFO from blocking the open; it is refused just below.
         .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC | libc::O_NONBLOCK)
         .open(path);
@@ -53,7 +52,7 @@ pub(crate) fn open_regular(path: &Path, write: bool) -> io::Result<Option<File>>
 
 /// Reads a regular file as UTF-8 text, `Ok(None)` if it does not exist.
 pub(crate) fn read_text(path: &Path) -> io::Result<Option<(String, File)>> {
-    let Some(mut file) = open_regular(path, false)? else {
+    let Some(mut file) = open_regular(path)? else {
         return Ok(None);
     };
     let mut bytes = Vec::new();
@@ -85,12 +84,12 @@ pub(crate) fn restrict(file: &File) -> io::Result<()> {
     file.set_permissions(fs::Permissions::from_mode(RUNTIME_FILE_MODE))
 }
 
-/// Removes the temporary file unless the rename took it.
-struct TempFile(Option<PathBuf>);
+/// Removes the temporary file on every early return; disarmed once the rename has taken it.
+struct TempFile<'p>(Option<&'p Path>);
 
-impl Drop for TempFile {
+impl Drop for TempFile<'_> {
     fn drop(&mut self) {
-        if let Some(path) = self.0.take() {
+        if let Some(path) = self.0 {
             let _ = fs::remove_file(path);
         }
     }
@@ -100,6 +99,9 @@ impl Drop for TempFile {
 /// file beside it (created exclusively, 0600), written and fsynced, renamed over the target, then
 /// the directory fsynced. A symlink or a non-file at `path` is refused rather than replaced, so
 /// a planted link can neither redirect the write nor be silently discarded.
+///
+/// An error before the rename leaves `path` as it was. An error from the final directory fsync
+/// comes after the rename: the new content is in place but may not survive a power cut.
 pub(crate) fn write_durable(path: &Path, bytes: &[u8]) -> io::Result<()> {
     match fs::symlink_metadata(path) {
         Ok(meta) if meta.file_type().is_symlink() => {
@@ -141,8 +143,7 @@ pub(crate) fn write_durable(path: &Path, bytes: &[u8]) -> io::Result<()> {
         .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
         .open(&temp_path)
         .map_err(|e| with_path(&temp_path, "cannot create", &e))?;
-    let mut temp = TempFile(Some(temp_path));
-    let temp_path = temp.0.clone().unwrap_or_default();
+    let mut temp = TempFile(Some(&temp_path));
     file.write_all(bytes)
         .map_err(|e| with_path(&temp_path, "cannot write", &e))?;
     // The umask may have narrowed the creation mode; the file ends up 0600 either way.

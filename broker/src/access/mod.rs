@@ -157,6 +157,19 @@ impl PrincipalRecord {
         w.finish();
         out
     }
+
+    /// `RemotePrincipalSummary` as the Pi broker sends it in `access_control_result`: the
+    /// metadata followed by `connected`.
+    pub fn summary_text(&self, connected: bool) -> String {
+        let mut out = self.metadata_text();
+        out.pop();
+        out.push_str(if connected {
+            ",\"connected\":true}"
+        } else {
+            ",\"connected\":false}"
+        });
+        out
+    }
 }
 
 /// What an administrator (or a delegating principal, through

@@ -117,6 +117,9 @@ impl Registry {
         self.state.to_json()
     }
 
+    /// Writes `next` and only then makes it the state. On error the state stays as it was (if
+    /// the error came from the directory fsync after the rename, the file already holds `next`;
+    /// the next successful write replaces it with the state again).
     fn commit(&mut self, next: State) -> Result<(), AccessError> {
         files::write_durable(&self.path, next.to_json().as_bytes())?;
         self.state = next;
@@ -338,17 +341,13 @@ impl Registry {
         now: i64,
     ) -> Result<(PrincipalRecord, String), AccessError> {
         let token_hash = hash_secret(token);
-        if self.state.enrollments.get(&token_hash).is_none() {
-            return Err(AccessError::InvalidEnrollment(
-                "Enrollment credential is invalid or already consumed",
-            ));
-        }
-        let mut next = self.state.clone();
-        let Some(enrollment) = next.enrollments.remove(&token_hash) else {
+        let Some(enrollment) = self.state.enrollments.get(&token_hash).cloned() else {
             return Err(AccessError::InvalidEnrollment(
                 "Enrollment credential is invalid or already consumed",
             ));
         };
+        let mut next = self.state.clone();
+        next.enrollments.remove(&token_hash);
         let t = &enrollment.template;
         if enrollment.expires_at <= now || t.expires_at <= now {
             self.commit(next)?;

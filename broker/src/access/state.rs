@@ -137,16 +137,22 @@ impl<V> Entries<V> {
             self.items[i].1 = value;
             return;
         }
-        let at = match json::array_index(&key) {
-            Some(n) => self
-                .items
-                .iter()
-                .position(|(k, _)| json::array_index(k).is_none_or(|m| m > n))
-                .unwrap_or(self.items.len()),
-            None => self.items.len(),
-        };
-        self.items.insert(at, (key, value));
-        self.reindex();
+        match json::array_index(&key) {
+            // Array-index keys go before all others, in numeric order (rare: ids are UUIDs).
+            Some(n) => {
+                let at = self
+                    .items
+                    .iter()
+                    .position(|(k, _)| json::array_index(k).is_none_or(|m| m > n))
+                    .unwrap_or(self.items.len());
+                self.items.insert(at, (key, value));
+                self.reindex();
+            }
+            None => {
+                self.index.insert(key.clone(), self.items.len());
+                self.items.push((key, value));
+            }
+        }
     }
 
     pub(crate) fn remove(&mut self, key: &str) -> Option<V> {
