@@ -14,6 +14,7 @@
 
 #![deny(missing_docs)]
 
+pub mod access;
 pub mod client;
 pub mod config;
 pub mod embed;
