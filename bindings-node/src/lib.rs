@@ -76,6 +76,7 @@ pub struct NativeBrokerFacts {
     pub default_agent_dir: String,
     pub intercom_dir_name: String,
     pub socket_file_name: String,
+    pub gateway_file_name: String,
     pub pid_file_name: String,
     pub owner_file_name: String,
     pub spawn_lock_file_name: String,
@@ -162,6 +163,7 @@ fn broker_facts() -> NativeBrokerFacts {
         default_agent_dir: config::DEFAULT_AGENT_DIR.into(),
         intercom_dir_name: config::INTERCOM_DIR_NAME.into(),
         socket_file_name: config::SOCKET_FILE_NAME.into(),
+        gateway_file_name: config::GATEWAY_FILE_NAME.into(),
         pid_file_name: config::PID_FILE_NAME.into(),
         owner_file_name: config::OWNER_FILE_NAME.into(),
         spawn_lock_file_name: config::SPAWN_LOCK_FILE_NAME.into(),
@@ -464,6 +466,7 @@ mod tests {
 pub struct NativeBroker {
     handle: Option<agent_intercom_broker::BrokerHandle>,
     socket_path: String,
+    gateway_path: String,
     intercom_dir: String,
 }
 
@@ -485,6 +488,12 @@ impl NativeBroker {
         self.socket_path.clone()
     }
 
+    /// The remote-access gateway socket (remote principals register there).
+    #[napi(getter)]
+    pub fn gateway_path(&self) -> String {
+        self.gateway_path.clone()
+    }
+
     /// The intercom directory.
     #[napi(getter)]
     pub fn intercom_dir(&self) -> String {
@@ -503,6 +512,7 @@ impl NativeBroker {
         NativeBroker {
             handle: Some(handle),
             socket_path: config.socket_path.display().to_string(),
+            gateway_path: config.gateway_path.display().to_string(),
             intercom_dir: config.intercom_dir.display().to_string(),
         }
     }

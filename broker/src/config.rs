@@ -114,6 +114,14 @@ pub const SPAWN_LOCK_FILE_NAME: &str = "broker.spawn.lock";
 /// The durable store of ask edges and delivery results.
 pub const STORE_FILE_NAME: &str = "broker-state.sqlite";
 
+/// The remote-access gateway socket's file name in the intercom directory: remote principals
+/// (through a tunnel or a container mount) register here, never on the local socket.
+pub const GATEWAY_FILE_NAME: &str = "remote-gateway.sock";
+
+/// The variable the Pi broker reads for the longest delay between two expiry sweeps of remote
+/// principals, in milliseconds (at least 50; unset or not a number: 1000).
+pub const EXPIRY_SWEEP_ENV: &str = "PI_INTERCOM_REMOTE_EXPIRY_SWEEP_MS";
+
 macro_rules! limits {
     ($(
         $(#[doc = $doc:literal])+
@@ -127,6 +135,8 @@ macro_rules! limits {
             pub intercom_dir: PathBuf,
             /// The listening socket (default `<intercom_dir>/broker.sock`).
             pub socket_path: PathBuf,
+            /// The remote-access gateway socket (default `<intercom_dir>/remote-gateway.sock`).
+            pub gateway_path: PathBuf,
             /// Exit this long after the last session leaves; `None` never exits on idle.
             pub idle_exit: Option<Duration>,
             /// What goes to stderr.
@@ -157,6 +167,7 @@ macro_rules! limits {
                 let intercom_dir = agent_dir.join(INTERCOM_DIR_NAME);
                 BrokerConfig {
                     socket_path: intercom_dir.join(SOCKET_FILE_NAME),
+                    gateway_path: intercom_dir.join(GATEWAY_FILE_NAME),
                     intercom_dir,
                     idle_exit: Some(Duration::from_millis(DEFAULT_IDLE_EXIT_MS)),
                     log_level: LogLevel::Warn,
@@ -186,6 +197,14 @@ limits! {
     rate_capacity: Tokens = 240, 1, 1_000_000_000, "rate_capacity";
     /// Tokens refilled per second.
     rate_refill_per_second: Tokens = 120, 1, 1_000_000_000, "rate_refill_per_second";
+    /// Token bucket capacity per connection to the remote-access gateway.
+    remote_rate_capacity: Tokens = 60, 1, 1_000_000_000, "remote_rate_capacity";
+    /// Tokens refilled per second on a gateway connection.
+    remote_rate_refill_per_second: Tokens = 30, 1, 1_000_000_000,
+        "remote_rate_refill_per_second";
+    /// The longest delay between two sweeps that revoke expired remote principals (a sweep
+    /// also runs when the earliest one expires).
+    remote_expiry_sweep: Millis = 1_000, 50, DAY_MS, "remote_expiry_sweep_ms";
     /// A frame costs ceil(bytes / this) tokens.
     rate_bytes_per_token: Count = 8 * 1024, 1, 256 * MIB, "rate_bytes_per_token";
     /// Largest frame payload accepted, in bytes.
@@ -249,6 +268,20 @@ pub fn setting_keys() -> impl Iterator<Item = &'static str> {
         .chain([IDLE_EXIT_SECS_KEY, IDLE_EXIT_MS_KEY, LOG_LEVEL_KEY])
 }
 
+/// The whole number at the start of `text` (after blanks), as JavaScript's `parseInt` reads a
+/// positive one; `None` without a digit or when it is 0.
+fn leading_ms(text: &str) -> Option<u64> {
+    let digits: String = text
+        .trim_start()
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect();
+    let n = digits
+        .parse::<u64>()
+        .unwrap_or(if digits.is_empty() { 0 } else { u64::MAX });
+    (n > 0).then_some(n)
+}
+
 fn whole(key: &str, value: &str, min: u64, max: u64) -> Result<u64, Error> {
     let out_of_range = || {
         Error::new(
@@ -269,9 +302,24 @@ fn whole(key: &str, value: &str, min: u64, max: u64) -> Result<u64, Error> {
 }
 
 impl BrokerConfig {
-    /// Defaults for the agent directory the environment names.
+    /// Defaults for the agent directory the environment names, with the expiry sweep of
+    /// [`EXPIRY_SWEEP_ENV`] when it is set (as the Pi broker reads it: its leading digits, at
+    /// least 50; no digits: the default).
     pub fn from_env() -> BrokerConfig {
-        BrokerConfig::for_agent_dir(&agent_dir_from_env())
+        let mut config = BrokerConfig::for_agent_dir(&agent_dir_from_env());
+        config.read_env();
+        config
+    }
+
+    /// Applies what the environment sets besides the agent directory: the expiry sweep of
+    /// [`EXPIRY_SWEEP_ENV`]. Embeddings call it before their own settings, which win.
+    pub fn read_env(&mut self) {
+        if let Some(ms) = std::env::var(EXPIRY_SWEEP_ENV)
+            .ok()
+            .and_then(|v| leading_ms(&v))
+        {
+            self.remote_expiry_sweep = Duration::from_millis(ms.clamp(50, DAY_MS));
+        }
     }
 
     /// Sets one field by name (`max_sessions=10000`, `idle_exit_secs=0`, `ask_timeout_ms=600000`,
@@ -334,6 +382,21 @@ impl BrokerConfig {
     /// The SQLite store of ask edges and delivery results.
     pub fn store_path(&self) -> PathBuf {
         self.intercom_dir.join(STORE_FILE_NAME)
+    }
+
+    /// `broker-access.json`: the remote principals and pending enrollments (hashed secrets).
+    pub fn access_path(&self) -> PathBuf {
+        self.intercom_dir.join(crate::access::ACCESS_FILE_NAME)
+    }
+
+    /// `broker-admin.json`: the local administrator's token, read by access tools.
+    pub fn admin_path(&self) -> PathBuf {
+        self.intercom_dir.join(crate::access::ADMIN_FILE_NAME)
+    }
+
+    /// `broker-audit.jsonl`: every remote-access decision, one JSON line each.
+    pub fn audit_path(&self) -> PathBuf {
+        self.intercom_dir.join(crate::access::AUDIT_FILE_NAME)
     }
 }
 

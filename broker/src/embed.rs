@@ -44,6 +44,7 @@ pub fn config<'a>(
         Some(dir) => BrokerConfig::for_agent_dir(dir),
         None => BrokerConfig::for_agent_dir(&agent_dir_from_env()),
     };
+    config.read_env();
     if let Some(socket) = socket_path {
         config.socket_path = socket.to_path_buf();
     }
@@ -53,12 +54,14 @@ pub fn config<'a>(
     Ok(config)
 }
 
-/// A start failure as an [`Error`]: `BROKER_ALREADY_RUNNING`, `BROKER_STORE` or `BROKER_IO`.
+/// A start failure as an [`Error`]: `BROKER_ALREADY_RUNNING`, `BROKER_STORE` (the SQLite store
+/// or the access registry) or `BROKER_IO`.
 pub fn start_error(e: &StartError) -> Error {
     let code = match e {
         StartError::AlreadyRunning(_) => ErrorCode::BrokerAlreadyRunning,
         StartError::Store(_) => ErrorCode::BrokerStore,
         StartError::Io(_) => ErrorCode::BrokerIo,
+        StartError::Access(_) => ErrorCode::BrokerStore,
     };
     Error::new(code, e.to_string())
 }

@@ -12,9 +12,10 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::UnixStream;
 use tokio::sync::{Notify, mpsc};
 
+use crate::access::{AuditLog, Registry};
 use crate::config::{BrokerConfig, LogLevel};
 use crate::lifecycle::{self, FileKind, Ownership, OwnershipError};
-use crate::state::{ConnId, Event, Out, State, StopReason};
+use crate::state::{ConnId, Event, Origin, Out, State, StopReason};
 use crate::store::{Store, StoreError};
 use crate::wire::error_code;
 
@@ -28,6 +29,9 @@ pub enum StartError {
     Store(StoreError),
     /// Creating the directory, the socket or a file failed.
     Io(io::Error),
+    /// The remote-access registry or the admin credential could not be read or created (the
+    /// files are left as they are).
+    Access(crate::access::AccessError),
 }
 
 impl std::fmt::Display for StartError {
@@ -41,6 +45,7 @@ impl std::fmt::Display for StartError {
             }
             StartError::Store(e) => write!(f, "{e}"),
             StartError::Io(e) => write!(f, "cannot start the broker: {e}"),
+            StartError::Access(e) => write!(f, "cannot start the broker: {e}"),
         }
     }
 }
@@ -52,12 +57,18 @@ pub struct BrokerHandle {
     events: mpsc::UnboundedSender<Event>,
     thread: Option<std::thread::JoinHandle<StopReason>>,
     socket_path: PathBuf,
+    gateway_path: PathBuf,
 }
 
 impl BrokerHandle {
     /// The socket clients connect to.
     pub fn socket_path(&self) -> &Path {
         &self.socket_path
+    }
+
+    /// The remote-access gateway socket (remote principals register there).
+    pub fn gateway_path(&self) -> &Path {
+        &self.gateway_path
     }
 
     /// Asks the broker to stop (returns at once).
@@ -105,6 +116,10 @@ fn runtime_files(config: &BrokerConfig) -> Vec<(PathBuf, FileKind)> {
         (config.pid_path(), FileKind::Regular),
         (config.spawn_lock_path(), FileKind::Regular),
         (config.socket_path.clone(), FileKind::Socket),
+        (config.gateway_path.clone(), FileKind::Socket),
+        (config.access_path(), FileKind::Regular),
+        (config.admin_path(), FileKind::Regular),
+        (config.audit_path(), FileKind::Regular),
         (side("-wal"), FileKind::Regular),
         (side("-shm"), FileKind::Regular),
         (side("-journal"), FileKind::Regular),
@@ -118,10 +133,12 @@ fn runtime_files(config: &BrokerConfig) -> Vec<(PathBuf, FileKind)> {
 /// runtime file is a symbolic link.
 pub fn start(config: BrokerConfig) -> Result<BrokerHandle, StartError> {
     lifecycle::ensure_private_dir(&config.intercom_dir).map_err(StartError::Io)?;
-    if let Some(parent) = config.socket_path.parent()
-        && parent != config.intercom_dir
-    {
-        std::fs::create_dir_all(parent).map_err(StartError::Io)?;
+    for socket in [&config.socket_path, &config.gateway_path] {
+        if let Some(parent) = socket.parent()
+            && parent != config.intercom_dir
+        {
+            std::fs::create_dir_all(parent).map_err(StartError::Io)?;
+        }
     }
     for (path, kind) in runtime_files(&config) {
         lifecycle::check_runtime_file(&path, kind).map_err(StartError::Io)?;
@@ -134,22 +151,20 @@ pub fn start(config: BrokerConfig) -> Result<BrokerHandle, StartError> {
         })?;
     let prepared = (|| {
         let store = Store::open(&config.store_path()).map_err(StartError::Store)?;
-        // We own the directory: a socket file here is stale (anything else was refused above).
-        lifecycle::check_runtime_file(&config.socket_path, FileKind::Socket)
-            .map_err(StartError::Io)?;
-        match std::fs::remove_file(&config.socket_path) {
-            Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(StartError::Io(e)),
-            _ => {}
-        }
-        let listener =
-            std::os::unix::net::UnixListener::bind(&config.socket_path).map_err(StartError::Io)?;
-        std::fs::set_permissions(&config.socket_path, std::fs::Permissions::from_mode(0o600))
-            .map_err(StartError::Io)?;
-        listener.set_nonblocking(true).map_err(StartError::Io)?;
+        // The access registry is read before anything listens: a registry that cannot be read
+        // refuses the start (it is never replaced), and the admin token exists once clients
+        // can connect.
+        let mut registry = Registry::open(&config.intercom_dir).map_err(StartError::Access)?;
+        registry
+            .ensure_admin_credential()
+            .map_err(StartError::Access)?;
+        let audit = AuditLog::open(&config.intercom_dir);
+        let local = listen(&config.socket_path)?;
+        let gateway = listen(&config.gateway_path)?;
         lifecycle::write_private(&config.pid_path(), &pid.to_string()).map_err(StartError::Io)?;
-        Ok((store, listener))
+        Ok((store, registry, audit, [local, gateway]))
     })();
-    let (store, listener) = match prepared {
+    let (store, registry, audit, listeners) = match prepared {
         Ok(ok) => ok,
         Err(e) => {
             ownership.release();
@@ -158,6 +173,7 @@ pub fn start(config: BrokerConfig) -> Result<BrokerHandle, StartError> {
     };
     let (events_tx, events_rx) = mpsc::unbounded_channel();
     let socket_path = config.socket_path.clone();
+    let gateway_path = config.gateway_path.clone();
     let loop_events = events_tx.clone();
     let thread = std::thread::Builder::new()
         .name("agent-intercom-broker".into())
@@ -169,8 +185,10 @@ pub fn start(config: BrokerConfig) -> Result<BrokerHandle, StartError> {
                     .enable_all()
                     .build()
                     .map_err(|e| format!("cannot start its runtime: {e}"))?;
+                let mut state = State::new(config.clone(), Some(store));
+                state.serve_remote(registry, audit);
                 let reason =
-                    runtime.block_on(run(config.clone(), store, listener, loop_events, events_rx));
+                    runtime.block_on(run(&config, state, listeners, loop_events, events_rx));
                 runtime.shutdown_timeout(Duration::from_millis(200));
                 Ok::<_, String>(reason)
             }));
@@ -204,12 +222,29 @@ pub fn start(config: BrokerConfig) -> Result<BrokerHandle, StartError> {
         events: events_tx,
         thread: Some(thread),
         socket_path,
+        gateway_path,
     })
+}
+
+/// Binds a socket of the broker's (0600, non-blocking), replacing a stale socket file: the
+/// caller owns the directory, and anything but a socket there was refused before.
+fn listen(path: &Path) -> Result<std::os::unix::net::UnixListener, StartError> {
+    lifecycle::check_runtime_file(path, FileKind::Socket).map_err(StartError::Io)?;
+    match std::fs::remove_file(path) {
+        Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(StartError::Io(e)),
+        _ => {}
+    }
+    let listener = std::os::unix::net::UnixListener::bind(path).map_err(StartError::Io)?;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))
+        .map_err(StartError::Io)?;
+    listener.set_nonblocking(true).map_err(StartError::Io)?;
+    Ok(listener)
 }
 
 fn cleanup(config: &BrokerConfig, ownership: Ownership, pid: i32) {
     if ownership.holds() {
         let _ = std::fs::remove_file(&config.socket_path);
+        let _ = std::fs::remove_file(&config.gateway_path);
         if std::fs::read_to_string(config.pid_path()).is_ok_and(|p| p.trim() == pid.to_string()) {
             let _ = std::fs::remove_file(config.pid_path());
         }
@@ -218,23 +253,28 @@ fn cleanup(config: &BrokerConfig, ownership: Ownership, pid: i32) {
 }
 
 async fn run(
-    config: BrokerConfig,
-    store: Store,
-    listener: std::os::unix::net::UnixListener,
+    config: &BrokerConfig,
+    mut state: State,
+    listeners: [std::os::unix::net::UnixListener; 2],
     events_tx: mpsc::UnboundedSender<Event>,
     mut events_rx: mpsc::UnboundedReceiver<Event>,
 ) -> StopReason {
-    let listener = match tokio::net::UnixListener::from_std(listener) {
-        Ok(l) => l,
-        Err(e) => {
+    let [local, gateway] = listeners;
+    let (local, gateway) = match (
+        tokio::net::UnixListener::from_std(local),
+        tokio::net::UnixListener::from_std(gateway),
+    ) {
+        (Ok(l), Ok(g)) => (l, g),
+        (Err(e), _) | (_, Err(e)) => {
             eprintln!("agent-intercom broker: cannot listen: {e}");
             return StopReason::Shutdown;
         }
     };
     if config.log_level >= LogLevel::Info {
         eprintln!(
-            "agent-intercom broker [Info] listening on {} (pid {})",
+            "agent-intercom broker [Info] listening on {} and the remote gateway {} (pid {})",
             config.socket_path.display(),
+            config.gateway_path.display(),
             std::process::id()
         );
     }
@@ -244,24 +284,28 @@ async fn run(
     {
         panic!("AGENT_INTERCOM_FAULT=broker-panic");
     }
-    let mut state = State::new(config.clone(), Some(store));
     let accept_config = Arc::new(config.clone());
     let accept_events = events_tx.clone();
     let acceptor = tokio::spawn(async move {
         let mut next: ConnId = 1;
         loop {
-            match listener.accept().await {
-                Ok((stream, _)) => {
+            let accepted = tokio::select! {
+                r = local.accept() => (r, Origin::Local),
+                r = gateway.accept() => (r, Origin::Remote),
+            };
+            match accepted {
+                (Ok((stream, _)), origin) => {
                     let conn = next;
                     next += 1;
                     tokio::spawn(connection(
                         stream,
                         conn,
+                        origin,
                         accept_events.clone(),
                         accept_config.clone(),
                     ));
                 }
-                Err(e) => {
+                (Err(e), _) => {
                     eprintln!("agent-intercom broker: accept failed: {e}");
                     tokio::time::sleep(Duration::from_millis(50)).await;
                 }
@@ -323,6 +367,7 @@ async fn run(
 async fn connection(
     stream: UnixStream,
     conn: ConnId,
+    origin: Origin,
     events: mpsc::UnboundedSender<Event>,
     config: Arc<BrokerConfig>,
 ) {
@@ -334,6 +379,7 @@ async fn connection(
     let kill = Arc::new(Notify::new());
     let accepted = Event::Accepted {
         conn,
+        origin,
         tx: tx.clone(),
         queued: queued.clone(),
         kill: kill.clone(),
@@ -345,7 +391,15 @@ async fn connection(
     // Set when this side ends the connection: the client may still be sending, and closing a
     // socket with unread input makes the peer lose the error frame (a reset), so read it away.
     let mut linger = false;
-    let mut tokens = config.rate_capacity;
+    // Remote principals get the smaller bucket the Pi broker gives them.
+    let (capacity, refill) = match origin {
+        Origin::Local => (config.rate_capacity, config.rate_refill_per_second),
+        Origin::Remote => (
+            config.remote_rate_capacity,
+            config.remote_rate_refill_per_second,
+        ),
+    };
+    let mut tokens = capacity;
     let mut refilled = tokio::time::Instant::now();
     let frame_timeout = config.frame_timeout;
     loop {
@@ -430,9 +484,7 @@ async fn connection(
         // Acknowledgements are never rate limited: a fast receiver must not be cut off.
         if value.get("type").and_then(Value::as_str) != Some("message_received") {
             let now = tokio::time::Instant::now();
-            tokens = (tokens
-                + now.duration_since(refilled).as_secs_f64() * config.rate_refill_per_second)
-                .min(config.rate_capacity);
+            tokens = (tokens + now.duration_since(refilled).as_secs_f64() * refill).min(capacity);
             refilled = now;
             let cost = payload.len().div_ceil(config.rate_bytes_per_token).max(1) as f64;
             if tokens < cost {

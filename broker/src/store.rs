@@ -365,6 +365,15 @@ impl Store {
         Ok(())
     }
 
+    /// Deletes every delivery result a session sent or received (its remote access ended: a
+    /// replay must be decided anew, not answered from before).
+    pub fn delete_deliveries_of(&self, session: &str) -> Result<(), StoreError> {
+        self.conn
+            .prepare_cached("DELETE FROM deliveries WHERE from_id = ?1 OR to_id = ?1")?
+            .execute(params![session])?;
+        Ok(())
+    }
+
     /// Overwrites the recorded schema version (for tests of the newer-schema refusal).
     #[doc(hidden)]
     pub fn debug_set_schema_version(&self, version: i64) -> Result<(), StoreError> {

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use agent_intercom_core::asks::{self, AskRefusal};
+use agent_intercom_core::policy::PolicyAction;
 use agent_intercom_core::routing::{self, ResolveKind};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
@@ -131,12 +132,20 @@ impl State {
     pub(super) fn send_message(&mut self, conn: ConnId, actor: &str, send: wire::Send) {
         let key = (actor.to_string(), send.id.clone());
         let fp = fingerprint(&send.to, &send.message);
-        if self.answered_from_recent(conn, &key, &fp) || self.answered_from_pending(conn, &key, &fp)
+        let action = if send.reply_to.is_some() {
+            PolicyAction::Reply
+        } else if send.expects_reply {
+            PolicyAction::Ask
+        } else {
+            PolicyAction::Send
+        };
+        if self.answered_from_recent(conn, &key, &fp, action)
+            || self.answered_from_pending(conn, &key, &fp, action)
         {
             return;
         }
         let checked = self.check_capacity(actor).and_then(|()| {
-            let target = self.resolve_target(conn, actor, &send.to)?;
+            let target = self.resolve_target(conn, actor, &send.to, action)?;
             let asks = self.check_asks(actor, &target, &send)?;
             Ok((target, asks))
         });
@@ -154,7 +163,13 @@ impl State {
     /// Duplicate suppression against settled results: the same message again is answered as
     /// the first was, the same id with another payload is refused. A result evicted from
     /// memory is looked up in the store. Whether the send was answered.
-    fn answered_from_recent(&mut self, conn: ConnId, key: &(String, String), fp: &str) -> bool {
+    fn answered_from_recent(
+        &mut self,
+        conn: ConnId,
+        key: &(String, String),
+        fp: &str,
+        action: PolicyAction,
+    ) -> bool {
         let now = self.clock.now_ms();
         if self.recent_evicted
             && !self.recent.contains_key(key)
@@ -190,7 +205,10 @@ impl State {
                 "Message ID was already used with a different payload",
             );
             true
-        } else if recent.retryable || !self.sessions.contains_key(&recent.to) {
+        } else if recent.retryable
+            || !self.sessions.contains_key(&recent.to)
+            || !self.policy().allows(&key.0, action, &recent.to)
+        {
             self.recent.remove(key);
             self.persist(|s| s.delete_delivery(&key.0, &key.1));
             false
@@ -214,7 +232,13 @@ impl State {
     /// Duplicate suppression against pending deliveries: the same message again is accepted
     /// again under the same delivery id while both ends keep their bindings; otherwise the
     /// stale delivery fails and the send goes on. Whether the send was answered.
-    fn answered_from_pending(&mut self, conn: ConnId, key: &(String, String), fp: &str) -> bool {
+    fn answered_from_pending(
+        &mut self,
+        conn: ConnId,
+        key: &(String, String),
+        fp: &str,
+        action: PolicyAction,
+    ) -> bool {
         let Some(existing) = self.pending_by_key.get(key).cloned() else {
             return false;
         };
@@ -229,7 +253,7 @@ impl State {
             );
             return true;
         }
-        if self.bindings_unchanged(p) {
+        if self.bindings_unchanged(p) && self.policy().allows(&p.from, action, &p.to) {
             self.send_value(
                 conn,
                 json!({ "type": "delivery_accepted", "messageId": key.1, "deliveryId": existing }),
@@ -258,8 +282,15 @@ impl State {
         Ok(())
     }
 
-    /// The session `to` names, for a sender that is registered on this connection.
-    fn resolve_target(&self, conn: ConnId, actor: &str, to: &str) -> Result<String, Refusal> {
+    /// The session `to` names, for a sender that is registered on this connection, among the
+    /// sessions the policy kernel lets it reach with `action`.
+    fn resolve_target(
+        &self,
+        conn: ConnId,
+        actor: &str,
+        to: &str,
+        action: PolicyAction,
+    ) -> Result<String, Refusal> {
         let sender_not_found =
             || Refusal::new(failure_code::SENDER_NOT_FOUND, "Sender session not found");
         let me = self.sessions.get(actor).ok_or_else(sender_not_found)?;
@@ -278,7 +309,25 @@ impl State {
                 let e = &self.sessions[id];
                 (id.as_str(), id.as_str(), e.name.as_deref())
             });
-        let (kind, targets) = routing::resolve_with(to, exact, same_scope);
+        let (kind, mut targets) = routing::resolve_with(to, exact, same_scope);
+        if kind != ResolveKind::SessionNotFound && self.remote_live > 0 {
+            // The Pi broker's order: resolve, then keep the targets the actor may reach; none
+            // left is "not found" (a hidden session is not revealed), and it is audited.
+            let policy = self.policy();
+            let candidates = targets.clone();
+            targets.retain(|t| policy.allows(actor, action, t));
+            if targets.is_empty() {
+                self.audit_delivery_denied(actor, &candidates);
+                return Err(Refusal::new(
+                    failure_code::SESSION_NOT_FOUND,
+                    "Session not found",
+                ));
+            }
+        }
+        let kind = match (kind, targets.len()) {
+            (ResolveKind::AmbiguousTarget, 1) => ResolveKind::GlobalExactId,
+            (kind, _) => kind,
+        };
         match kind {
             ResolveKind::AmbiguousTarget => {
                 return Err(Refusal {

@@ -4,7 +4,9 @@
 //!
 //! This file holds the state, the event and frame dispatch, timers and the batch flush;
 //! `sessions` registration, presence and lifecycle broadcasts; `delivery` sends, acknowledgements
-//! and duplicate suppression; `asks` the open asks; `clock` where time comes from.
+//! and duplicate suppression; `asks` the open asks; `remote` remote access (the gateway's
+//! registrations, `access_control`, the policy kernel over the live sessions, expiry); `clock`
+//! where time comes from.
 
 use agent_intercom_core::asks::CancelReason;
 use std::collections::{BTreeMap, HashMap, VecDeque};
@@ -23,12 +25,33 @@ use crate::wire::{self, ClientFrame, Rejection, error_code, failure_code};
 mod asks;
 mod clock;
 mod delivery;
+mod remote;
 mod sessions;
 
 use asks::Edge;
 pub use clock::{Clock, SystemClock};
 use delivery::{Pending, Recent};
+use remote::Access;
 use sessions::Entry;
+
+/// Which socket a connection came through.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Origin {
+    /// The local socket (`broker.sock`).
+    Local,
+    /// The remote-access gateway (`remote-gateway.sock`).
+    Remote,
+}
+
+impl Origin {
+    /// `health_ok.endpoint`.
+    pub const fn endpoint(self) -> &'static str {
+        match self {
+            Origin::Local => wire::LOCAL_ENDPOINT,
+            Origin::Remote => "remote",
+        }
+    }
+}
 
 /// A connection's identity, unique for the broker's lifetime.
 pub type ConnId = u64;
@@ -49,6 +72,8 @@ pub enum Event {
     Accepted {
         /// Its id.
         conn: ConnId,
+        /// The socket it came through.
+        origin: Origin,
         /// Its writer.
         tx: mpsc::UnboundedSender<Out>,
         /// Bytes handed to the writer and not yet written to the socket.
@@ -113,6 +138,7 @@ impl StopReason {
 }
 
 struct Conn {
+    origin: Origin,
     tx: mpsc::UnboundedSender<Out>,
     queued: Arc<AtomicUsize>,
     kill: Arc<tokio::sync::Notify>,
@@ -131,6 +157,7 @@ enum Timer {
     AskExpiry(String, String, i64),
     Idle(u64),
     Prune,
+    AccessSweep(u64),
 }
 
 /// The broker state.
@@ -165,6 +192,12 @@ pub struct State {
     next_seq: u64,
     idle_seq: u64,
     stop: Option<StopReason>,
+    /// The remote-access registry and audit log (None: remote access is not served).
+    access: Option<Access>,
+    /// Live sessions that are remote principals (0: every decision is local-public).
+    remote_live: usize,
+    /// The pending expiry sweep: its deadline and sequence.
+    sweep: Option<(Instant, u64)>,
 }
 
 fn frame(value: &Value) -> Arc<Vec<u8>> {
@@ -214,6 +247,9 @@ impl State {
             next_seq: 1,
             idle_seq: 0,
             stop: None,
+            access: None,
+            remote_live: 0,
+            sweep: None,
         };
         state.load();
         state.schedule(
@@ -381,10 +417,11 @@ impl State {
         match event {
             Event::Accepted {
                 conn,
+                origin,
                 tx,
                 queued,
                 kill,
-            } => self.accepted(conn, tx, queued, kill),
+            } => self.accepted(conn, origin, tx, queued, kill),
             Event::Frame { conn, value } => self.frame(conn, value),
             Event::Reject {
                 conn,
@@ -464,6 +501,12 @@ impl State {
                     Timer::Prune,
                 );
             }
+            Timer::AccessSweep(seq) => {
+                if self.sweep.is_some_and(|(_, s)| s == seq) {
+                    self.sweep = None;
+                    self.expire_principals();
+                }
+            }
         }
     }
 
@@ -486,6 +529,7 @@ impl State {
     fn accepted(
         &mut self,
         conn: ConnId,
+        origin: Origin,
         tx: mpsc::UnboundedSender<Out>,
         queued: Arc<AtomicUsize>,
         kill: Arc<tokio::sync::Notify>,
@@ -493,6 +537,7 @@ impl State {
         self.conns.insert(
             conn,
             Conn {
+                origin,
                 tx,
                 queued,
                 kill,
@@ -572,6 +617,7 @@ impl State {
                 .is_some_and(|e| e.conn == conn && e.generation == generation)
         {
             self.log(LogLevel::Info, || format!("session {id} disconnected"));
+            self.audit_remote_disconnect(&id, "SOCKET_CLOSED");
             self.session_gone(&id, conn, None);
         }
     }
@@ -588,6 +634,7 @@ impl State {
                 return;
             }
         }
+        let origin = c.origin;
         let bound = c.binding.as_ref().map(|(id, _)| id.clone());
         let parsed = match wire::parse_client_frame(&value, &self.config) {
             Ok(f) => f,
@@ -601,20 +648,37 @@ impl State {
                     "requestId": request_id,
                     "protocol": agent_intercom_core::protocol::PROTOCOL_NAME,
                     "version": agent_intercom_core::protocol::PROTOCOL_VERSION,
-                    "endpoint": wire::LOCAL_ENDPOINT,
+                    "endpoint": origin.endpoint(),
                     "remoteAccess": wire::remote_access_contract(),
                 }),
             );
         }
         if let ClientFrame::AccessControl = parsed {
+            if bound.is_some() {
+                return self.refuse(
+                    conn,
+                    error_code::ACCESS_DENIED,
+                    "Remote access control requires a short-lived control connection",
+                );
+            }
+            return self.access_control(conn, origin, &value);
+        }
+        // Every frame of a remote session re-checks its principal: revoked, expired or fenced
+        // by a newer generation, the session is over.
+        if let Some(id) = &bound
+            && !self.is_current_principal(id)
+        {
             return self.refuse(
                 conn,
                 error_code::ACCESS_DENIED,
-                "Remote access administration is not served by this broker",
+                "Remote session authorization is no longer valid",
             );
         }
         match (parsed, bound) {
-            (ClientFrame::Register(register), None) => self.register(conn, *register),
+            (ClientFrame::Register(register), None) => match origin {
+                Origin::Local => self.register(conn, *register),
+                Origin::Remote => self.register_remote(conn, *register, value.get("access")),
+            },
             (ClientFrame::Register(_), Some(_)) => self.refuse(
                 conn,
                 error_code::INVALID_REQUEST,
@@ -636,6 +700,7 @@ impl State {
                 );
             }
             (ClientFrame::Unregister { preserve_asks }, Some(id)) => {
+                self.audit_remote_disconnect(&id, "UNREGISTERED");
                 self.session_gone(
                     &id,
                     conn,

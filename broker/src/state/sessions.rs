@@ -4,11 +4,13 @@
 use std::sync::Arc;
 use std::time::Instant;
 
+use agent_intercom_core::policy::PolicyAction;
 use agent_intercom_core::routing::{self, LifecycleKind, Session};
 use agent_intercom_core::scope::ScopeId;
 use serde_json::{Value, json};
 
 use super::{ConnId, State, frame, js, text_frame};
+use crate::access::AuditEntry;
 use crate::config::LogLevel;
 use crate::wire::{Register, error_code};
 
@@ -31,6 +33,63 @@ pub(super) struct Entry {
     pub(super) last_presence: Instant,
     /// SessionInfo as JSON text, kept current: it goes into every message, list and event.
     pub(super) info_text: String,
+    /// Set for a remote principal (registered through the gateway).
+    pub(super) remote: Option<Remote>,
+}
+
+/// What a remote session's SessionInfo carries from its principal record.
+#[derive(Clone, Debug)]
+pub(super) struct Remote {
+    pub(super) host: String,
+    pub(super) parent: String,
+    pub(super) root: String,
+    pub(super) generation: u64,
+    pub(super) can_delegate: bool,
+    pub(super) depth: u32,
+    pub(super) max_depth: u32,
+    pub(super) max_children: u32,
+}
+
+impl Remote {
+    pub(super) fn of(principal: &crate::access::PrincipalRecord) -> Remote {
+        Remote {
+            host: principal.remote_host_id.clone(),
+            parent: principal.parent_session_id.clone(),
+            root: principal.root_session_id.clone(),
+            generation: principal.generation,
+            can_delegate: principal.can_delegate,
+            depth: principal.depth,
+            max_depth: principal.max_depth,
+            max_children: principal.max_children,
+        }
+    }
+
+    /// The provenance fields, in SessionInfo's order (after `origin`).
+    fn write(&self, info: &mut serde_json::Map<String, Value>) {
+        info.insert("remoteHostId".into(), Value::String(self.host.clone()));
+        info.insert("parentSessionId".into(), Value::String(self.parent.clone()));
+        info.insert("rootSessionId".into(), Value::String(self.root.clone()));
+        info.insert("generation".into(), json!(self.generation));
+        info.insert("canDelegate".into(), Value::Bool(self.can_delegate));
+        info.insert("depth".into(), json!(self.depth));
+        info.insert("maxDepth".into(), json!(self.max_depth));
+        info.insert("maxChildren".into(), json!(self.max_children));
+    }
+
+    /// `registered.access`: origin, the provenance fields, and the session credential when
+    /// this registration consumed an enrollment.
+    pub(super) fn access(&self, credential: Option<&str>) -> Value {
+        let mut access = serde_json::Map::new();
+        access.insert("origin".into(), Value::String("remote".into()));
+        self.write(&mut access);
+        if let Some(credential) = credential {
+            access.insert(
+                "sessionCredential".into(),
+                Value::String(credential.to_string()),
+            );
+        }
+        Value::Object(access)
+    }
 }
 
 impl Entry {
@@ -52,8 +111,16 @@ impl Entry {
         if let Some(status) = &self.status {
             info.insert("status".into(), Value::String(status.clone()));
         }
-        info.insert("trustedLocal".into(), Value::Bool(true));
-        info.insert("origin".into(), Value::String("local".into()));
+        info.insert("trustedLocal".into(), Value::Bool(self.remote.is_none()));
+        match &self.remote {
+            None => {
+                info.insert("origin".into(), Value::String("local".into()));
+            }
+            Some(remote) => {
+                info.insert("origin".into(), Value::String("remote".into()));
+                remote.write(&mut info);
+            }
+        }
         Value::Object(info)
     }
 
@@ -88,6 +155,7 @@ impl State {
             return;
         };
         let subject_scope = subject.scope_id();
+        let policy = self.policy();
         for id in self
             .by_scope
             .get(&subject.scope)
@@ -100,7 +168,9 @@ impl State {
                 name: entry.name.as_deref(),
                 scope: entry.scope_id(),
             };
-            if routing::hears(subject_id, subject_scope, &candidate) {
+            if routing::hears(subject_id, subject_scope, &candidate)
+                && policy.allows(id, PolicyAction::Discover, subject_id)
+            {
                 self.send(entry.conn, bytes.clone());
             }
         }
@@ -121,14 +191,15 @@ impl State {
             );
         }
         if let Some(prev) = previous {
-            let same_runtime =
-                if prev.runtime_instance_id.is_some() || record.runtime_instance_id.is_some() {
+            // A remote principal's id is never taken over by a local registration.
+            let same_runtime = prev.remote.is_none()
+                && (if prev.runtime_instance_id.is_some() || record.runtime_instance_id.is_some() {
                     prev.runtime_instance_id.is_some()
                         && prev.runtime_instance_id == record.runtime_instance_id
                 } else {
                     prev.pid == number_f64(&record.pid)
                         && prev.started_at == number_f64(&record.started_at)
-                };
+                });
             if !same_runtime {
                 return self.refuse(
                     conn,
@@ -140,33 +211,7 @@ impl State {
                 );
             }
         }
-        let generation = self.next_seq;
-        self.next_seq += 1;
-        let mut entry = Some(Entry {
-            conn,
-            generation,
-            seq: generation,
-            scope: register.scope.clone(),
-            runtime_instance_id: record.runtime_instance_id.clone(),
-            pid: number_f64(&record.pid),
-            started_at: number_f64(&record.started_at),
-            name: record.name.clone(),
-            status: record.status.clone(),
-            model: record.model.clone(),
-            cwd: record.cwd.clone(),
-            pid_json: record.pid.clone(),
-            started_json: record.started_at.clone(),
-            last_activity: Value::Number(record.last_activity.clone()),
-            last_presence: self.clock.now(),
-            info_text: String::new(),
-        });
-        if let Some(e) = entry.as_mut() {
-            e.refresh(&id);
-        }
-        if let Some(c) = self.conns.get_mut(&conn) {
-            c.binding = Some((id.clone(), generation));
-            c.unregistered_since = None;
-        }
+        let mut entry = Some(self.new_entry(conn, &id, &register, None));
         let old = self.sessions.get(&id).map(|p| (p.conn, p.scope.clone()));
         let new_scope = register.scope.clone();
         match old {
@@ -204,24 +249,90 @@ impl State {
                 });
             }
             None => {
-                self.install(&id, entry.take().expect("installed once"));
-                self.registered(conn, &id);
-                let joined = format!(
-                    r#"{{"type":"session_joined","session":{}}}"#,
-                    self.sessions[&id].info_text
-                );
-                self.broadcast_about(&id, text_frame(&joined));
-                self.log(LogLevel::Info, || format!("session {id} registered"));
+                let entry = entry.take().expect("installed once");
+                self.install_new(conn, &id, entry, None);
             }
         }
         self.idle_seq += 1; // cancels a pending idle exit
     }
 
+    /// A session's entry, bound to `conn` under a fresh binding generation. A remote session
+    /// keeps no runtime identity (its principal is its identity).
+    pub(super) fn new_entry(
+        &mut self,
+        conn: ConnId,
+        id: &str,
+        register: &Register,
+        remote: Option<Remote>,
+    ) -> Entry {
+        let record = &register.session;
+        let generation = self.next_seq;
+        self.next_seq += 1;
+        let mut entry = Entry {
+            conn,
+            generation,
+            seq: generation,
+            scope: register.scope.clone(),
+            runtime_instance_id: record
+                .runtime_instance_id
+                .clone()
+                .filter(|_| remote.is_none()),
+            pid: number_f64(&record.pid),
+            started_at: number_f64(&record.started_at),
+            name: record.name.clone(),
+            status: record.status.clone(),
+            model: record.model.clone(),
+            cwd: record.cwd.clone(),
+            pid_json: record.pid.clone(),
+            started_json: record.started_at.clone(),
+            last_activity: Value::Number(record.last_activity.clone()),
+            last_presence: self.clock.now(),
+            info_text: String::new(),
+            remote,
+        };
+        entry.refresh(id);
+        if let Some(c) = self.conns.get_mut(&conn) {
+            c.binding = Some((id.to_string(), generation));
+            c.unregistered_since = None;
+        }
+        entry
+    }
+
+    /// Installs a session whose id was free: `registered` (with `extra` members: a remote
+    /// session's contract and provenance), then `session_joined` to its audience.
+    pub(super) fn install_new(
+        &mut self,
+        conn: ConnId,
+        id: &str,
+        entry: Entry,
+        extra: Option<[(&str, Value); 2]>,
+    ) {
+        self.install(id, entry);
+        let mut registered = self.registered_frame(id);
+        if let (Some(extra), Value::Object(map)) = (extra, &mut registered) {
+            for (key, value) in extra {
+                map.insert(key.into(), value);
+            }
+        }
+        self.send_value(conn, registered);
+        let joined = format!(
+            r#"{{"type":"session_joined","session":{}}}"#,
+            self.sessions[id].info_text
+        );
+        self.broadcast_about(id, text_frame(&joined));
+        self.log(LogLevel::Info, || format!("session {id} registered"));
+        self.idle_seq += 1; // cancels a pending idle exit
+    }
+
     /// Removes a session and its place in its scope's index.
-    fn remove_session(&mut self, id: &str) {
-        if let Some(old) = self.sessions.remove(id)
-            && let Some(bucket) = self.by_scope.get_mut(&old.scope)
-        {
+    pub(super) fn remove_session(&mut self, id: &str) {
+        let Some(old) = self.sessions.remove(id) else {
+            return;
+        };
+        if old.remote.is_some() {
+            self.remote_live -= 1;
+        }
+        if let Some(bucket) = self.by_scope.get_mut(&old.scope) {
             bucket.remove(&old.seq);
             if bucket.is_empty() {
                 self.by_scope.remove(&old.scope);
@@ -231,6 +342,9 @@ impl State {
 
     fn install(&mut self, id: &str, entry: Entry) {
         self.remove_session(id);
+        if entry.remote.is_some() {
+            self.remote_live += 1;
+        }
         self.by_scope
             .entry(entry.scope.clone())
             .or_default()
@@ -239,15 +353,16 @@ impl State {
     }
 
     fn registered(&self, conn: ConnId, id: &str) {
-        self.send_value(
-            conn,
-            json!({
-                "type": "registered",
-                "sessionId": id,
-                "protocol": agent_intercom_core::protocol::PROTOCOL_NAME,
-                "version": agent_intercom_core::protocol::PROTOCOL_VERSION,
-            }),
-        );
+        self.send_value(conn, self.registered_frame(id));
+    }
+
+    fn registered_frame(&self, id: &str) -> Value {
+        json!({
+            "type": "registered",
+            "sessionId": id,
+            "protocol": agent_intercom_core::protocol::PROTOCOL_NAME,
+            "version": agent_intercom_core::protocol::PROTOCOL_VERSION,
+        })
     }
 
     pub(super) fn list(&self, conn: ConnId, actor: &str, request_id: &str) {
@@ -255,6 +370,7 @@ impl State {
             return;
         };
         let actor_scope = me.scope_id();
+        let policy = self.policy();
         let sessions: Vec<&str> = self
             .by_scope
             .get(&me.scope)
@@ -270,10 +386,24 @@ impl State {
                         name: e.name.as_deref(),
                         scope: e.scope_id(),
                     },
-                )
+                ) && policy.allows(actor, PolicyAction::Discover, id)
             })
             .map(|id| self.sessions[id].info_text.as_str())
             .collect::<Vec<_>>();
+        if let Some(remote) = &me.remote
+            && sessions.len() < self.sessions.len()
+        {
+            self.audit(AuditEntry {
+                event: "remote_visibility_filtered",
+                outcome: "observed",
+                actor_id: Some(actor),
+                remote_host_id: Some(&remote.host),
+                generation: Some(remote.generation),
+                visible_count: Some(sessions.len()),
+                hidden_count: Some(self.sessions.len() - sessions.len()),
+                ..AuditEntry::default()
+            });
+        }
         let text = format!(
             r#"{{"type":"sessions","requestId":{},"sessions":[{}]}}"#,
             js(request_id),
@@ -294,7 +424,9 @@ impl State {
             return;
         };
         let mut changed = false;
+        // A remote session's name is its principal's: presence does not rename it.
         if let Some(name) = name
+            && e.remote.is_none()
             && e.name.as_deref() != Some(name.as_str())
         {
             e.name = Some(name);

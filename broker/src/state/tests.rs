@@ -55,6 +55,7 @@ fn late_frames_from_a_superseded_connection_are_discarded() {
     for conn in 1..=3 {
         let (tx, rx) = mpsc::unbounded_channel();
         state.handle(Event::Accepted {
+            origin: Origin::Local,
             conn,
             tx,
             queued: Default::default(),
@@ -114,6 +115,7 @@ fn a_rejected_connection_gets_its_frames_in_order_even_when_it_closes_in_the_sam
     let mut state = State::new(config, None);
     let (tx, mut rx) = mpsc::unbounded_channel();
     state.handle(Event::Accepted {
+        origin: Origin::Local,
         conn: 1,
         tx,
         queued: Default::default(),
@@ -208,6 +210,7 @@ fn two_sessions(
     for (conn, id) in [(1, "a"), (2, "b")] {
         let (tx, rx) = mpsc::unbounded_channel();
         state.handle(Event::Accepted {
+            origin: Origin::Local,
             conn,
             tx,
             queued: Default::default(),
@@ -325,6 +328,7 @@ fn a_connection_that_never_registers_is_refused_at_the_registration_timeout() {
     });
     let (tx, mut rx) = mpsc::unbounded_channel();
     state.handle(Event::Accepted {
+        origin: Origin::Local,
         conn: 1,
         tx,
         queued: Default::default(),
