@@ -205,6 +205,27 @@ fn gateway_health_files_and_permissions() {
     let mut c = r.broker.connect();
     c.send(json!({ "type": "health", "requestId": "h" }));
     assert_eq!(c.recv()["endpoint"], "local");
+    // A gateway connection has the remote bucket (60 tokens): the 61st frame at once is refused.
+    let mut flood = Client::connect(&r.gateway);
+    let mut burst = Vec::new();
+    for i in 0..61 {
+        let body =
+            serde_json::to_vec(&json!({ "type": "health", "requestId": format!("{i}") })).unwrap();
+        burst.extend_from_slice(&(body.len() as u32).to_be_bytes());
+        burst.extend_from_slice(&body);
+    }
+    flood.send_raw(&burst);
+    let error = flood.expect("error");
+    assert_eq!(error["code"], "RATE_LIMITED");
+    assert!(flood.closed());
+    assert!(
+        flood
+            .seen
+            .iter()
+            .filter(|f| f["type"] == "health_ok")
+            .count()
+            <= 60
+    );
     let dir = intercom(&r.broker.dir.0);
     for name in [
         "remote-gateway.sock",
@@ -429,10 +450,19 @@ fn revoke_closes_live_sockets_tells_peers_and_fences_replays() {
     let child = r.child(&mr, "team/child", json!({}));
     let (mut c, cr) = r.join("c", json!({ "enrollmentToken": child["enrollmentToken"] }));
     let cid = cr["sessionId"].as_str().unwrap().to_string();
-    // A delivered message (a result kept for duplicate suppression), and a pending ask.
+    // A delivered message (a result kept for duplicate suppression), an open ask to the child,
+    // and a pending (unacknowledged) ask to the manager.
     root.send_message(&mid, "before", "hi");
     let delivered = m.expect("message");
     m.send(json!({ "type": "message_received", "deliveryId": delivered["deliveryId"] }));
+    root.expect("delivered");
+    root.send(json!({
+        "type": "send", "to": cid,
+        "message": { "id": "open-ask", "timestamp": 1, "expectsReply": true,
+                     "content": { "text": "q" } },
+    }));
+    let asked = c.expect("message");
+    c.send(json!({ "type": "message_received", "deliveryId": asked["deliveryId"] }));
     root.expect("delivered");
     root.send(json!({
         "type": "send", "to": mid,
@@ -456,6 +486,9 @@ fn revoke_closes_live_sockets_tells_peers_and_fences_replays() {
     let failed = root.expect("delivery_failed");
     assert_eq!(failed["messageId"], "pending-ask");
     assert_eq!(failed["code"], "RECIPIENT_DISCONNECTED");
+    let cancelled = root.expect("ask_cancelled");
+    assert_eq!(cancelled["messageId"], "open-ask");
+    assert_eq!(cancelled["reason"], "authorization_revoked");
     let mut left: Vec<String> = Vec::new();
     while left.len() < 2 {
         left.push(
