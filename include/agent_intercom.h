@@ -115,6 +115,29 @@ enum aic_status
   // A request, option or setting named a key the operation does not take (a typo such as
   // `Privacy` for `privacy` is refused, never ignored).
   AIC_STATUS_UNKNOWN_KEY = 26,
+  // No usable connection to the broker: it could not be reached, it closed the connection,
+  // or it did not answer in time.
+  AIC_STATUS_NOT_CONNECTED = 27,
+  // The broker sent something this client cannot use: a frame over the frame limit, a frame
+  // that is not JSON, or an answer the protocol does not define.
+  AIC_STATUS_INVALID_FRAME = 28,
+  // The broker's refusal (its `error` frame): it speaks another protocol or version.
+  AIC_STATUS_PROTOCOL_MISMATCH = 29,
+  // The broker's refusal: a malformed or out-of-order request.
+  AIC_STATUS_INVALID_REQUEST = 30,
+  // The broker's refusal: the session id is live in another runtime.
+  AIC_STATUS_SESSION_ID_IN_USE = 31,
+  // The broker's refusal: a remote credential, an admin token or an access-control request
+  // was rejected.
+  AIC_STATUS_ACCESS_DENIED = 32,
+  // The broker's refusal: Boss participant registration is not available.
+  AIC_STATUS_BOSS_FEATURE_UNAVAILABLE = 33,
+  // The remote-access contract (`remote-access-v1` with the policy semantics version and
+  // hash) or the provenance a remote registration must carry is absent or differs from this
+  // library's (a client check, and a broker refusal of the same name).
+  AIC_STATUS_REMOTE_ACCESS_INCOMPATIBLE = 34,
+  // The broker's refusal: its session cap is reached.
+  AIC_STATUS_TOO_MANY_SESSIONS = 35,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
