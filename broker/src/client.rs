@@ -212,6 +212,17 @@ impl Access {
     }
 }
 
+/// Parses the JSON text of a request or frame as `JSON.parse` would (lone surrogates included):
+/// `INVALID_JSON` naming `what` otherwise.
+pub fn parse_json(text: &str, what: &str) -> Result<Value, Error> {
+    jstext::parse_frame(text.as_bytes()).map_err(|e| {
+        fail(
+            ErrorCode::InvalidJson,
+            format!("{what} is not valid JSON: {e}"),
+        )
+    })
+}
+
 /// A checked register request: `{session, sessionId?, scopeId?, access?}`.
 #[derive(Clone, Debug)]
 pub struct RegisterRequest {
@@ -642,12 +653,7 @@ impl Client {
                 ),
             ));
         }
-        let value = jstext::parse_frame(text.as_bytes()).map_err(|e| {
-            fail(
-                ErrorCode::InvalidJson,
-                format!("frame is not valid JSON: {e}"),
-            )
-        })?;
+        let value = parse_json(text, "frame")?;
         if !value.get("type").is_some_and(Value::is_string) {
             return Err(fail(
                 ErrorCode::InvalidArgument,
@@ -689,6 +695,7 @@ impl Client {
             }
             match io::Read::read(&mut &self.stream, &mut chunk) {
                 Ok(0) => {
+                    self.check_open()?; // closed by this client (close, from another thread)
                     let message = if inbox.bytes.is_empty() {
                         "the broker closed the connection"
                     } else {
