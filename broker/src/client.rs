@@ -251,7 +251,8 @@ impl RegisterRequest {
             _ => {
                 return Err(fail(
                     ErrorCode::InvalidArgument,
-                    "request.session must be an object {cwd, model, pid, startedAt, lastActivity, ...}",
+                    "request.session must be an object {cwd, model, pid, startedAt, \
+                     lastActivity, ...}",
                 ));
             }
         };
@@ -340,7 +341,8 @@ impl AccessControlRequest {
                 if let Access::Enrollment { .. } = Access::parse(access, "request.access")? {
                     return Err(fail(
                         ErrorCode::InvalidArgument,
-                        "request.access must be a session credential {sessionCredential, sessionId, \
+                        "request.access must be a session credential {sessionCredential, \
+                         sessionId, \
                          generation}: an enrollment token registers, it does not administer",
                     ));
                 }
@@ -384,7 +386,8 @@ pub fn broker_refusal(frame: &Value) -> Error {
             None => fail(
                 ErrorCode::InvalidFrame,
                 format!(
-                    "the broker refused with code {code:?}, which protocol v4 does not define: {text}"
+                    "the broker refused with code {code:?}, which protocol v4 does not \
+                     define: {text}"
                 ),
             ),
         },
@@ -472,7 +475,8 @@ pub fn check_registered(frame: &Value, access: Option<&Access>) -> Result<(), Er
                 || provenance.get("generation").and_then(Value::as_u64) != Some(*generation)
             {
                 return Err(incompatible(
-                    "the broker registered another session id or generation than the credential names",
+                    "the broker registered another session id or generation than the \
+                     credential names",
                 ));
             }
         }
@@ -512,7 +516,8 @@ impl Inbox {
             return Err(fail(
                 ErrorCode::InvalidFrame,
                 format!(
-                    "the broker sent a frame of {len} bytes, more than the {DEFAULT_MAX_FRAME_BYTES} a frame may hold"
+                    "the broker sent a frame of {len} bytes, more than the \
+                     {DEFAULT_MAX_FRAME_BYTES} a frame may hold"
                 ),
             ));
         }

@@ -30,6 +30,19 @@ fn code<T>(result: Result<T, agent_intercom_core::Error>) -> ErrorCode {
     }
 }
 
+/// A session credential with this generation.
+fn cred(generation: Value) -> Value {
+    json!({ "sessionCredential": "c", "sessionId": "s", "generation": generation })
+}
+
+/// An access_control_result of inspect_tree for this request id.
+fn inspected(request_id: &Value) -> Value {
+    json!({
+        "type": "access_control_result", "requestId": request_id, "action": "inspect_tree",
+        "principals": [],
+    })
+}
+
 fn frame_bytes(value: &Value) -> Vec<u8> {
     wire::encode(value)
 }
@@ -239,7 +252,7 @@ fn requests_are_checked_before_anything_is_sent() {
             ErrorCode::UnknownKey,
         ),
         (
-            json!({ "adminToken": "t", "action": "a", "access": { "sessionCredential": "c", "sessionId": "s", "generation": 1 } }),
+            json!({ "adminToken": "t", "action": "a", "access": cred(json!(1)) }),
             ErrorCode::InvalidArgument,
         ),
         (
@@ -247,7 +260,7 @@ fn requests_are_checked_before_anything_is_sent() {
             ErrorCode::InvalidArgument,
         ),
         (
-            json!({ "action": "a", "access": { "sessionCredential": "c", "sessionId": "s", "generation": 0 } }),
+            json!({ "action": "a", "access": cred(json!(0)) }),
             ErrorCode::InvalidArgument,
         ),
     ];
@@ -256,7 +269,7 @@ fn requests_are_checked_before_anything_is_sent() {
         assert_eq!(got, expected, "{request}");
     }
     // A session credential reaches the connection step.
-    let ok = json!({ "action": "inspect_tree", "access": { "sessionCredential": "c", "sessionId": "s", "generation": 1 } });
+    let ok = json!({ "action": "inspect_tree", "access": cred(json!(1)) });
     assert_eq!(
         code(client::access_control(nowhere, &ok, WAIT)),
         ErrorCode::NotConnected
@@ -320,15 +333,15 @@ fn register_requests_are_checked() {
             ErrorCode::InvalidArgument,
         ),
         (
-            json!({ "session": s, "access": { "sessionCredential": "c", "sessionId": "x", "generation": 1.5 } }),
+            json!({ "session": s, "access": cred(json!(1.5)) }),
             ErrorCode::InvalidArgument,
         ),
         (
-            json!({ "session": s, "access": { "sessionCredential": "c", "sessionId": "x", "generation": 9007199254740992u64 } }),
+            json!({ "session": s, "access": cred(json!(9007199254740992u64)) }),
             ErrorCode::InvalidArgument,
         ),
         (
-            json!({ "session": s, "access": { "sessionCredential": "c", "sessionId": "x", "generation": -1 } }),
+            json!({ "session": s, "access": cred(json!(-1)) }),
             ErrorCode::InvalidArgument,
         ),
         (
@@ -452,7 +465,8 @@ fn remote_registered(access: Value) -> Value {
 
 fn provenance() -> Value {
     json!({
-        "origin": "remote", "remoteHostId": "host", "parentSessionId": "root", "rootSessionId": "root",
+        "origin": "remote", "remoteHostId": "host",
+        "parentSessionId": "root", "rootSessionId": "root",
         "generation": 1, "canDelegate": true, "depth": 1, "maxDepth": 3, "maxChildren": 4,
         "sessionCredential": "cred",
     })
@@ -545,7 +559,10 @@ fn remote_registration_answers_are_checked() {
     let e = register_against(
         "c-r-denied",
         enroll.clone(),
-        json!({ "type": "error", "code": "ACCESS_DENIED", "error": "Remote registration credential was rejected" }),
+        json!({
+            "type": "error", "code": "ACCESS_DENIED",
+            "error": "Remote registration credential was rejected",
+        }),
     )
     .unwrap_err();
     assert_eq!(e.code(), ErrorCode::AccessDenied);
@@ -571,22 +588,25 @@ fn access_control_answers_must_match_the_request() {
     let ok = run("c-ac-ok", |r| {
         assert_eq!(r["type"], "access_control");
         assert!(r["requestId"].as_str().is_some_and(|id| !id.is_empty()));
-        json!({ "type": "access_control_result", "requestId": r["requestId"], "action": "inspect_tree", "principals": [] })
+        inspected(&r["requestId"])
     })
     .unwrap();
     assert_eq!(ok.value["principals"], json!([]));
-    let e = run("c-ac-id", |_| {
-        json!({ "type": "access_control_result", "requestId": "other", "action": "inspect_tree", "principals": [] })
-    })
-    .unwrap_err();
+    let e = run("c-ac-id", |_| inspected(&json!("other"))).unwrap_err();
     assert_eq!(e.code(), ErrorCode::InvalidFrame);
     let e = run("c-ac-action", |r| {
-        json!({ "type": "access_control_result", "requestId": r["requestId"], "action": "revoke_subtree", "changedPrincipalIds": [] })
+        json!({
+            "type": "access_control_result", "requestId": r["requestId"],
+            "action": "revoke_subtree", "changedPrincipalIds": [],
+        })
     })
     .unwrap_err();
     assert_eq!(e.code(), ErrorCode::InvalidFrame);
-    let e = run("c-ac-err", |_| json!({ "type": "error", "code": "INVALID_REQUEST", "error": "Invalid remote principal ID" }))
-        .unwrap_err();
+    let e = run("c-ac-err", |_| {
+        let text = "Invalid remote principal ID";
+        json!({ "type": "error", "code": "INVALID_REQUEST", "error": text })
+    })
+    .unwrap_err();
     assert_eq!(
         (e.code(), e.message()),
         (ErrorCode::InvalidRequest, "Invalid remote principal ID")
@@ -601,9 +621,7 @@ fn access_control_answers_must_match_the_request() {
     );
     let peer = Peer::answering("c-ac-given", |r| {
         assert_eq!(r["requestId"], "mine");
-        frame_bytes(
-            &json!({ "type": "access_control_result", "requestId": "mine", "action": "inspect_tree", "principals": [] }),
-        )
+        frame_bytes(&inspected(&json!("mine")))
     });
     client::access_control(&peer.socket, &request, WAIT).unwrap();
 }

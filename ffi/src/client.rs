@@ -563,7 +563,8 @@ mod tests {
         // SAFETY: released once, nothing in flight.
         unsafe { aic_client_free(c) };
 
-        // The current broker refuses access_control with ACCESS_DENIED, as it refuses a wrong token.
+        // The current broker refuses access_control with ACCESS_DENIED, as it refuses a wrong
+        // token.
         let admin = r#"{"adminToken":"wrong","action":"inspect_tree","principalId":"p"}"#;
         let mut json: *mut c_char = ptr::null_mut();
         // SAFETY: valid pointers.
