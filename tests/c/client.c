@@ -53,6 +53,14 @@ static aic_client *connect_to(const char *path) {
     return c;
 }
 
+/* A frame of this library parsed (cJSON_Delete it), the string released; NULL for NULL. */
+static cJSON *parsed(char *json) {
+    if (!json) return NULL;
+    cJSON *frame = cJSON_Parse(json);
+    aic_string_free(json);
+    return frame;
+}
+
 /* Registers; on success returns the registered frame parsed (cJSON_Delete it). */
 static cJSON *reg(aic_client *c, const char *request, aic_status *status) {
     char *json = NULL;
@@ -61,9 +69,7 @@ static cJSON *reg(aic_client *c, const char *request, aic_status *status) {
     *status = take(aic_client_register(c, request, strlen(request), &json, &len, &err), &err);
     if (*status != AIC_STATUS_OK) return NULL;
     CHECK(json != NULL && strlen(json) == len);
-    cJSON *frame = cJSON_Parse(json);
-    aic_string_free(json);
-    return frame;
+    return parsed(json);
 }
 
 static aic_status send_text(aic_client *c, const char *frame) {
@@ -76,10 +82,7 @@ static cJSON *recv_json(aic_client *c, uint32_t timeout_ms, aic_status *status) 
     char *json = NULL;
     aic_error *err = NULL;
     *status = take(aic_client_recv_frame(c, timeout_ms, &json, NULL, &err), &err);
-    if (!json) return NULL;
-    cJSON *frame = cJSON_Parse(json);
-    aic_string_free(json);
-    return frame;
+    return parsed(json);
 }
 
 /* The next frame of this type, skipping others (at most 50 frames, 5 s each). */
@@ -99,10 +102,7 @@ static cJSON *access_control(const char *socket_path, const char *request, aic_s
     char *json = NULL;
     aic_error *err = NULL;
     *status = take(aic_client_access_control(socket_path, strlen(socket_path), request, strlen(request), &json, NULL, &err), &err);
-    if (!json) return NULL;
-    cJSON *frame = cJSON_Parse(json);
-    aic_string_free(json);
-    return frame;
+    return parsed(json);
 }
 
 static const char *str(const cJSON *o, const char *k) {
