@@ -24,9 +24,9 @@
  *   Invalid UTF-8 is AIC_STATUS_INVALID_UTF8.
  * - A function's result out-parameter is required: NULL is AIC_STATUS_NULL_POINTER, naming it.
  *   `err` and `out_len` are optional: NULL means not wanted.
- * - Release functions (aic_error_free, aic_string_free, aic_broker_free, aic_pad_close) take
- *   NULL as a no-op; accessors of a handle or error give a neutral value for NULL ("", false,
- *   AIC_STATUS_NULL_POINTER).
+ * - Release functions (aic_error_free, aic_string_free, aic_broker_free, aic_client_free,
+ *   aic_pad_free, aic_pad_close) take NULL as a no-op; accessors of a handle or error give a
+ *   neutral value for NULL ("", false, AIC_STATUS_NULL_POINTER).
  * - Returned `const char *` are static, NUL-terminated and never freed. Returned `char *` are
  *   owned by the caller and released only with aic_string_free().
  * - No function retains a pointer it was given. All functions are thread-safe.
@@ -115,6 +115,29 @@ enum aic_status
   // A request, option or setting named a key the operation does not take (a typo such as
   // `Privacy` for `privacy` is refused, never ignored).
   AIC_STATUS_UNKNOWN_KEY = 26,
+  // No usable connection to the broker: it could not be reached, it closed the connection,
+  // or it did not answer in time.
+  AIC_STATUS_NOT_CONNECTED = 27,
+  // The broker sent something this client cannot use: a frame over the frame limit, a frame
+  // that is not JSON, or an answer the protocol does not define.
+  AIC_STATUS_INVALID_FRAME = 28,
+  // The broker's refusal (its `error` frame): it speaks another protocol or version.
+  AIC_STATUS_PROTOCOL_MISMATCH = 29,
+  // The broker's refusal: a malformed or out-of-order request.
+  AIC_STATUS_INVALID_REQUEST = 30,
+  // The broker's refusal: the session id is live in another runtime.
+  AIC_STATUS_SESSION_ID_IN_USE = 31,
+  // The broker's refusal: a remote credential, an admin token or an access-control request
+  // was rejected.
+  AIC_STATUS_ACCESS_DENIED = 32,
+  // The broker's refusal: Boss participant registration is not available.
+  AIC_STATUS_BOSS_FEATURE_UNAVAILABLE = 33,
+  // The remote-access contract (`remote-access-v1` with the policy semantics version and
+  // hash) or the provenance a remote registration must carry is absent or differs from this
+  // library's (a client check, and a broker refusal of the same name).
+  AIC_STATUS_REMOTE_ACCESS_INCOMPATIBLE = 34,
+  // The broker's refusal: its session cap is reached.
+  AIC_STATUS_TOO_MANY_SESSIONS = 35,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -251,6 +274,11 @@ typedef uint32_t aic_audience_event;
 // release with aic_broker_free (which stops it first if it still runs).
 typedef struct aic_broker aic_broker;
 
+// A connection to a broker. Create with aic_client_connect, release with aic_client_free.
+// Thread-safe: one thread may wait in aic_client_recv_frame while others send or register;
+// calls of one kind are serialised.
+typedef struct aic_client aic_client;
+
 // Details of a failed call: a stable code and a message. Release with aic_error_free().
 typedef struct aic_error aic_error;
 
@@ -337,6 +365,121 @@ aic_status aic_broker_stop(aic_broker *broker, aic_error **err);
 // # Safety
 // `broker` must be NULL or a broker from aic_broker_start, freed at most once.
 void aic_broker_free(aic_broker *broker);
+
+// Connects to a broker's socket: the local one (`<agentDir>/intercom/broker.sock`, see
+// aic_broker_socket_path) or the remote gateway (`<agentDir>/intercom/remote-gateway.sock`).
+// Fails with AIC_STATUS_NOT_CONNECTED when nothing listens there, AIC_STATUS_INVALID_ARGUMENT
+// for an empty or too long path. On success `*out_client` owns the connection. Register
+// soon: a broker drops a connection that has not registered within its
+// registration_timeout_ms (1 s by default).
+//
+// # Safety
+// Text inputs follow the (pointer, length) contract; `out_client` valid for writes.
+aic_status aic_client_connect(const char *socket_path,
+                              size_t socket_path_len,
+                              aic_client **out_client,
+                              aic_error **err);
+
+// Registers this connection. `request_json` is a JSON object {session, sessionId?,
+// scopeId?, access?}: `session` the SessionRegistration ({cwd, model, pid, startedAt,
+// lastActivity, name?, status?, runtimeInstanceId?}), `access` a remote credential on the
+// gateway: {enrollmentToken} or {sessionCredential, sessionId, generation} (never with
+// `sessionId`: the broker assigns a remote session's id). On success `*out_json` is the
+// broker's `registered` frame as it sent it (release with aic_string_free); a remote one
+// carries `remoteAccess` and `access` (with `sessionCredential` after an enrollment: keep
+// it for reconnecting). Waits up to 10 s for the answer.
+//
+// Failures: the broker's refusal as its code and text (AIC_STATUS_ACCESS_DENIED,
+// AIC_STATUS_INVALID_REQUEST, AIC_STATUS_SESSION_ID_IN_USE, AIC_STATUS_PROTOCOL_MISMATCH,
+// AIC_STATUS_TOO_MANY_SESSIONS, ...; the broker then ends the connection);
+// AIC_STATUS_REMOTE_ACCESS_INCOMPATIBLE when `access` was given and the answer lacks the
+// remote-access-v1 contract of this library or the broker-owned provenance, or names
+// another principal or generation than the credential (the connection is closed);
+// AIC_STATUS_NOT_CONNECTED, AIC_STATUS_INVALID_FRAME; AIC_STATUS_INVALID_JSON,
+// AIC_STATUS_INVALID_ARGUMENT or AIC_STATUS_UNKNOWN_KEY for a request refused before
+// anything is sent.
+//
+// # Safety
+// `client` must be NULL or a live client; text inputs follow the (pointer, length)
+// contract; `out_json` and `out_len` valid for writes (`out_len` may be NULL).
+aic_status aic_client_register(const aic_client *client,
+                               const char *request_json,
+                               size_t request_json_len,
+                               char **out_json,
+                               size_t *out_len,
+                               aic_error **err);
+
+// Sends one frame as it is: `frame_json` a JSON object with a string `type` (any client
+// frame: list, send, message_received, presence, unregister, ...). Fails with
+// AIC_STATUS_INVALID_JSON or AIC_STATUS_INVALID_ARGUMENT (not a frame, or larger than any
+// broker accepts) before anything is sent, AIC_STATUS_NOT_CONNECTED when the connection is
+// closed (never SIGPIPE) or the broker did not take the frame within 10 s.
+//
+// # Safety
+// `client` must be NULL or a live client; text inputs follow the (pointer, length) contract.
+aic_status aic_client_send_frame(const aic_client *client,
+                                 const char *frame_json,
+                                 size_t frame_json_len,
+                                 aic_error **err);
+
+// Waits up to `timeout_ms` (0: does not wait) for the broker's next frame. On success
+// `*out_json` is the frame's JSON text as the broker sent it (release with
+// aic_string_free), or NULL (and `*out_len` 0) when none arrived in time. A frame that
+// arrived in part stays buffered for the next call. Fails with AIC_STATUS_NOT_CONNECTED
+// when the broker closed the connection, AIC_STATUS_INVALID_FRAME for a frame over the
+// frame limit or not JSON (the connection is closed then: it cannot be resynchronised).
+//
+// # Safety
+// `client` must be NULL or a live client; `out_json` and `out_len` valid for writes
+// (`out_len` may be NULL).
+aic_status aic_client_recv_frame(const aic_client *client,
+                                 uint32_t timeout_ms,
+                                 char **out_json,
+                                 size_t *out_len,
+                                 aic_error **err);
+
+// Closes the connection (the broker sees the session leave). A call waiting in
+// aic_client_recv_frame on another thread returns AIC_STATUS_NOT_CONNECTED, as does every
+// later call; the handle stays valid until aic_client_free. Closing twice is harmless.
+//
+// # Safety
+// `client` must be NULL or a live client.
+aic_status aic_client_close(const aic_client *client, aic_error **err);
+
+// Sends one `access_control` frame on a connection of its own and returns the answer.
+// `request_json` is the frame without its `type`: {action, adminToken, ...} for the local
+// socket (issue_enrollment {enrollment: {name, parentSessionId, rootSessionId, remoteHostId,
+// ttlMs?, expiresAt?, canDelegate?, maxDepth?, maxChildren?}}, revoke_subtree {principalId},
+// inspect_tree {principalId}, adopt_subtree {principalId, newParentSessionId}; the admin
+// token is in `<agentDir>/intercom/broker-admin.json`), or {action, access:
+// {sessionCredential, sessionId, generation}, ...} for the remote gateway
+// (issue_child_enrollment {enrollment: {name, ttlMs?, ...}}, inspect_tree {principalId?}).
+// `requestId` is a fresh UUID unless given. On success `*out_json` is the
+// `access_control_result` frame (its requestId and action those of the request; release
+// with aic_string_free). Waits up to 10 s for the answer.
+//
+// Failures: the broker's refusal as its code and text (AIC_STATUS_ACCESS_DENIED,
+// AIC_STATUS_INVALID_REQUEST); AIC_STATUS_NOT_CONNECTED, AIC_STATUS_INVALID_FRAME;
+// AIC_STATUS_INVALID_JSON, AIC_STATUS_INVALID_ARGUMENT or AIC_STATUS_UNKNOWN_KEY for a
+// request refused before anything is sent.
+//
+// # Safety
+// Text inputs follow the (pointer, length) contract; `out_json` and `out_len` valid for
+// writes (`out_len` may be NULL).
+aic_status aic_client_access_control(const char *socket_path,
+                                     size_t socket_path_len,
+                                     const char *request_json,
+                                     size_t request_json_len,
+                                     char **out_json,
+                                     size_t *out_len,
+                                     aic_error **err);
+
+// Closes the connection and releases the client. NULL is a no-op.
+//
+// # Safety
+// `client` must be NULL or a client from aic_client_connect, released at most once, with
+// no call on it in flight.
+void aic_client_free(aic_client *client);
 
 // "pi-intercom". Static.
 const char *aic_protocol_name(void);

@@ -56,6 +56,15 @@ export interface SessionInfo {
   status?: string;
   trustedLocal?: boolean;
   origin?: "local" | "remote";
+  /** A remote session's place in its delegation tree (origin "remote" only). */
+  remoteHostId?: string;
+  parentSessionId?: string;
+  rootSessionId?: string;
+  generation?: number;
+  canDelegate?: boolean;
+  depth?: number;
+  maxDepth?: number;
+  maxChildren?: number;
 }
 export interface SessionRegistration {
   cwd: string;
@@ -94,11 +103,95 @@ export interface DeliveryError extends IntercomError {
   readonly messageId: string;
 }
 
+/** A remote registration's credential: a one-time enrollment token, or the session credential
+ * the broker issued at enrollment, to reconnect as the same principal. */
+export type RemoteRegistrationAccess =
+  | { enrollmentToken: string }
+  | { sessionCredential: string; sessionId: string; generation: number };
+/** A remote session credential: what the gateway's access_control requests carry. */
+export type RemoteSessionAccess = { sessionCredential: string; sessionId: string; generation: number };
+/** The remote-access contract the broker and this package share. */
+export interface RemoteAccessContract {
+  feature: string;
+  policySemanticsVersion: number;
+  policySemanticsHash: string;
+}
+/** The broker-owned provenance of a remote registration. */
+export interface RemoteAccessMetadata {
+  origin: "remote";
+  remoteHostId: string;
+  parentSessionId: string;
+  rootSessionId: string;
+  generation: number;
+  canDelegate: boolean;
+  depth: number;
+  maxDepth: number;
+  maxChildren: number;
+  /** Only after an enrollment: keep it to reconnect with. */
+  sessionCredential?: string;
+}
+export interface Registered {
+  sessionId: string;
+  /** Present for a remote registration. */
+  access?: RemoteAccessMetadata;
+  /** Present for a remote registration. */
+  remoteAccess?: RemoteAccessContract;
+}
+/** A remote principal as access_control reports it. */
+export interface RemotePrincipalSummary {
+  id: string;
+  name: string;
+  parentSessionId: string;
+  rootSessionId: string;
+  remoteHostId: string;
+  generation: number;
+  policy: "remote-tree";
+  canDelegate: boolean;
+  depth: number;
+  maxDepth: number;
+  maxChildren: number;
+  state: "active" | "revoked";
+  expiresAt: number;
+  createdAt: number;
+  updatedAt: number;
+  connected: boolean;
+}
+/** An enrollment's terms (the local socket's issue_enrollment takes all of them, the gateway's
+ * issue_child_enrollment only name and the optional ones). */
+export interface EnrollmentRequest {
+  name: string;
+  parentSessionId?: string;
+  rootSessionId?: string;
+  remoteHostId?: string;
+  ttlMs?: number;
+  expiresAt?: number;
+  canDelegate?: boolean;
+  maxDepth?: number;
+  maxChildren?: number;
+}
+/** An access_control request: the frame without its type. requestId is a fresh UUID unless given. */
+export type AccessControlRequest =
+  | { requestId?: string; adminToken: string; action: "issue_enrollment"; enrollment: EnrollmentRequest & { parentSessionId: string; rootSessionId: string; remoteHostId: string } }
+  | { requestId?: string; adminToken: string; action: "revoke_subtree"; principalId: string }
+  | { requestId?: string; adminToken: string; action: "inspect_tree"; principalId: string }
+  | { requestId?: string; adminToken: string; action: "adopt_subtree"; principalId: string; newParentSessionId: string }
+  | { requestId?: string; access: RemoteSessionAccess; action: "issue_child_enrollment"; enrollment: EnrollmentRequest }
+  | { requestId?: string; access: RemoteSessionAccess; action: "inspect_tree"; principalId?: string };
+/** The broker's access_control_result frame. */
+export type AccessControlResult =
+  | { type: "access_control_result"; requestId: string; action: "issue_enrollment"; enrollmentToken: string; expiresAt: number }
+  | { type: "access_control_result"; requestId: string; action: "revoke_subtree"; changedPrincipalIds: string[] }
+  | { type: "access_control_result"; requestId: string; action: "inspect_tree" | "adopt_subtree"; principals: RemotePrincipalSummary[] }
+  | { type: "access_control_result"; requestId: string; action: "issue_child_enrollment"; enrollmentToken: string; expiresAt: number; parentSessionId: string };
+
 export declare class IntercomClient {
   /** Set once registered. */
   readonly sessionId: string | undefined;
   readonly closed: boolean;
-  register(options: { session: SessionRegistration; sessionId?: string; scopeId?: string }): Promise<{ sessionId: string }>;
+  /** Registers; with access (on the remote gateway) as a remote principal, the broker's answer
+   * checked against the remote-access contract and provenance (else REMOTE_ACCESS_INCOMPATIBLE).
+   * sessionId cannot go with access. Rejects with the broker's error code. */
+  register(options: { session: SessionRegistration; sessionId?: string; scopeId?: string; access?: RemoteRegistrationAccess }): Promise<Registered>;
   list(): Promise<SessionInfo[]>;
   /** Resolves when the receiver acknowledged; rejects with a DeliveryError. */
   send(to: string, message: OutgoingMessage): Promise<{ messageId: string; deliveryId: string }>;
@@ -120,3 +213,9 @@ export declare class IntercomClient {
 /** Connects to a broker (a socket path, or options naming the agent directory or socket). Broker
  * options such as idleExitMs are not connect's: UNKNOWN_KEY. */
 export declare function connect(options?: string | { agentDir?: string; socketPath?: string; autoAck?: boolean }): Promise<IntercomClient>;
+/** Sends one access_control request on a connection of its own (the local socket of agentDir,
+ * or socketPath: the remote gateway for access requests) and resolves to the broker's result.
+ * Rejects with the broker's code (ACCESS_DENIED, INVALID_REQUEST), NOT_CONNECTED (no answer
+ * within timeoutMs, default 10 s), INVALID_FRAME, or INVALID_ARGUMENT / UNKNOWN_KEY before
+ * anything is sent. */
+export declare function accessControl(options: { agentDir?: string; socketPath?: string; request: AccessControlRequest; timeoutMs?: number }): Promise<AccessControlResult>;

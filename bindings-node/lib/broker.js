@@ -15,6 +15,7 @@ const B = C.broker
 const MAX_FRAME_BYTES = C.maxFrameBytes
 const MAX_TIMER_MS = 2 ** 31 - 1 // setTimeout fires at once for anything longer
 const REMOTE_ACCESS = JSON.parse(B.healthRemoteAccessJson)
+const ANSWER_TIMEOUT_MS = B.answerTimeoutMs
 const LOG_LEVELS_TEXT = `${B.logLevels.slice(0, -1).join(', ')} or ${B.logLevels.at(-1)}`
 
 /** The agent directory: the variable config::AGENT_DIR_ENV names (trimmed, a relative path
@@ -32,6 +33,13 @@ function agentDirFromEnv (env = process.env) {
 const BROKER_OPTIONS = Object.freeze(['agentDir', 'socketPath', 'idleExitMs', 'logLevel', 'settings'])
 const ENSURE_OPTIONS = Object.freeze([...BROKER_OPTIONS, 'waitMs'])
 const CONNECT_OPTIONS = Object.freeze(['agentDir', 'socketPath', 'autoAck'])
+const REGISTER_OPTIONS = Object.freeze(['session', 'sessionId', 'scopeId', 'access'])
+const ACCESS_CONTROL_OPTIONS = Object.freeze(['agentDir', 'socketPath', 'request', 'timeoutMs'])
+// The fields of an access_control request: those of every action of the local socket (with
+// adminToken) and of the remote gateway (with access).
+const ACCESS_CONTROL_FIELDS = Object.freeze(['requestId', 'action', 'adminToken', 'access', 'enrollment', 'principalId', 'newParentSessionId'])
+const ACCESS_FIELDS = Object.freeze(['enrollmentToken', 'sessionCredential', 'sessionId', 'generation'])
+const ACCESS_SHAPES = '{ enrollmentToken } or { sessionCredential, sessionId, generation }'
 
 function brokerOptions (options, keys, fn) {
   const opts = optionsOf(options, keys, fn, true)
@@ -216,6 +224,78 @@ function deliveryError (frame) {
   return error
 }
 
+const isText = (value) => typeof value === 'string' && value !== '' && !value.includes('\0')
+
+/** The own defined properties of a plain-data object (checked as FRAME data at `path`), as a
+ * null-prototype object; a key not in `keys` is UNKNOWN_KEY. */
+function fieldsOf (value, keys, path, shape) {
+  checkPlain(value, FRAME, path)
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) fail('INVALID_ARGUMENT', `${path} must be an object ${shape}`)
+  const own = { __proto__: null }
+  for (const key of Object.keys(value)) {
+    if (!keys.includes(key)) fail('UNKNOWN_KEY', `${path}.${key}: no such field (fields: ${keys.join(', ')})`)
+    if (value[key] !== undefined) own[key] = value[key]
+  }
+  return own
+}
+
+/**
+ * A registration credential as a fresh object: exactly one of { enrollmentToken } and
+ * { sessionCredential, sessionId, generation }, strings non-empty, the generation a whole number
+ * from 1 to 2^53 - 1 (the rules of broker/src/client.rs Access::parse).
+ */
+function accessOf (value, path) {
+  const a = fieldsOf(value, ACCESS_FIELDS, path, ACCESS_SHAPES)
+  for (const key of ['enrollmentToken', 'sessionCredential', 'sessionId']) {
+    if (a[key] !== undefined && !isText(a[key])) fail('INVALID_ARGUMENT', `${path}.${key} must be a non-empty string`)
+  }
+  if (a.generation !== undefined && (!Number.isSafeInteger(a.generation) || a.generation < 1)) {
+    fail('INVALID_ARGUMENT', `${path}.generation must be a whole number from 1 to ${Number.MAX_SAFE_INTEGER}`)
+  }
+  const session = [a.sessionCredential, a.sessionId, a.generation]
+  if (a.enrollmentToken !== undefined && session.every((v) => v === undefined)) return { enrollmentToken: a.enrollmentToken }
+  if (a.enrollmentToken === undefined && session.every((v) => v !== undefined)) {
+    return { sessionCredential: a.sessionCredential, sessionId: a.sessionId, generation: a.generation }
+  }
+  fail('INVALID_ARGUMENT', `${path} must be exactly one of ${ACCESS_SHAPES}`)
+}
+
+const isWhole = (value) => Number.isSafeInteger(value)
+
+/** Whether `access` is the provenance a remote registered frame carries. */
+function isRemoteProvenance (access) {
+  return access !== null && typeof access === 'object' && !Array.isArray(access) && access.origin === 'remote' &&
+    typeof access.remoteHostId === 'string' && typeof access.parentSessionId === 'string' &&
+    typeof access.rootSessionId === 'string' && isWhole(access.generation) && access.generation > 0 &&
+    typeof access.canDelegate === 'boolean' && isWhole(access.depth) && isWhole(access.maxDepth) &&
+    isWhole(access.maxChildren) && (access.sessionCredential === undefined || typeof access.sessionCredential === 'string')
+}
+
+/** Why a registered frame does not answer a registration with `access` (undefined for a
+ * local one), as an IntercomError; undefined when it does (broker/src/client.rs check_registered). */
+function registeredRefusal (frame, access) {
+  if (typeof frame.sessionId !== 'string' || frame.sessionId === '' || frame.protocol !== C.protocolName || frame.version !== C.protocolVersion) {
+    return new IntercomError('INVALID_FRAME', `the broker's registered frame lacks a sessionId or is not ${C.protocolName} v${C.protocolVersion}'s`)
+  }
+  if (access === undefined) return undefined
+  const incompatible = (message) => new IntercomError('REMOTE_ACCESS_INCOMPATIBLE', message)
+  if (!isDeepStrictEqual(frame.remoteAccess, REMOTE_ACCESS)) {
+    return incompatible("the broker's remote-access contract is absent or differs from this library's (the feature with its policy semantics version and hash)")
+  }
+  if (!isRemoteProvenance(frame.access)) return incompatible("the broker's remote registration omitted the broker-owned provenance (access)")
+  if (access.enrollmentToken !== undefined) {
+    if (!isText(frame.access.sessionCredential)) return incompatible("the broker's answer to an enrollment omitted the session credential")
+  } else if (frame.sessionId !== access.sessionId || frame.access.generation !== access.generation) {
+    return incompatible('the broker registered another session id or generation than the credential names')
+  }
+  return undefined
+}
+
+/** The Error of a broker's error frame: its code and text. */
+function brokerRefusal (frame) {
+  return new IntercomError(frame.code, frame.error)
+}
+
 /**
  * A connection to the broker. Events: 'message' ({ deliveryId, from, message, ack }),
  * 'session_joined', 'session_left', 'presence_update', 'ask_deferred', 'ask_cancelled',
@@ -254,13 +334,26 @@ class IntercomClient extends EventEmitter {
 
   _frame (frame) {
     switch (frame.type) {
-      case 'registered':
-        this.sessionId = frame.sessionId
-        if (this._registration) this._registration.resolve({ sessionId: frame.sessionId })
+      case 'registered': {
+        const registration = this._registration
         this._registration = null
+        // A registered frame that does not answer the request is refused, and the connection
+        // the broker holds registered on the strength of it is closed.
+        const refused = registeredRefusal(frame, registration?.access)
+        if (refused) {
+          if (registration) registration.reject(refused)
+          else this.emit('broker_error', refused)
+          return this._socket.destroy()
+        }
+        this.sessionId = frame.sessionId
+        const result = { sessionId: frame.sessionId }
+        if (frame.access !== undefined) result.access = frame.access
+        if (frame.remoteAccess !== undefined) result.remoteAccess = frame.remoteAccess
+        if (registration) registration.resolve(result)
         return
+      }
       case 'error': {
-        const error = new IntercomError(frame.code, frame.error)
+        const error = brokerRefusal(frame)
         if (this._registration) {
           this._registration.reject(error)
           this._registration = null
@@ -333,16 +426,27 @@ class IntercomClient extends EventEmitter {
 
   /**
    * Registers: session = { cwd, model, pid, startedAt, lastActivity, name?, status?,
-   * runtimeInstanceId? }. Resolves to { sessionId }; rejects with the broker's error code.
+   * runtimeInstanceId? }. With access ({ enrollmentToken } or { sessionCredential, sessionId,
+   * generation }, on a connection to the remote gateway) it registers as a remote principal:
+   * the broker assigns the id, and its answer must carry the remote-access contract of this
+   * package and the broker-owned provenance (else REMOTE_ACCESS_INCOMPATIBLE, and the connection
+   * is closed). Resolves to { sessionId, access?, remoteAccess? } (those two as the broker sent
+   * them: access.sessionCredential after an enrollment is the credential to reconnect with);
+   * rejects with the broker's error code.
    */
   register (options) {
     return new Promise((resolveRegistration, reject) => {
-      const { session, sessionId, scopeId } = optionsOf(options, ['session', 'sessionId', 'scopeId'], 'register', false)
+      const { session, sessionId, scopeId, access } = optionsOf(options, REGISTER_OPTIONS, 'register', false)
+      const credential = access === undefined ? undefined : accessOf(access, 'options.access')
+      if (credential !== undefined && sessionId !== undefined) {
+        fail('INVALID_ARGUMENT', "options.sessionId cannot go with options.access: the broker assigns a remote session's id (access.sessionId names it on reconnect)")
+      }
       if (this._registration) return reject(new IntercomError('INVALID_ARGUMENT', 'a registration is already in progress'))
-      this._registration = { resolve: resolveRegistration, reject }
+      this._registration = { resolve: resolveRegistration, reject, access: credential }
       const frame = { type: 'register', protocol: C.protocolName, version: C.protocolVersion, session }
       if (sessionId !== undefined) frame.sessionId = sessionId
       if (scopeId !== undefined) frame.scopeId = scopeId
+      if (credential !== undefined) frame.access = credential
       try { this._write(frame) } catch (error) {
         this._registration = null
         reject(error)
@@ -416,6 +520,73 @@ function connect (options) {
   })
 }
 
+/** An access_control frame from a request (see accessControl), checked. */
+function accessControlFrame (request) {
+  if (request === undefined) fail('INVALID_ARGUMENT', 'options.request is required: { action, adminToken | access, ... }')
+  const r = fieldsOf(request, ACCESS_CONTROL_FIELDS, 'options.request', '{ action, adminToken | access, requestId?, ... }')
+  if (!isText(r.action)) fail('INVALID_ARGUMENT', 'options.request.action must be a non-empty string')
+  if (r.requestId !== undefined && !isText(r.requestId)) fail('INVALID_ARGUMENT', 'options.request.requestId must be a non-empty string')
+  if ((r.adminToken === undefined) === (r.access === undefined)) {
+    fail('INVALID_ARGUMENT', 'options.request must carry exactly one of adminToken (the local socket) and access (the remote gateway)')
+  }
+  if (r.adminToken !== undefined && typeof r.adminToken !== 'string') fail('INVALID_ARGUMENT', 'options.request.adminToken must be a string')
+  if (r.access !== undefined) {
+    r.access = accessOf(r.access, 'options.request.access')
+    if (r.access.enrollmentToken !== undefined) {
+      fail('INVALID_ARGUMENT', 'options.request.access must be a session credential { sessionCredential, sessionId, generation }: an enrollment token registers, it does not administer')
+    }
+  }
+  return { type: 'access_control', ...r, requestId: r.requestId ?? randomUUID() }
+}
+
+/**
+ * Sends one access_control request on a connection of its own and resolves to the broker's
+ * access_control_result frame (its requestId and action those of the request). Options:
+ * { socketPath | agentDir (its local socket), request, timeoutMs? }; request is the frame without
+ * its type: { action, adminToken, ... } on the local socket (issue_enrollment, revoke_subtree,
+ * inspect_tree, adopt_subtree; the admin token is in the broker's broker-admin.json), or
+ * { action, access: { sessionCredential, sessionId, generation }, ... } on the remote gateway
+ * (issue_child_enrollment, inspect_tree); requestId is a fresh UUID unless given. Rejects with
+ * the broker's error code (ACCESS_DENIED, INVALID_REQUEST), NOT_CONNECTED when no answer came
+ * within timeoutMs, INVALID_FRAME for an answer that is not this request's result, and
+ * INVALID_ARGUMENT, UNKNOWN_KEY or UNSUPPORTED_VALUE before anything is sent.
+ */
+function accessControl (options) {
+  return new Promise((resolveResult, reject) => {
+    const opts = optionsOf(options, ACCESS_CONTROL_OPTIONS, 'accessControl', false)
+    for (const key of ['agentDir', 'socketPath']) {
+      if (opts[key] !== undefined && !isText(opts[key])) fail('INVALID_ARGUMENT', `${key} must be a non-empty string`)
+    }
+    const timeoutMs = opts.timeoutMs === undefined ? ANSWER_TIMEOUT_MS : msArg(opts.timeoutMs, 'timeoutMs', MAX_TIMER_MS)
+    const frame = accessControlFrame(opts.request)
+    const socketPath = socketPathOf(opts)
+    const socket = net.connect(socketPath)
+    const reader = new FrameReader()
+    let done = false
+    const finish = (error, result) => {
+      if (done) return
+      done = true
+      clearTimeout(timer)
+      socket.destroy()
+      if (error) reject(error)
+      else resolveResult(result)
+    }
+    const timer = setTimeout(() => finish(new IntercomError('NOT_CONNECTED', `the broker did not answer access_control within ${timeoutMs} ms`)), timeoutMs)
+    socket.on('error', (error) => finish(new IntercomError('NOT_CONNECTED', `cannot reach ${socketPath}: ${error.code || error.message}`)))
+    socket.on('close', () => finish(new IntercomError('NOT_CONNECTED', 'the broker closed the connection without answering access_control')))
+    socket.on('connect', () => socket.write(encodeFrame(frame)))
+    socket.on('data', (chunk) => {
+      let frames
+      try { frames = reader.push(chunk) } catch (error) { return finish(error) }
+      for (const f of frames) {
+        if (f !== null && typeof f === 'object' && f.type === 'error') return finish(brokerRefusal(f))
+        if (f !== null && typeof f === 'object' && f.type === 'access_control_result' && f.requestId === frame.requestId && f.action === frame.action) return finish(null, f)
+        return finish(new IntercomError('INVALID_FRAME', "the broker answered access_control with a frame that is not this request's result"))
+      }
+    })
+  })
+}
+
 module.exports = {
   startBroker,
   ensureBroker,
@@ -423,6 +594,7 @@ module.exports = {
   brokerSocketPath,
   agentDirFromEnv,
   connect,
+  accessControl,
   Broker,
   IntercomClient,
   MAX_FRAME_BYTES,

@@ -7,6 +7,7 @@ export const brokerHealth = cjs.brokerHealth
 export const brokerSocketPath = cjs.brokerSocketPath
 export const agentDirFromEnv = cjs.agentDirFromEnv
 export const connect = cjs.connect
+export const accessControl = cjs.accessControl
 export const Broker = cjs.Broker
 export const IntercomClient = cjs.IntercomClient
 export const MAX_FRAME_BYTES = cjs.MAX_FRAME_BYTES

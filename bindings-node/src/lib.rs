@@ -96,6 +96,8 @@ pub struct NativeBrokerFacts {
     pub health_endpoint: String,
     /// The `remoteAccess` object of a compatible `health_ok`, as JSON text.
     pub health_remote_access_json: String,
+    /// How long a client waits for the broker's answer to a request by default (`accessControl`).
+    pub answer_timeout_ms: f64,
 }
 
 /// What `lib/scratchpad.js` needs to know about the store's default location.
@@ -177,6 +179,7 @@ fn broker_facts() -> NativeBrokerFacts {
         already_stopped: StopReason::ALREADY_STOPPED.into(),
         health_endpoint: wire::LOCAL_ENDPOINT.into(),
         health_remote_access_json: wire::remote_access_contract().to_string(),
+        answer_timeout_ms: agent_intercom_broker::client::ANSWER_TIMEOUT.as_millis() as f64,
     }
 }
 

@@ -89,6 +89,29 @@ error_codes! {
     /// A request, option or setting named a key the operation does not take (a typo such as
     /// `Privacy` for `privacy` is refused, never ignored).
     UnknownKey = 26 => "UNKNOWN_KEY",
+    /// No usable connection to the broker: it could not be reached, it closed the connection,
+    /// or it did not answer in time.
+    NotConnected = 27 => "NOT_CONNECTED",
+    /// The broker sent something this client cannot use: a frame over the frame limit, a frame
+    /// that is not JSON, or an answer the protocol does not define.
+    InvalidFrame = 28 => "INVALID_FRAME",
+    /// The broker's refusal (its `error` frame): it speaks another protocol or version.
+    ProtocolMismatch = 29 => "PROTOCOL_MISMATCH",
+    /// The broker's refusal: a malformed or out-of-order request.
+    InvalidRequest = 30 => "INVALID_REQUEST",
+    /// The broker's refusal: the session id is live in another runtime.
+    SessionIdInUse = 31 => "SESSION_ID_IN_USE",
+    /// The broker's refusal: a remote credential, an admin token or an access-control request
+    /// was rejected.
+    AccessDenied = 32 => "ACCESS_DENIED",
+    /// The broker's refusal: Boss participant registration is not available.
+    BossFeatureUnavailable = 33 => "BOSS_FEATURE_UNAVAILABLE",
+    /// The remote-access contract (`remote-access-v1` with the policy semantics version and
+    /// hash) or the provenance a remote registration must carry is absent or differs from this
+    /// library's (a client check, and a broker refusal of the same name).
+    RemoteAccessIncompatible = 34 => "REMOTE_ACCESS_INCOMPATIBLE",
+    /// The broker's refusal: its session cap is reached.
+    TooManySessions = 35 => "TOO_MANY_SESSIONS",
 }
 
 impl ErrorCode {

@@ -14,6 +14,7 @@ mod macros;
 
 mod args;
 pub mod broker;
+pub mod client;
 pub mod contract;
 pub mod pad;
 pub mod status;

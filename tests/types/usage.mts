@@ -54,6 +54,26 @@ export async function brokerUsage(agentDir: string): Promise<string | undefined>
   return client.sessionId;
 }
 
+import { accessControl, type AccessControlResult, type Registered } from "@ctliz/agent-intercom-core/broker";
+export async function remoteUsage(agentDir: string, gateway: string, adminToken: string): Promise<number> {
+  const issued: AccessControlResult = await accessControl({
+    agentDir,
+    request: { adminToken, action: "issue_enrollment", enrollment: { name: "r", parentSessionId: "root", rootSessionId: "root", remoteHostId: "h" } },
+  });
+  const token = issued.action === "issue_enrollment" ? issued.enrollmentToken : "";
+  const remote = await connect({ socketPath: gateway });
+  const session = { cwd: "/", model: "m", pid: 1, startedAt: 1, lastActivity: 1 };
+  const registered: Registered = await remote.register({ session, access: { enrollmentToken: token } });
+  const credential = registered.access?.sessionCredential ?? "";
+  const access = { sessionCredential: credential, sessionId: registered.sessionId, generation: registered.access?.generation ?? 1 };
+  const tree = await accessControl({ socketPath: gateway, request: { access, action: "inspect_tree" }, timeoutMs: 1000 });
+  // @ts-expect-error the gateway's requests carry a session credential, not an enrollment token
+  await accessControl({ socketPath: gateway, request: { access: { enrollmentToken: token }, action: "inspect_tree" } });
+  // @ts-expect-error a session credential comes with its session id and generation
+  await remote.register({ session, access: { sessionCredential: credential, sessionId: "x" } });
+  return tree.action === "inspect_tree" ? tree.principals.length : 0;
+}
+
 // The declarations follow the Rust facts (bindings-node/facts.d.ts, written by `cargo xtask gen`):
 // ScratchpadOptions declares exactly the store options Rust takes (in camelCase) and path, and
 // Scratchpad has one method per store operation.

@@ -14,7 +14,7 @@ use agent_intercom_scratchpad as pad;
 
 /// The codes only the package's JavaScript raises, besides the core's;
 /// `tests/node/facts.test.js` checks that it raises no other.
-const NODE_ERROR_CODES: [&str; 3] = ["NATIVE_ADDON_UNAVAILABLE", "NOT_CONNECTED", "INVALID_FRAME"];
+const NODE_ERROR_CODES: [&str; 1] = ["NATIVE_ADDON_UNAVAILABLE"];
 
 /// One `export type <name> = <literal>;` of the facts file.
 pub struct Fact {
