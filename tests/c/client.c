@@ -3,10 +3,8 @@
  * the remote-access flow (enrollment, register over the gateway, reconnect with the session
  * credential, child enrollment, inspection, revocation).
  *
- * The remote flow needs a broker that serves the gateway. Ours does not yet (issue 10): while
- * AIC_REMOTE_PENDING is 1 the flow is skipped, counted and printed; AIC_REMOTE_PENDING=0 in the
- * environment runs it anyway. AIC_REMOTE_AGENT_DIR=<agentDir> runs it against the broker
- * already running there (the Pi adapter's, say) instead of ours.
+ * The remote flow runs against our broker's gateway; AIC_REMOTE_AGENT_DIR=<agentDir> runs it
+ * against the broker already running there (the Pi adapter's, say) instead.
  * Prints "N passed, N failed, N skipped". */
 #define _POSIX_C_SOURCE 200809L
 #include <pthread.h>
@@ -22,10 +20,6 @@
 
 #include "agent_intercom.h"
 #include "support.h"
-
-/* AIC_REMOTE_PENDING: our broker does not serve remote access yet. Remove at merge, with the
- * skip below, once the gateway lands. */
-#define AIC_REMOTE_PENDING 1
 
 static int passed, failed, skipped;
 #define CHECK(cond) do { if (cond) passed++; else { failed++; fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond); } } while (0)
@@ -403,19 +397,13 @@ int main(void) {
     local_client(socket_path);
 
     const char *external = getenv("AIC_REMOTE_AGENT_DIR");
-    const char *pending = getenv("AIC_REMOTE_PENDING");
-    int run_pending = AIC_REMOTE_PENDING == 0 || (pending && strcmp(pending, "0") == 0);
     if (external && *external) {
         char external_intercom[4096];
         snprintf(external_intercom, sizeof external_intercom, "%s/intercom", external);
         printf("remote flow: against the broker of %s\n", external);
         remote_flow(external_intercom);
-    } else if (run_pending) {
-        remote_flow(intercom_dir);
     } else {
-        skipped++;
-        printf("remote flow: 1 skipped (AIC_REMOTE_PENDING: our broker serves no remote gateway yet; "
-               "AIC_REMOTE_PENDING=0 runs it)\n");
+        remote_flow(intercom_dir);
     }
 
     aic_broker_free(broker);

@@ -5,9 +5,6 @@
 // over the gateway, reconnect with the session credential, child enrollment, inspection,
 // revocation.
 //
-// AIC_REMOTE_PENDING: our broker does not serve the remote gateway yet (issue 10, in progress).
-// While it does not, the remote-flow tests (remoteTest below) are skipped, counted and printed;
-// AIC_REMOTE_PENDING=0 runs them anyway. Remove the guard once the gateway lands.
 // AIC_REMOTE_AGENT_DIR=<agentDir> runs the remote-flow tests against the broker already running
 // there (the Pi adapter's, say) instead.
 const test = require('node:test')
@@ -21,7 +18,6 @@ const { startBroker, connect, accessControl } = require('@ctliz/agent-intercom-c
 const { constants: C } = require('../../bindings-node/lib/native.js')
 
 const REMOTE_ACCESS = JSON.parse(C.broker.healthRemoteAccessJson)
-const AIC_REMOTE_PENDING = process.env.AIC_REMOTE_PENDING !== '0'
 const EXTERNAL = process.env.AIC_REMOTE_AGENT_DIR || null
 const GATEWAY_FILE = 'remote-gateway.sock'
 const ADMIN_FILE = 'broker-admin.json'
@@ -252,14 +248,9 @@ test('accessControl reads exactly its own answer', async () => {
   })
 })
 
-// The remote flow. See AIC_REMOTE_PENDING at the top.
-const pending = { skipped: 0 }
+// The remote flow, against a broker of ours (or the one AIC_REMOTE_AGENT_DIR names).
 function remoteTest (name, fn) {
-  test(`remote: ${name}`, { timeout: 60_000 }, async (t) => {
-    if (!EXTERNAL && AIC_REMOTE_PENDING) {
-      pending.skipped++
-      return t.skip('AIC_REMOTE_PENDING: our broker serves no remote gateway yet')
-    }
+  test(`remote: ${name}`, { timeout: 60_000 }, async () => {
     let broker = null
     let agentDir = EXTERNAL
     if (!EXTERNAL) {
@@ -287,9 +278,6 @@ function remoteTest (name, fn) {
     }
   })
 }
-test.after(() => {
-  if (pending.skipped) console.log(`remote-client: ${pending.skipped} remote-flow tests skipped (AIC_REMOTE_PENDING)`)
-})
 
 /** A local root session and an enrollment under it, issued with the admin token. */
 async function enrollUnderRoot (env, terms = {}) {
