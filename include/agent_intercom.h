@@ -348,6 +348,13 @@ aic_status aic_broker_start(const char *agent_dir,
 // `broker` must be NULL or a live broker from aic_broker_start.
 const char *aic_broker_socket_path(const aic_broker *broker);
 
+// The broker's remote-access gateway socket (remote principals register there with an
+// access credential), valid until aic_broker_free; "" for NULL.
+//
+// # Safety
+// `broker` must be NULL or a live broker from aic_broker_start.
+const char *aic_broker_gateway_path(const aic_broker *broker);
+
 // True while the broker runs (false after aic_broker_stop or an idle exit, and for NULL).
 //
 // # Safety

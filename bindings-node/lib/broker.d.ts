@@ -21,6 +21,9 @@ export interface BrokerOptions {
 /** A broker running in this process, on its own thread. */
 export declare class Broker {
   readonly socketPath: string;
+  /** The remote-access gateway socket (`<intercomDir>/remote-gateway.sock`): remote principals
+   * register there with an access credential. */
+  readonly gatewayPath: string;
   readonly intercomDir: string;
   /** True until close() or idle exit. */
   readonly running: boolean;

@@ -100,6 +100,8 @@ class Broker {
 
   /** The socket clients connect to. */
   get socketPath () { return this._native.socketPath }
+  /** The remote-access gateway socket (remote principals register there). */
+  get gatewayPath () { return this._native.gatewayPath }
   /** The intercom directory (the socket, the ownership files, the store). */
   get intercomDir () { return this._native.intercomDir }
   /** True until the broker stops (close() or idle exit). */

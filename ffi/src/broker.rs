@@ -11,6 +11,7 @@ use crate::args::{fail, out, text};
 pub struct aic_broker {
     handle: Option<agent_intercom_broker::BrokerHandle>,
     socket_path: CString,
+    gateway_path: CString,
 }
 
 ffi_fn! {
@@ -41,16 +42,21 @@ ffi_fn! {
         let dir = (!dir.is_empty()).then(|| std::path::Path::new(dir));
         let settings = agent_intercom_broker::embed::settings_lines(settings)?;
         let config = agent_intercom_broker::embed::config(dir, None, settings)?;
-        let socket_path = CString::new(config.socket_path.display().to_string()).map_err(|_| {
-            fail(
-                ErrorCode::InvalidArgument,
-                "the socket path holds a NUL byte",
-            )
-        })?;
+        let c_path = |path: &std::path::Path| {
+            CString::new(path.display().to_string()).map_err(|_| {
+                fail(
+                    ErrorCode::InvalidArgument,
+                    "the socket path holds a NUL byte",
+                )
+            })
+        };
+        let socket_path = c_path(&config.socket_path)?;
+        let gateway_path = c_path(&config.gateway_path)?;
         let handle = agent_intercom_broker::embed::start(config)?;
         *slot = Box::into_raw(Box::new(aic_broker {
             handle: Some(handle),
             socket_path,
+            gateway_path,
         }));
         Ok(())
     }
@@ -65,6 +71,21 @@ ffi_fn! {
         // SAFETY: by contract.
         match unsafe { broker.as_ref() } {
             Some(b) => b.socket_path.as_ptr(),
+            None => static_cstr!(""),
+        }
+    }
+}
+
+ffi_fn! {
+    /// The broker's remote-access gateway socket (remote principals register there with an
+    /// access credential), valid until aic_broker_free; "" for NULL.
+    ///
+    /// # Safety
+    /// `broker` must be NULL or a live broker from aic_broker_start.
+    unsafe fn aic_broker_gateway_path(broker: *const aic_broker) -> *const c_char {
+        // SAFETY: by contract.
+        match unsafe { broker.as_ref() } {
+            Some(b) => b.gateway_path.as_ptr(),
             None => static_cstr!(""),
         }
     }

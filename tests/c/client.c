@@ -393,6 +393,10 @@ int main(void) {
     char socket_path[4096], intercom_dir[4096];
     snprintf(socket_path, sizeof socket_path, "%s", aic_broker_socket_path(broker));
     snprintf(intercom_dir, sizeof intercom_dir, "%s/intercom", dir);
+    char expected_gateway[4200];
+    snprintf(expected_gateway, sizeof expected_gateway, "%s/remote-gateway.sock", intercom_dir);
+    CHECK(strcmp(aic_broker_gateway_path(broker), expected_gateway) == 0);
+    CHECK(strcmp(aic_broker_gateway_path(NULL), "") == 0);
 
     local_client(socket_path);
 

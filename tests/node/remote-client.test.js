@@ -256,6 +256,7 @@ function remoteTest (name, fn) {
     if (!EXTERNAL) {
       agentDir = mkdtempSync(join(tmpdir(), 'aic-node-remote-'))
       broker = startBroker({ agentDir, idleExitMs: 0, logLevel: 'off' })
+      assert.strictEqual(broker.gatewayPath, join(agentDir, 'intercom', GATEWAY_FILE))
     }
     const intercomDir = broker ? broker.intercomDir : join(agentDir, 'intercom')
     const clients = []
