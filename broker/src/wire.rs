@@ -73,6 +73,39 @@ pub fn encode(value: &Value) -> Vec<u8> {
     frame
 }
 
+/// Compact JSON of `value` with every object's keys in sorted (byte) order, whatever order they
+/// were written in: for digests that must not depend on key order. Exactly what serde_json wrote
+/// for a `Value` when its maps were sorted, so a digest stored earlier still matches.
+pub fn write_sorted(out: &mut impl std::io::Write, value: &Value) -> std::io::Result<()> {
+    match value {
+        Value::Object(map) => {
+            let mut members: Vec<(&String, &Value)> = map.iter().collect();
+            members.sort_unstable_by(|a, b| a.0.cmp(b.0));
+            out.write_all(b"{")?;
+            for (i, (key, member)) in members.into_iter().enumerate() {
+                if i > 0 {
+                    out.write_all(b",")?;
+                }
+                serde_json::to_writer(&mut *out, key)?;
+                out.write_all(b":")?;
+                write_sorted(out, member)?;
+            }
+            out.write_all(b"}")
+        }
+        Value::Array(items) => {
+            out.write_all(b"[")?;
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.write_all(b",")?;
+                }
+                write_sorted(out, item)?;
+            }
+            out.write_all(b"]")
+        }
+        scalar => Ok(serde_json::to_writer(&mut *out, scalar)?),
+    }
+}
+
 /// One frame of JSON text produced from held values (see [`crate::jstext`]): length prefix and
 /// the text with any held lone surrogate written back out.
 pub fn text_frame(text: &str) -> Vec<u8> {
@@ -599,4 +632,50 @@ pub fn parse_client_frame(value: &Value, config: &BrokerConfig) -> Result<Client
             )));
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{Map, Value, json};
+
+    fn sorted(value: &Value) -> String {
+        let mut out = Vec::new();
+        super::write_sorted(&mut out, value).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    /// The same value with every map rebuilt in sorted key order: what serde_json wrote before
+    /// its maps kept insertion order.
+    fn resorted(value: &Value) -> Value {
+        match value {
+            Value::Object(map) => {
+                let mut keys: Vec<&String> = map.keys().collect();
+                keys.sort();
+                Value::Object(
+                    keys.into_iter()
+                        .map(|k| (k.clone(), resorted(&map[k])))
+                        .collect::<Map<String, Value>>(),
+                )
+            }
+            Value::Array(items) => Value::Array(items.iter().map(resorted).collect()),
+            other => other.clone(),
+        }
+    }
+
+    #[test]
+    fn write_sorted_orders_every_object_and_nothing_else() {
+        let value = json!({
+            "z": [{ "b": 1, "a": "\u{1F600}\"\n" }, 2.5, null],
+            "A": { "é": true, "e": false, "": -0.0 },
+            "m": "x",
+        });
+        let text = sorted(&value);
+        assert_eq!(
+            text,
+            r#"{"A":{"":-0.0,"e":false,"é":true},"m":"x","z":[{"a":"😀\"\n","b":1},2.5,null]}"#
+        );
+        assert_eq!(text, resorted(&value).to_string());
+        // Insertion order is what a plain serialization keeps.
+        assert!(value.to_string().starts_with(r#"{"z":"#));
+    }
 }
