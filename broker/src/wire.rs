@@ -47,12 +47,16 @@ pub mod failure_code {
 /// only).
 pub const LOCAL_ENDPOINT: &str = "local";
 
+/// The remote-access feature this broker's contract names (in `health_ok` and in the line the
+/// CLI prints once the broker listens).
+pub const REMOTE_ACCESS_FEATURE: &str = "remote-access-v1";
+
 /// The remote-access contract current Node clients require in `health_ok`: the policy kernel's
 /// semantics version and hash, as the core computes them from its golden vectors.
 pub fn remote_access_contract() -> Value {
     use agent_intercom_core::policy;
     serde_json::json!({
-        "feature": "remote-access-v1",
+        "feature": REMOTE_ACCESS_FEATURE,
         "policySemanticsVersion": policy::POLICY_SEMANTICS_VERSION,
         "policySemanticsHash": policy::vectors::semantics_hash(),
     })
