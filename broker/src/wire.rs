@@ -419,21 +419,20 @@ enum Control {
 /// be a valid Boss control envelope (the core's parser); any other a valid ordinary envelope
 /// (type pattern, safe-integer version >= 1, data of at most 16 KiB of JSON).
 fn classify_control(control: Option<&Value>) -> Control {
-    let invalid = Control::Invalid;
     let Some(control) = control else {
         return Control::None;
     };
     let Some(map) = control.as_object() else {
-        return invalid;
+        return Control::Invalid;
     };
     let kind = map.get("type").and_then(Value::as_str);
     if kind.is_some_and(|k| k.starts_with("boss.")) {
         let Some(envelope) = contract_value(control) else {
-            return invalid;
+            return Control::Invalid;
         };
         return match agent_intercom_core::boss::wire::check_control_envelope(&envelope) {
             Ok(message_id) => Control::Boss(message_id.to_string()),
-            Err(_) => invalid,
+            Err(_) => Control::Invalid,
         };
     }
     let kind_ok = kind.is_some_and(|kind| {
@@ -460,7 +459,7 @@ fn classify_control(control: Option<&Value>) -> Control {
     if kind_ok && version_ok && data_ok {
         Control::Ordinary
     } else {
-        invalid
+        Control::Invalid
     }
 }
 
@@ -559,15 +558,24 @@ fn parse_send(map: &Map<String, Value>, config: &BrokerConfig) -> ClientFrame {
     }))
 }
 
+/// A client frame's `type`, the first thing read of it: `Invalid client message` unless the frame
+/// is an object with a string `type`. (The Pi broker then refuses every kind but `health`,
+/// `access_control` and `register` on an unregistered connection, `Received <type> before
+/// register`, before it reads the kind's own fields.)
+pub fn frame_kind(value: &Value) -> Result<&str, Rejection> {
+    frame_parts(value).map(|(_, kind)| kind)
+}
+
+fn frame_parts(value: &Value) -> Result<(&Map<String, Value>, &str), Rejection> {
+    let map = value.as_object();
+    map.zip(map.and_then(|m| m.get("type")).and_then(Value::as_str))
+        .ok_or_else(|| Rejection::invalid("Invalid client message"))
+}
+
 /// Validates a client frame. `Err` is a protocol violation: the broker answers with an `error`
 /// frame carrying the rejection and closes the connection.
 pub fn parse_client_frame(value: &Value, config: &BrokerConfig) -> Result<ClientFrame, Rejection> {
-    let invalid_client = || Rejection::invalid("Invalid client message");
-    let map = value.as_object().ok_or_else(invalid_client)?;
-    let kind = map
-        .get("type")
-        .and_then(Value::as_str)
-        .ok_or_else(invalid_client)?;
+    let (map, kind) = frame_parts(value)?;
     // Pi words a malformed frame of a kind as `Invalid <kind> message`, whichever field is wrong.
     let id_field = |key: &str| -> Result<String, Rejection> {
         match map.get(key) {
