@@ -267,7 +267,8 @@ pub const BOSS_FEATURE_NOT_ADVERTISED: &str = "BOSS_FEATURE_NOT_ADVERTISED";
 
 /// The `delivery_failed` reason of a valid, correlated Boss control envelope, as the Pi
 /// adapter's integration tests compare it.
-pub const BOSS_CONTROL_UNAVAILABLE_REASON: &str = "Boss typed control is unavailable until the durable Controller delivery authority is installed";
+pub const BOSS_CONTROL_UNAVAILABLE_REASON: &str = "Boss typed control is unavailable until the \
+     durable Controller delivery authority is installed";
 
 /// The `delivery_failed` reason of a message that is not a valid protocol-v4 message.
 pub const INVALID_MESSAGE_REASON: &str = "Invalid message format";

@@ -212,6 +212,14 @@ fn control(message_id: &str) -> Value {
     })
 }
 
+fn message(id: &str, control: Value) -> Value {
+    json!({
+        "id": id,
+        "timestamp": 1,
+        "content": { "text": "t", "control": control },
+    })
+}
+
 fn send(to: &str, message: Value) -> Value {
     json!({ "type": "send", "to": to, "message": message })
 }
@@ -243,7 +251,6 @@ fn boss_control_is_unavailable_when_valid_and_correlated_and_invalid_otherwise()
         )
     };
     let invalid = |id: &str| failed(id, "INVALID_MESSAGE", "Invalid message format");
-    let message = |id: &str, control: Value| json!({ "id": id, "timestamp": 1, "content": { "text": "t", "control": control } });
     let mut extra = control("m5");
     extra["extra"] = json!(1);
     let mut unknown_type = control("m6");
@@ -314,12 +321,11 @@ fn boss_control_is_unavailable_when_valid_and_correlated_and_invalid_otherwise()
         assert_eq!(s.recv(), expected, "{what}");
     }
     // A lone surrogate in the payload is not canonical JSON: the envelope is invalid.
-    let raw = format!(
-        r#"{{"type":"send","to":"{target}","message":{{"id":"m12","timestamp":1,"content":{{"text":"t","control":{}}}}}}}"#,
-        control("m12")
-            .to_string()
-            .replace(r#""payload":{}"#, r#""payload":{"x":"\ud800"}"#)
-    );
+    let envelope = control("m12")
+        .to_string()
+        .replace(r#""payload":{}"#, r#""payload":{"x":"\ud800"}"#);
+    let raw = format!(r#"{{"type":"send","to":"{target}","message":{{"id":"m12","timestamp":1,"#)
+        + &format!(r#""content":{{"text":"t","control":{envelope}}}}}}}"#);
     let mut frame = (raw.len() as u32).to_be_bytes().to_vec();
     frame.extend_from_slice(raw.as_bytes());
     s.send_raw(&frame);

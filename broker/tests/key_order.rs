@@ -103,7 +103,10 @@ fn every_frame_kind_has_the_pi_brokers_key_order() {
     assert_eq!(keys(&sessions["sessions"][1]), info("", false, true));
 
     // A message in an order of the sender's own, forwarded as written.
-    let sent = r#"{"content":{"attachments":[{"name":"n","type":"file","content":"c"}],"text":"?"},"expectsReply":true,"timestamp":5,"id":"q1"}"#;
+    let sent = concat!(
+        r#"{"content":{"attachments":[{"name":"n","type":"file","content":"c"}],"text":"?"},"#,
+        r#""expectsReply":true,"timestamp":5,"id":"q1"}"#
+    );
     let frame = format!(r#"{{"to":"kb","message":{sent},"type":"send"}}"#);
     let mut bytes = (frame.len() as u32).to_be_bytes().to_vec();
     bytes.extend_from_slice(frame.as_bytes());

@@ -348,10 +348,11 @@ fn participant_registration_requests() {
     let contract = wire::feature_contract_json();
     let digest = wire::capability_feature_digest();
     let request = |contract: &str, digest: &str, credential: &str| {
-        Js::parse_json(&format!(
-            r#"{{"featureContract":{contract},"capabilityDigest":"{digest}","credential":{credential}}}"#
-        ))
-        .unwrap()
+        let text = format!(
+            r#"{{"featureContract":{contract},"capabilityDigest":"{digest}","credential":{}}}"#,
+            credential
+        );
+        Js::parse_json(&text).unwrap()
     };
     let path = |v: &Js| match wire::check_participant_registration(v) {
         Ok(()) => "ok".to_string(),
