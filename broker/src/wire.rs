@@ -47,12 +47,16 @@ pub mod failure_code {
 /// only).
 pub const LOCAL_ENDPOINT: &str = "local";
 
+/// The remote-access feature this broker's contract names (in `health_ok` and in the line the
+/// CLI prints once the broker listens).
+pub const REMOTE_ACCESS_FEATURE: &str = "remote-access-v1";
+
 /// The remote-access contract current Node clients require in `health_ok`: the policy kernel's
 /// semantics version and hash, as the core computes them from its golden vectors.
 pub fn remote_access_contract() -> Value {
     use agent_intercom_core::policy;
     serde_json::json!({
-        "feature": "remote-access-v1",
+        "feature": REMOTE_ACCESS_FEATURE,
         "policySemanticsVersion": policy::POLICY_SEMANTICS_VERSION,
         "policySemanticsHash": policy::vectors::semantics_hash(),
     })
@@ -71,6 +75,39 @@ pub fn encode(value: &Value) -> Vec<u8> {
     let len = (frame.len() - 4) as u32;
     frame[..4].copy_from_slice(&len.to_be_bytes());
     frame
+}
+
+/// Compact JSON of `value` with every object's keys in sorted (byte) order, whatever order they
+/// were written in: for digests that must not depend on key order. Exactly what serde_json wrote
+/// for a `Value` when its maps were sorted, so a digest stored earlier still matches.
+pub fn write_sorted(out: &mut impl std::io::Write, value: &Value) -> std::io::Result<()> {
+    match value {
+        Value::Object(map) => {
+            let mut members: Vec<(&String, &Value)> = map.iter().collect();
+            members.sort_unstable_by(|a, b| a.0.cmp(b.0));
+            out.write_all(b"{")?;
+            for (i, (key, member)) in members.into_iter().enumerate() {
+                if i > 0 {
+                    out.write_all(b",")?;
+                }
+                serde_json::to_writer(&mut *out, key)?;
+                out.write_all(b":")?;
+                write_sorted(out, member)?;
+            }
+            out.write_all(b"}")
+        }
+        Value::Array(items) => {
+            out.write_all(b"[")?;
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.write_all(b",")?;
+                }
+                write_sorted(out, item)?;
+            }
+            out.write_all(b"]")
+        }
+        scalar => Ok(serde_json::to_writer(&mut *out, scalar)?),
+    }
 }
 
 /// One frame of JSON text produced from held values (see [`crate::jstext`]): length prefix and
@@ -220,128 +257,117 @@ pub enum ClientFrame {
     AccessControl,
 }
 
-fn obj<'a>(value: &'a Value, what: &str) -> Result<&'a Map<String, Value>, Rejection> {
+/// The text of every refusal of a malformed `register` (its keys, its session record, its
+/// `session.boss`), as the Pi adapter's broker words it.
+pub const INVALID_REGISTER: &str = "Invalid register message";
+
+/// Why a valid Boss participant registration is denied: this broker advertises no Boss feature
+/// (the Pi adapter's broker's dormant advertisement, `{baseProtocolVersion: 4, features: []}`).
+pub const BOSS_FEATURE_NOT_ADVERTISED: &str = "BOSS_FEATURE_NOT_ADVERTISED";
+
+/// The `delivery_failed` reason of a valid, correlated Boss control envelope, as the Pi
+/// adapter's integration tests compare it.
+pub const BOSS_CONTROL_UNAVAILABLE_REASON: &str = "Boss typed control is unavailable until the \
+     durable Controller delivery authority is installed";
+
+/// The `delivery_failed` reason of a message that is not a valid protocol-v4 message.
+pub const INVALID_MESSAGE_REASON: &str = "Invalid message format";
+
+/// A value as the core's contract readers see it: plain JSON, with the lone surrogates the
+/// frame held given back (see [`crate::jstext`]). `None` only for a value the core's reader
+/// refuses to hold (nesting beyond its depth, which serde_json's own limit keeps out).
+fn contract_value(value: &Value) -> Option<agent_intercom_core::contract::Js> {
+    let text = value.to_string();
+    agent_intercom_core::contract::Js::parse_json(&crate::jstext::release(&text)).ok()
+}
+
+/// `String.prototype.trim`'s notion of white space (WhiteSpace and LineTerminator), which is
+/// Unicode's White_Space without U+0085 and with U+FEFF.
+fn js_whitespace(c: char) -> bool {
+    c == '\u{feff}' || (c.is_whitespace() && c != '\u{85}')
+}
+
+/// A string of `min..=max` UTF-16 units.
+fn text_of(value: Option<&Value>, min: usize, max: usize) -> Option<&str> {
     value
-        .as_object()
-        .ok_or_else(|| Rejection::invalid(format!("{what} must be an object")))
-}
-
-fn only_keys(map: &Map<String, Value>, allowed: &[&str], what: &str) -> Result<(), Rejection> {
-    match map.keys().find(|k| !allowed.contains(&k.as_str())) {
-        Some(key) => Err(Rejection::invalid(format!(
-            "{what} has an unsupported field {key:?}"
-        ))),
-        None => Ok(()),
-    }
-}
-
-fn string<'a>(map: &'a Map<String, Value>, key: &str, what: &str) -> Result<&'a str, Rejection> {
-    map.get(key)
         .and_then(Value::as_str)
-        .ok_or_else(|| Rejection::invalid(format!("{what}.{key} must be a string")))
+        .filter(|s| (min..=max).contains(&js_len(s)))
 }
 
-fn opt_string<'a>(
-    map: &'a Map<String, Value>,
-    key: &str,
-    what: &str,
-) -> Result<Option<&'a str>, Rejection> {
+/// An optional string of at most `max` units (`min` at least): `Some(None)` when absent, `None`
+/// when invalid.
+fn opt_text_of(value: Option<&Value>, min: usize, max: usize) -> Option<Option<&str>> {
+    match value {
+        None => Some(None),
+        v => text_of(v, min, max).map(Some),
+    }
+}
+
+fn number(map: &Map<String, Value>, key: &str) -> Option<serde_json::Number> {
     match map.get(key) {
-        None => Ok(None),
-        Some(Value::String(s)) => Ok(Some(s)),
-        Some(_) => Err(Rejection::invalid(format!("{what}.{key} must be a string"))),
+        Some(Value::Number(n)) => Some(n.clone()),
+        _ => None,
     }
 }
 
-fn bounded<'a>(value: &'a str, min: usize, max: usize, what: &str) -> Result<&'a str, Rejection> {
-    let len = js_len(value);
-    if len < min || len > max {
-        Err(Rejection::invalid(format!(
-            "{what} must be {min} to {max} characters"
-        )))
-    } else {
-        Ok(value)
-    }
-}
+const SESSION_REQUIRED: [&str; 5] = ["cwd", "model", "pid", "startedAt", "lastActivity"];
+const SESSION_OPTIONAL: [&str; 4] = ["name", "status", "runtimeInstanceId", "boss"];
 
-fn number(map: &Map<String, Value>, key: &str) -> Result<serde_json::Number, Rejection> {
-    match map.get(key) {
-        Some(Value::Number(n)) => Ok(n.clone()),
-        _ => Err(Rejection::invalid(format!(
-            "session.{key} must be a finite number"
-        ))),
+/// The session record, checked as the Pi adapter's `parseSessionRegistration` checks it: exact
+/// keys, the limits, and a `boss` (when present) that is a valid Boss participant request
+/// ([`agent_intercom_core::boss::wire::check_participant_registration`]). `None` when anything is
+/// wrong; the record and whether it asked for Boss otherwise.
+fn parse_session(value: &Value) -> Option<(SessionRecord, bool)> {
+    let map = value.as_object()?;
+    let keys_ok = SESSION_REQUIRED.iter().all(|k| map.contains_key(*k))
+        && map.keys().all(|k| {
+            SESSION_REQUIRED.contains(&k.as_str()) || SESSION_OPTIONAL.contains(&k.as_str())
+        });
+    if !keys_ok {
+        return None;
     }
-}
-
-fn parse_session(value: &Value) -> Result<SessionRecord, Rejection> {
-    let map = obj(value, "session")?;
-    only_keys(
-        map,
-        &[
-            "cwd",
-            "model",
-            "pid",
-            "startedAt",
-            "lastActivity",
-            "name",
-            "status",
-            "runtimeInstanceId",
-            "boss",
-        ],
-        "session",
-    )?;
     let record = SessionRecord {
-        cwd: bounded(string(map, "cwd", "session")?, 1, 4096, "session.cwd")?.to_string(),
-        model: bounded(string(map, "model", "session")?, 1, 512, "session.model")?.to_string(),
+        cwd: text_of(map.get("cwd"), 1, 4096)?.to_string(),
+        model: text_of(map.get("model"), 1, 512)?.to_string(),
         pid: number(map, "pid")?,
         started_at: number(map, "startedAt")?,
         last_activity: number(map, "lastActivity")?,
-        name: opt_string(map, "name", "session")?
-            .map(|s| bounded(s, 0, 256, "session.name"))
-            .transpose()?
-            .map(str::to_string),
-        status: opt_string(map, "status", "session")?
-            .map(|s| bounded(s, 0, 512, "session.status"))
-            .transpose()?
-            .map(str::to_string),
-        runtime_instance_id: opt_string(map, "runtimeInstanceId", "session")?
-            .map(|s| bounded(s, 1, 256, "session.runtimeInstanceId"))
-            .transpose()?
-            .map(str::to_string),
+        name: opt_text_of(map.get("name"), 0, 256)?.map(str::to_string),
+        status: opt_text_of(map.get("status"), 0, 512)?.map(str::to_string),
+        runtime_instance_id: opt_text_of(map.get("runtimeInstanceId"), 1, 256)?.map(str::to_string),
     };
-    if map.contains_key("boss") {
-        return Err(Rejection {
-            code: error_code::BOSS_FEATURE_UNAVAILABLE,
-            message: "Boss participant registration is not supported by this broker".into(),
-        });
-    }
-    Ok(record)
+    let boss = match map.get("boss") {
+        None => false,
+        Some(boss) => {
+            let request = contract_value(boss)?;
+            agent_intercom_core::boss::wire::check_participant_registration(&request).ok()?;
+            true
+        }
+    };
+    Some((record, boss))
 }
 
+const REGISTER_REQUIRED: [&str; 4] = ["type", "protocol", "version", "session"];
+const REGISTER_OPTIONAL: [&str; 4] = ["sessionId", "stateId", "access", "scopeId"];
+
+/// `register`, in the Pi adapter's broker's order: the envelope's keys; the protocol; the scope
+/// (its value never echoed); the session record with its Boss request; the Boss negotiation,
+/// which this broker always denies; the session id. `stateId` authenticates TCP endpoints only
+/// and `access` remote ones: on this local socket both are accepted and ignored.
 fn parse_register(map: &Map<String, Value>) -> Result<Register, Rejection> {
-    only_keys(
-        map,
-        &[
-            "type",
-            "protocol",
-            "version",
-            "session",
-            "sessionId",
-            "stateId",
-            "access",
-            "scopeId",
-        ],
-        "register",
-    )?;
-    let protocol = map.get("protocol").and_then(Value::as_str);
-    let version = map.get("version").and_then(Value::as_u64);
-    if protocol != Some(agent_intercom_core::protocol::PROTOCOL_NAME)
-        || version != Some(u64::from(agent_intercom_core::protocol::PROTOCOL_VERSION))
-        || map
-            .get("version")
-            .and_then(Value::as_f64)
-            .is_some_and(|v| v.fract() != 0.0)
-    {
+    let keys_ok = REGISTER_REQUIRED.iter().all(|k| map.contains_key(*k))
+        && map.keys().all(|k| {
+            REGISTER_REQUIRED.contains(&k.as_str()) || REGISTER_OPTIONAL.contains(&k.as_str())
+        });
+    if !keys_ok {
+        return Err(Rejection::invalid(INVALID_REGISTER));
+    }
+    // `version !== 4` in JavaScript: any JSON number equal to 4 (`4.0` too).
+    let protocol_ok = map.get("protocol").and_then(Value::as_str)
+        == Some(agent_intercom_core::protocol::PROTOCOL_NAME)
+        && map.get("version").and_then(Value::as_f64)
+            == Some(f64::from(agent_intercom_core::protocol::PROTOCOL_VERSION));
+    if !protocol_ok {
         return Err(Rejection {
             code: error_code::PROTOCOL_MISMATCH,
             message: format!(
@@ -351,7 +377,6 @@ fn parse_register(map: &Map<String, Value>) -> Result<Register, Rejection> {
             ),
         });
     }
-    // The scope is validated before anything else of the session, and its value is never echoed.
     let scope_input = match map.get("scopeId") {
         None => agent_intercom_core::scope::ScopeInput::Absent,
         Some(Value::String(s)) => agent_intercom_core::scope::ScopeInput::Text(s),
@@ -360,26 +385,21 @@ fn parse_register(map: &Map<String, Value>) -> Result<Register, Rejection> {
     let scope = agent_intercom_core::scope::parse_scope_input(scope_input, "scopeId")
         .map_err(|_| Rejection::invalid("Registration metadata is invalid"))?
         .map(|s| s.as_str().to_string());
-    let session = parse_session(
-        map.get("session")
-            .ok_or_else(|| Rejection::invalid("register.session is required"))?,
-    )?;
+    let (session, boss) =
+        parse_session(&map["session"]).ok_or_else(|| Rejection::invalid(INVALID_REGISTER))?;
+    if boss {
+        return Err(Rejection {
+            code: error_code::BOSS_FEATURE_UNAVAILABLE,
+            message: format!("Boss registration denied: {BOSS_FEATURE_NOT_ADVERTISED}"),
+        });
+    }
     let session_id = match map.get("sessionId") {
         None => None,
-        Some(Value::String(s)) if !s.trim().is_empty() => {
-            Some(bounded(s, 1, 512, "sessionId")?.to_string())
+        Some(Value::String(s)) if !s.trim_matches(js_whitespace).is_empty() && js_len(s) <= 512 => {
+            Some(s.clone())
         }
-        Some(_) => {
-            return Err(Rejection::invalid(
-                "register.sessionId must be a non-empty string",
-            ));
-        }
+        Some(_) => return Err(Rejection::invalid("Invalid register sessionId")),
     };
-    if let Some(state_id) = map.get("stateId")
-        && !state_id.is_string()
-    {
-        return Err(Rejection::invalid("register.stateId must be a string"));
-    }
     Ok(Register {
         session_id,
         scope,
@@ -387,39 +407,60 @@ fn parse_register(map: &Map<String, Value>) -> Result<Register, Rejection> {
     })
 }
 
-fn valid_control(control: &Value) -> Result<(), (&'static str, &'static str)> {
-    let map = control
-        .as_object()
-        .ok_or((failure_code::INVALID_MESSAGE, "Invalid message format"))?;
-    let kind = map.get("type").and_then(Value::as_str).unwrap_or("");
-    if kind.starts_with("boss.") {
-        return Err((
-            failure_code::CONTROL_DISPATCH_UNAVAILABLE,
-            "Boss typed control is unavailable: this broker has no Controller delivery authority",
-        ));
+/// What a message's `content.control` is: absent, an ordinary control envelope, a valid Boss
+/// control envelope (with its own message id), or invalid.
+enum Control {
+    None,
+    Ordinary,
+    Boss(String),
+    Invalid,
+}
+
+/// `content.control` as the Pi adapter's broker reads it: a `type` starting with `boss.` must
+/// be a valid Boss control envelope (the core's parser); any other a valid ordinary envelope
+/// (type pattern, safe-integer version >= 1, data of at most 16 KiB of JSON).
+fn classify_control(control: Option<&Value>) -> Control {
+    let Some(control) = control else {
+        return Control::None;
+    };
+    let Some(map) = control.as_object() else {
+        return Control::Invalid;
+    };
+    let kind = map.get("type").and_then(Value::as_str);
+    if kind.is_some_and(|k| k.starts_with("boss.")) {
+        let Some(envelope) = contract_value(control) else {
+            return Control::Invalid;
+        };
+        return match agent_intercom_core::boss::wire::check_control_envelope(&envelope) {
+            Ok(message_id) => Control::Boss(message_id.to_string()),
+            Err(_) => Control::Invalid,
+        };
     }
-    let kind_ok = !kind.is_empty()
-        && js_len(kind) <= 128
-        && kind
-            .bytes()
-            .next()
-            .is_some_and(|b| b.is_ascii_alphanumeric())
-        && kind
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"._:/-".contains(&b));
+    let kind_ok = kind.is_some_and(|kind| {
+        !kind.is_empty()
+            && js_len(kind) <= 128
+            && kind
+                .bytes()
+                .next()
+                .is_some_and(|b| b.is_ascii_alphanumeric())
+            && kind
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"._:/-".contains(&b))
+    });
+    // Number.isSafeInteger(version) && version >= 1: any JSON number of that value (`1.0` too).
     let version_ok = map
         .get("version")
-        .and_then(Value::as_i64)
-        .is_some_and(|v| (1..=9_007_199_254_740_991).contains(&v));
+        .and_then(Value::as_f64)
+        .is_some_and(|v| v.fract() == 0.0 && (1.0..=9_007_199_254_740_991.0).contains(&v));
     let data_ok = map.get("data").is_none_or(|d| {
         serde_json::to_vec(d)
             .map(|b| b.len() <= 16 * 1024)
             .unwrap_or(false)
     });
     if kind_ok && version_ok && data_ok {
-        Ok(())
+        Control::Ordinary
     } else {
-        Err((failure_code::INVALID_MESSAGE, "Invalid message format"))
+        Control::Invalid
     }
 }
 
@@ -434,7 +475,7 @@ fn parse_send(map: &Map<String, Value>, config: &BrokerConfig) -> ClientFrame {
     let invalid = |message_id: String| ClientFrame::InvalidSend {
         message_id,
         code: failure_code::INVALID_MESSAGE,
-        reason: "Invalid message format".into(),
+        reason: INVALID_MESSAGE_REASON.into(),
     };
     let to = match map.get("to").and_then(Value::as_str) {
         Some(to) if !to.is_empty() && js_len(to) <= config.max_target_len => to,
@@ -491,15 +532,21 @@ fn parse_send(map: &Map<String, Value>, config: &BrokerConfig) -> ClientFrame {
     if !(id_ok && timestamp_ok && text_ok && attachments_ok) {
         return invalid(message_id);
     }
-    if let Some(control) = content.get("control") {
-        if reply_to.is_some() || expects_reply {
-            return invalid(message_id);
-        }
-        if let Err((code, reason)) = valid_control(control) {
+    // A control envelope never threads; a Boss one must name this message; a valid, correlated
+    // Boss one is refused after every other check of the message (Pi's order).
+    let control = content.get("control");
+    if control.is_some() && (reply_to.is_some() || expects_reply) {
+        return invalid(message_id);
+    }
+    match classify_control(control) {
+        Control::None | Control::Ordinary => {}
+        Control::Invalid => return invalid(message_id),
+        Control::Boss(envelope_id) if envelope_id != message_id => return invalid(message_id),
+        Control::Boss(_) => {
             return ClientFrame::InvalidSend {
                 message_id,
-                code,
-                reason: reason.into(),
+                code: failure_code::CONTROL_DISPATCH_UNAVAILABLE,
+                reason: BOSS_CONTROL_UNAVAILABLE_REASON.into(),
             };
         }
     }
@@ -512,18 +559,29 @@ fn parse_send(map: &Map<String, Value>, config: &BrokerConfig) -> ClientFrame {
     }))
 }
 
+/// A client frame's `type`, the first thing read of it: `Invalid client message` unless the frame
+/// is an object with a string `type`. (The Pi broker then refuses every kind but `health`,
+/// `access_control` and `register` on an unregistered connection, `Received <type> before
+/// register`, before it reads the kind's own fields.)
+pub fn frame_kind(value: &Value) -> Result<&str, Rejection> {
+    frame_parts(value).map(|(_, kind)| kind)
+}
+
+fn frame_parts(value: &Value) -> Result<(&Map<String, Value>, &str), Rejection> {
+    let map = value.as_object();
+    map.zip(map.and_then(|m| m.get("type")).and_then(Value::as_str))
+        .ok_or_else(|| Rejection::invalid("Invalid client message"))
+}
+
 /// Validates a client frame. `Err` is a protocol violation: the broker answers with an `error`
 /// frame carrying the rejection and closes the connection.
 pub fn parse_client_frame(value: &Value, config: &BrokerConfig) -> Result<ClientFrame, Rejection> {
-    let map = obj(value, "frame")?;
-    let kind = map
-        .get("type")
-        .and_then(Value::as_str)
-        .ok_or_else(|| Rejection::invalid("Invalid client message"))?;
+    let (map, kind) = frame_parts(value)?;
+    // Pi words a malformed frame of a kind as `Invalid <kind> message`, whichever field is wrong.
     let id_field = |key: &str| -> Result<String, Rejection> {
         match map.get(key) {
             Some(Value::String(s)) if js_len(s) <= config.max_message_id_len => Ok(s.clone()),
-            _ => Err(Rejection::invalid(format!("Invalid {kind} message: {key}"))),
+            _ => Err(Rejection::invalid(format!("Invalid {kind} message"))),
         }
     };
     Ok(match kind {
@@ -587,4 +645,50 @@ pub fn parse_client_frame(value: &Value, config: &BrokerConfig) -> Result<Client
             )));
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{Map, Value, json};
+
+    fn sorted(value: &Value) -> String {
+        let mut out = Vec::new();
+        super::write_sorted(&mut out, value).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    /// The same value with every map rebuilt in sorted key order: what serde_json wrote before
+    /// its maps kept insertion order.
+    fn resorted(value: &Value) -> Value {
+        match value {
+            Value::Object(map) => {
+                let mut keys: Vec<&String> = map.keys().collect();
+                keys.sort();
+                Value::Object(
+                    keys.into_iter()
+                        .map(|k| (k.clone(), resorted(&map[k])))
+                        .collect::<Map<String, Value>>(),
+                )
+            }
+            Value::Array(items) => Value::Array(items.iter().map(resorted).collect()),
+            other => other.clone(),
+        }
+    }
+
+    #[test]
+    fn write_sorted_orders_every_object_and_nothing_else() {
+        let value = json!({
+            "z": [{ "b": 1, "a": "\u{1F600}\"\n" }, 2.5, null],
+            "A": { "é": true, "e": false, "": -0.0 },
+            "m": "x",
+        });
+        let text = sorted(&value);
+        assert_eq!(
+            text,
+            r#"{"A":{"":-0.0,"e":false,"é":true},"m":"x","z":[{"a":"😀\"\n","b":1},2.5,null]}"#
+        );
+        assert_eq!(text, resorted(&value).to_string());
+        // Insertion order is what a plain serialization keeps.
+        assert!(value.to_string().starts_with(r#"{"z":"#));
+    }
 }

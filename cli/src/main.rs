@@ -2,7 +2,7 @@
 //!
 //! Exit status: 0 success, 1 a check ran and failed, 2 bad usage or invalid input.
 
-use std::io::Read;
+use std::io::{Read, Write};
 use std::process::ExitCode;
 
 use agent_intercom_broker::config::{IDLE_EXIT_SECS_KEY, LOG_LEVEL_KEY};
@@ -292,6 +292,17 @@ fn broker(options: &[String]) -> ExitCode {
     }
     match agent_intercom_broker::ensure(config, std::time::Duration::from_secs(5)) {
         Ok(agent_intercom_broker::Ensured::Started(handle)) => {
+            // The line the Pi adapter's broker prints once it listens (its remote-access test
+            // waits for it on stdout); the socket is bound and broker.pid written by now.
+            let mut out = std::io::stdout().lock();
+            let _ = writeln!(
+                out,
+                "Intercom broker started (pid: {}, {})",
+                std::process::id(),
+                agent_intercom_broker::wire::REMOTE_ACCESS_FEATURE
+            );
+            let _ = out.flush();
+            drop(out);
             let reason = handle.wait();
             eprintln!("agent-intercom: broker stopped ({reason:?})");
             if reason == agent_intercom_broker::StopReason::Failed {

@@ -127,6 +127,74 @@ fn sigterm_shuts_down_cleanly_removing_only_its_files() {
     assert!(left.iter().all(state), "left behind: {left:?}");
 }
 
+/// The first line of `child`'s stdout (within 10 s).
+fn first_line(child: &mut Child) -> String {
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut reader = std::io::BufReader::new(stdout);
+        let mut line = String::new();
+        let _ = std::io::BufRead::read_line(&mut reader, &mut line);
+        let mut rest = String::new();
+        let _ = std::io::Read::read_to_string(&mut reader, &mut rest);
+        let _ = tx.send((line, rest));
+    });
+    let (line, rest) = rx
+        .recv_timeout(Duration::from_secs(10))
+        .expect("a line on stdout");
+    assert_eq!(rest, "", "nothing else on stdout");
+    line
+}
+
+#[test]
+fn the_start_line_is_printed_once_the_broker_listens() {
+    let dir = Dir::new("line");
+    let mut child = broker(&dir, &["--idle-exit", "0"]);
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut reader = std::io::BufReader::new(stdout);
+        loop {
+            let mut line = String::new();
+            match std::io::BufRead::read_line(&mut reader, &mut line) {
+                Ok(0) | Err(_) => break,
+                Ok(_) => {
+                    if tx.send(line).is_err() {
+                        break;
+                    }
+                }
+            }
+        }
+    });
+    let line = rx
+        .recv_timeout(Duration::from_secs(10))
+        .expect("the start line");
+    // Exactly the Pi adapter's broker's line, with this process's pid.
+    assert_eq!(
+        line,
+        format!(
+            "Intercom broker started (pid: {}, remote-access-v1)\n",
+            child.id()
+        )
+    );
+    // Printed once it listens: it answers at once, and broker.pid is written.
+    assert_eq!(
+        agent_intercom_broker::health(&dir.socket(), Duration::from_secs(5)),
+        agent_intercom_broker::Health::Compatible
+    );
+    let pid = std::fs::read_to_string(dir.intercom().join("broker.pid")).unwrap();
+    assert_eq!(pid.trim(), child.id().to_string());
+    // A second start finds it running and says so instead.
+    let mut second = broker(&dir, &["--idle-exit", "0"]);
+    let said = first_line(&mut second);
+    assert!(said.starts_with("a broker is already running"), "{said}");
+    assert!(wait_exit(&mut second, Duration::from_secs(10)).success());
+    signal(child.id() as i32, libc::SIGTERM);
+    assert!(wait_exit(&mut child, Duration::from_secs(5)).success());
+    // Nothing more on stdout: the logging stays on stderr.
+    assert!(rx.recv_timeout(Duration::from_secs(5)).is_err());
+}
+
 #[test]
 fn killed_mid_ask_then_restarted_the_edge_survives_and_the_reply_threads() {
     let dir = Dir::new("kill9");

@@ -331,3 +331,85 @@ fn a_key_object_trust_store_cannot_be_returned() {
     assert!(answer.contains(r#""class":"Error""#), "{answer}");
     assert!(answer.contains("KeyObject"), "{answer}");
 }
+
+/// `session.boss` as the Pi adapter's broker reads it (`parseBossParticipantRegistrationMetadata`):
+/// the one valid request, then each way to miss it, with the path the refusal names.
+#[test]
+fn participant_registration_requests() {
+    let doc = cases();
+    let case_arg = |id: &str| {
+        let case = items(doc.get("cases").unwrap())
+            .into_iter()
+            .find(|c| text(c, "id") == id)
+            .unwrap_or_else(|| panic!("no case {id}"));
+        items(case.get("args").unwrap())[0].to_json().unwrap()
+    };
+    let credential = case_arg("credential/ok");
+    let contract = wire::feature_contract_json();
+    let digest = wire::capability_feature_digest();
+    let request = |contract: &str, digest: &str, credential: &str| {
+        let text = format!(
+            r#"{{"featureContract":{contract},"capabilityDigest":"{digest}","credential":{}}}"#,
+            credential
+        );
+        Js::parse_json(&text).unwrap()
+    };
+    let path = |v: &Js| match wire::check_participant_registration(v) {
+        Ok(()) => "ok".to_string(),
+        Err(f) => f.path.unwrap_or_default(),
+    };
+    assert_eq!(path(&request(&contract, digest, &credential)), "ok");
+    let other_digest = "0".repeat(64);
+    let upper_digest = digest.to_uppercase();
+    let other_contract = contract.replace(wire::feature_semantics_hash(), &other_digest);
+    let other_namespace = credential.replace("\"boss-run-v1\"", "\"boss-run-v2\"");
+    assert_ne!(other_namespace, credential);
+    for (v, at) in [
+        (request(&contract, &other_digest, &credential), "$.boss"),
+        (
+            request(&contract, &upper_digest, &credential),
+            "$.boss.capabilityDigest",
+        ),
+        (
+            request(&other_contract, digest, &credential),
+            "$.semanticsHash",
+        ),
+        (request(&contract, digest, &other_namespace), "$.namespace"),
+        (request(&contract, digest, "{}"), "$.version"),
+        (Js::parse_json("{}").unwrap(), "$.boss.featureContract"),
+        (Js::parse_json("[]").unwrap(), "$.boss"),
+        (Js::parse_json("null").unwrap(), "$.boss"),
+    ] {
+        assert_eq!(path(&v), at, "{}", v.to_json().unwrap());
+    }
+    let mut extra = request(&contract, digest, &credential);
+    if let Js::Object(o) = &mut extra {
+        o.members.push((
+            agent_intercom_core::contract::JsStr {
+                text: "extra".into(),
+                lone: None,
+            },
+            Js::Num(1.0),
+        ));
+    }
+    assert_eq!(path(&extra), "$.boss.extra");
+}
+
+/// The control envelope check answers the envelope's message id, which the broker compares
+/// with the transport message's.
+#[test]
+fn control_envelope_message_id() {
+    let doc = cases();
+    let list = items(doc.get("cases").unwrap());
+    let arg = |id: &str| {
+        let case = list.iter().find(|c| text(c, "id") == id).unwrap();
+        items(case.get("args").unwrap())[0].clone()
+    };
+    assert_eq!(wire::check_control_envelope(&arg("control/ok")), Ok("m-1"));
+    assert_eq!(
+        wire::check_control_envelope(&arg("control/optional")),
+        Ok("m-1")
+    );
+    let refused = Js::parse_json(r#"{"type":"boss.run","version":1}"#).unwrap();
+    assert!(wire::check_control_envelope(&refused).is_err());
+}

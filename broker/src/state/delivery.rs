@@ -80,17 +80,26 @@ impl std::io::Write for DigestWriter {
     }
 }
 
-/// Digest of what makes two sends "the same message": {to, replyTo, expectsReply, content}.
-/// serde_json's maps are ordered by key, so equal payloads serialize (and hash) equally.
+/// Digest of what makes two sends "the same message": `[to, replyTo, expectsReply, content]`
+/// as JSON with sorted keys (wire::write_sorted), so equal payloads hash equally whatever their
+/// key order, and the digests stored by earlier versions (sorted maps) still match.
 fn fingerprint(to: &str, message: &Value) -> String {
     let mut digest = DigestWriter(Sha256::new());
-    let parts = (
-        to,
-        message.get("replyTo"),
-        message.get("expectsReply"),
-        message.get("content"),
-    );
-    serde_json::to_writer(&mut digest, &parts).expect("hashing cannot fail");
+    let mut write = || -> std::io::Result<()> {
+        use std::io::Write as _;
+        digest.write_all(b"[")?;
+        serde_json::to_writer(&mut digest, to)?;
+        for part in [
+            message.get("replyTo"),
+            message.get("expectsReply"),
+            message.get("content"),
+        ] {
+            digest.write_all(b",")?;
+            crate::wire::write_sorted(&mut digest, part.unwrap_or(&Value::Null))?;
+        }
+        digest.write_all(b"]")
+    };
+    write().expect("hashing cannot fail");
     digest
         .0
         .finalize()

@@ -509,8 +509,33 @@ fn credential_digest_op(a: Args<'_>) -> Result<Out, Failure> {
     Ok(Out::Json(format!("\"{digest}\"")))
 }
 
-fn parse_control_envelope(a: Args<'_>) -> Result<Out, Failure> {
-    let v = a.get(0);
+/// The Pi adapter broker's `parseBossParticipantRegistrationMetadata`: `session.boss` of a
+/// `register` frame is exactly `{featureContract, capabilityDigest, credential}`, each valid, and
+/// it asks for exactly boss-run-v1 over base protocol v4 (the contract canonically equal to
+/// `BOSS_RUN_FEATURE_CONTRACT`, the digest `BOSS_CAPABILITY_FEATURE_DIGEST`, the credential of
+/// namespace boss-run-v1).
+pub fn check_participant_registration(v: &Js) -> read::Read<()> {
+    exact_record(
+        v,
+        &["featureContract", "capabilityDigest", "credential"],
+        &[],
+        "$.boss",
+    )?;
+    check_feature_contract(field(v, "featureContract"))?;
+    let digest = hex_digest(field(v, "capabilityDigest"), "$.boss.capabilityDigest")?;
+    check_credential_envelope(field(v, "credential"))?;
+    // The contract and the namespace passed their parsers, which accept only the exact values.
+    if digest != capability_feature_digest() {
+        return fail(
+            "$.boss",
+            "must exactly request boss-run-v1 over base protocol v4",
+        );
+    }
+    Ok(())
+}
+
+/// `parseBossControlEnvelope`'s checks; the envelope's `messageId` when it passes.
+pub fn check_control_envelope(v: &Js) -> read::Read<&str> {
     exact_record(
         v,
         &[
@@ -537,7 +562,7 @@ fn parse_control_envelope(a: Args<'_>) -> Result<Out, Failure> {
             ),
         );
     }
-    string(field(v, "messageId"), "$.messageId")?;
+    let message_id = string(field(v, "messageId"), "$.messageId")?;
     string(field(v, "bossRunId"), "$.bossRunId")?;
     string(field(v, "participantId"), "$.participantId")?;
     integer(field(v, "bindingEpoch"), "$.bindingEpoch", 1)?;
@@ -550,6 +575,11 @@ fn parse_control_envelope(a: Args<'_>) -> Result<Out, Failure> {
         refusal.code = None;
         refusal
     })?;
+    Ok(message_id)
+}
+
+fn parse_control_envelope(a: Args<'_>) -> Result<Out, Failure> {
+    check_control_envelope(a.get(0))?;
     Ok(Out::Input(0))
 }
 
