@@ -101,7 +101,10 @@ main() {
         || { tail -n 40 "$work/logs/npm-ours.log"; exit 1; }
       package_dir="$work/ours"
     fi
-    broker_module=$(node -e 'console.log(require.resolve("@ctliz/agent-intercom-core/broker", { paths: [process.argv[1]] }))' "$package_dir")
+    # Resolved from inside package_dir: from this checkout, whose package has the same name, node
+    # would resolve the name to the checkout itself.
+    broker_module=$(cd "$package_dir" && node -e 'console.log(require.resolve("@ctliz/agent-intercom-core/broker", { paths: [process.cwd()] }))')
+    case "$broker_module" in "$package_dir"/node_modules/*) ;; *) echo "our broker resolved outside $package_dir: $broker_module" >&2; exit 1 ;; esac
     echo "our broker: $broker_module ($(node -p 'const p=require(process.argv[1]);p.name+"@"+p.version' "$package_dir/node_modules/@ctliz/agent-intercom-core/package.json"))"
     node -e '
       const [file, brokerModule, log, logLevel] = process.argv.slice(1);
