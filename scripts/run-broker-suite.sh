@@ -119,7 +119,7 @@ main() {
 
   cd "$app"
   runner=(node_modules/.bin/tsx --test)
-  ts_loaded=0
+  shim_rc=0
   for file in "${files[@]}"; do
     [ -n "${AIC_SUITE_FILTER:-}" ] && [[ "$file" != *"$AIC_SUITE_FILTER"* ]] && continue
     base=$(tr '/' '_' <<<"${file%.test.ts}")
@@ -129,7 +129,7 @@ main() {
       suite_run_file "$label" "$run_base" "${runner[@]}" "$file"
       if [ "$mode" = ours ]; then
         cp "$shim_log" "$work/logs/$run_base.shim.jsonl"
-        node "$repo/scripts/suites/shim-log-summary.mjs" "$shim_log" || ts_loaded=1
+        node "$repo/scripts/suites/shim-log-summary.mjs" "$shim_log" || shim_rc=1
       fi
       if [ "$attempt" = first ] && ! suite_last_clean && [ "${AIC_BROKER_RERUN:-1}" = 1 ]; then
         echo "  $file was not clean: running it once more"
@@ -140,6 +140,6 @@ main() {
     done
   done
   cd "$repo"
-  suite_finish "$ts_loaded" "the TypeScript broker was loaded in a run against ours (see the shim lines above)"
+  suite_finish "$shim_rc" "the TypeScript broker was loaded, or a broker start failed the shim's checks (see the shim lines above)"
 }
 main "$@"; exit
