@@ -1,4 +1,4 @@
-# Shared by run-core-suite.sh and run-adapter-suite.sh (sourced, not run).
+# Shared by run-core-suite.sh, run-adapter-suite.sh and run-broker-suite.sh (sourced, not run).
 # Expects: $repo (this repository's root). Sets up $work with a private HOME and npm cache, and
 # fills the array `tarballs` (absolute paths) from the arguments or by packing this repository.
 
@@ -10,7 +10,13 @@ suite_setup_work() {
     trap 'rm -rf "$work"' EXIT
   fi
   mkdir -p "$work/home" "$work/cache" "$work/pack" "$work/logs"
-  export HOME="$work/home" npm_config_cache="$work/cache" npm_config_update_notifier=false \
+  # AIC_SUITE_NPM_CACHE: an npm cache kept between runs (downloads once); else a fresh one.
+  local cache="$work/cache"
+  if [ -n "${AIC_SUITE_NPM_CACHE:-}" ]; then
+    mkdir -p "$AIC_SUITE_NPM_CACHE"
+    cache=$(realpath "$AIC_SUITE_NPM_CACHE")
+  fi
+  export HOME="$work/home" npm_config_cache="$cache" npm_config_update_notifier=false \
     npm_config_fund=false npm_config_audit=false
 }
 
@@ -102,16 +108,39 @@ suite_reap() {
   kill -9 $pids 2>/dev/null || true
 }
 
-# suite_total: prints the summed counts of every suite_run_file call; fails if any test failed,
-# a run had no summary, or a run exited non-zero.
+# suite_last_clean: succeeds if the last suite_run_file run had a summary, exited 0 and had no
+# failed or cancelled test.
+suite_last_clean() {
+  node -e '
+    const fs = require("fs");
+    const [file, rc] = fs.readFileSync(process.argv[1], "utf8").trim().split("\n").at(-1).split(" ");
+    const r = JSON.parse(fs.readFileSync(file, "utf8"));
+    process.exit(r.ok && rc === "0" && !(r.counts.fail > 0) && !(r.counts.cancelled > 0) ? 0 : 1);
+  ' "$work/logs/index"
+}
+
+# suite_mark_rerun: marks the last run as superseded by a rerun of the same file: suite_total
+# lists it but neither counts it nor fails on it (the rerun decides).
+suite_mark_rerun() {
+  sed -i '$ s/$/ rerun/' "$work/logs/index"
+}
+
+# suite_total: prints the summed counts of every suite_run_file call (but runs marked with
+# suite_mark_rerun, listed apart); fails if any test failed, a run had no summary, or a run
+# exited non-zero.
 suite_total() {
   node -e '
     const fs = require("fs");
-    const rows = fs.readFileSync(process.argv[1], "utf8").trim().split("\n").map((l) => l.split(" "));
+    const all = fs.readFileSync(process.argv[1], "utf8").trim().split("\n").map((l) => l.split(" "));
+    const rows = all.filter((r) => r[2] !== "rerun");
     const sum = { tests: 0, pass: 0, fail: 0, skipped: 0, todo: 0, cancelled: 0 };
     let bad = 0, crashed = [];
-    for (const [file, rc] of rows) {
+    for (const [file, rc, marked] of all) {
       const r = JSON.parse(fs.readFileSync(file, "utf8"));
+      if (marked === "rerun") {
+        console.log(`superseded by a rerun: ${r.label}: pass ${r.counts.pass ?? 0} fail ${r.counts.fail ?? 0} cancelled ${r.counts.cancelled ?? 0}${r.ok ? "" : " (no summary)"}, exit ${rc}`);
+        continue;
+      }
       for (const k of Object.keys(sum)) sum[k] += r.counts[k] ?? 0;
       if (!r.ok) crashed.push(r.label);
       if (!r.ok || rc !== "0" || (r.counts.fail ?? 0) > 0 || (r.counts.cancelled ?? 0) > 0) bad++;

@@ -1,0 +1,11 @@
+// Put in place of the Pi adapter's broker/broker-impl.ts (the TypeScript broker) in the copy
+// scripts/run-broker-suite.sh runs against our broker: loading it is a harness bug, so it is
+// logged for the harness to count and refused.
+import { appendFileSync, readFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const here = dirname(fileURLToPath(import.meta.url));
+const shim = JSON.parse(readFileSync(join(here, "aic-broker-shim.json"), "utf8"));
+appendFileSync(shim.log, `${JSON.stringify({ at: Date.now(), pid: process.pid, event: "ts-broker-imported", argv: process.argv.slice(1) })}\n`);
+throw new Error("the TypeScript broker (broker/broker-impl.ts) was loaded in a run against our broker");
