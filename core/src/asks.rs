@@ -209,7 +209,7 @@ impl AskRefusal {
             AskRefusal::AskAlreadyPending => {
                 concat!(
                     "Another ask to this session is still unresolved. ",
-                    "Wait for its reply or send a non-blocking follow-up."
+                    "Wait for its reply or use intercom_send for a non-blocking follow-up."
                 )
             }
             AskRefusal::MutualAsk => {
