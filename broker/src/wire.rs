@@ -169,8 +169,10 @@ pub struct SessionRecord {
 /// A validated `register` frame.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Register {
-    /// Requested session id.
-    pub session_id: Option<String>,
+    /// Requested session id, or why it is refused: the Pi broker checks it last, after the
+    /// duplicate-register check, and only for a local registration (a remote principal's id is
+    /// the broker's).
+    pub session_id: Result<Option<String>, Rejection>,
     /// Scope id, validated (None = unscoped).
     pub scope: Option<String>,
     /// The session record.
@@ -394,11 +396,11 @@ fn parse_register(map: &Map<String, Value>) -> Result<Register, Rejection> {
         });
     }
     let session_id = match map.get("sessionId") {
-        None => None,
+        None => Ok(None),
         Some(Value::String(s)) if !s.trim_matches(js_whitespace).is_empty() && js_len(s) <= 512 => {
-            Some(s.clone())
+            Ok(Some(s.clone()))
         }
-        Some(_) => return Err(Rejection::invalid("Invalid register sessionId")),
+        Some(_) => Err(Rejection::invalid("Invalid register sessionId")),
     };
     Ok(Register {
         session_id,

@@ -160,3 +160,36 @@ fn every_frame_kind_has_the_pi_brokers_key_order() {
     a.send(json!({ "type": "teleport" }));
     assert_keys(&a.expect("error"), &["type", "code", "error"]);
 }
+
+#[test]
+fn a_name_or_status_first_set_by_presence_goes_last_and_stays_there() {
+    let broker = Broker::start("late-fields");
+    let mut a = broker.connect();
+    a.register("watcher", None);
+    let mut b = broker.connect();
+    b.send(json!({
+        "type": "register", "protocol": "pi-intercom", "version": 4, "sessionId": "quiet",
+        "session": { "cwd": "/w", "model": "m", "pid": 1, "startedAt": 1, "lastActivity": 1 },
+    }));
+    b.expect("registered");
+    a.expect("session_joined");
+    // Pi changes SessionInfo in place: a member it did not have is added at the end.
+    b.send(json!({ "type": "presence", "status": "busy" }));
+    let mut expected = with(&["type", "session"], info("session.", false, false));
+    expected.push("session.status".into());
+    assert_eq!(keys(&a.expect("presence_update")), expected);
+    b.send(json!({ "type": "presence", "name": "late", "status": "idle" }));
+    expected.push("session.name".into());
+    assert_eq!(keys(&a.expect("presence_update")), expected);
+    a.send(json!({ "type": "list", "requestId": "l" }));
+    let list = a.expect("sessions");
+    let quiet = list["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["id"] == "quiet")
+        .unwrap();
+    let mut order = info("", false, false);
+    order.extend(["status".to_string(), "name".to_string()]);
+    assert_eq!(keys(quiet), order);
+}

@@ -636,6 +636,34 @@ impl State {
         }
         let origin = c.origin;
         let bound = c.binding.as_ref().map(|(id, _)| id.clone());
+        // The Pi broker's order: the frame's type; health and access_control answered first;
+        // anything but a register before registering refused; a remote session's principal
+        // re-checked; and only then the frame read in full.
+        let kind = match wire::frame_kind(&value) {
+            Ok(kind) => kind,
+            Err(Rejection { code, message }) => return self.refuse(conn, code, &message),
+        };
+        if !matches!(kind, "health" | "access_control") {
+            if bound.is_none() && kind != "register" {
+                let kind: String = kind.chars().take(64).collect();
+                return self.refuse(
+                    conn,
+                    error_code::INVALID_REQUEST,
+                    &format!("Received {kind} before register"),
+                );
+            }
+            // Every frame of a remote session re-checks its principal: revoked, expired or
+            // fenced by a newer generation, the session is over.
+            if let Some(id) = &bound
+                && !self.is_current_principal(id)
+            {
+                return self.refuse(
+                    conn,
+                    error_code::ACCESS_DENIED,
+                    "Remote session authorization is no longer valid",
+                );
+            }
+        }
         let parsed = match wire::parse_client_frame(&value, &self.config) {
             Ok(f) => f,
             Err(Rejection { code, message }) => return self.refuse(conn, code, &message),
@@ -663,17 +691,6 @@ impl State {
             }
             return self.access_control(conn, origin, &value);
         }
-        // Every frame of a remote session re-checks its principal: revoked, expired or fenced
-        // by a newer generation, the session is over.
-        if let Some(id) = &bound
-            && !self.is_current_principal(id)
-        {
-            return self.refuse(
-                conn,
-                error_code::ACCESS_DENIED,
-                "Remote session authorization is no longer valid",
-            );
-        }
         match (parsed, bound) {
             (ClientFrame::Register(register), None) => match origin {
                 Origin::Local => self.register(conn, *register),
@@ -684,21 +701,12 @@ impl State {
                 error_code::INVALID_REQUEST,
                 "Received duplicate register message",
             ),
-            (other, None) => {
-                let kind = value
-                    .get("type")
-                    .and_then(Value::as_str)
-                    .unwrap_or("?")
-                    .chars()
-                    .take(64)
-                    .collect::<String>();
-                let _ = other;
-                self.refuse(
-                    conn,
-                    error_code::INVALID_REQUEST,
-                    &format!("Received {kind} before register"),
-                );
-            }
+            // Refused above (only a register comes before registering); kept total.
+            (_, None) => self.refuse(
+                conn,
+                error_code::INVALID_REQUEST,
+                "Received a frame before register",
+            ),
             (ClientFrame::Unregister { preserve_asks }, Some(id)) => {
                 self.audit_remote_disconnect(&id, "UNREGISTERED");
                 self.session_gone(

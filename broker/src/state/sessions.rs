@@ -35,6 +35,9 @@ pub(super) struct Entry {
     pub(super) info_text: String,
     /// Set for a remote principal (registered through the gateway).
     pub(super) remote: Option<Remote>,
+    /// `name` and `status` when a presence update first set them: the Pi broker adds them to
+    /// the end of SessionInfo, in that order, and they stay there.
+    pub(super) late: Vec<&'static str>,
 }
 
 /// What a remote session's SessionInfo carries from its principal record.
@@ -100,7 +103,8 @@ impl Entry {
     fn info(&self, id: &str) -> Value {
         let mut info = serde_json::Map::new();
         info.insert("id".into(), Value::String(id.into()));
-        if let Some(name) = &self.name {
+        let on_time = |key: &str| !self.late.contains(&key);
+        if let Some(name) = self.name.as_ref().filter(|_| on_time("name")) {
             info.insert("name".into(), Value::String(name.clone()));
         }
         info.insert("cwd".into(), Value::String(self.cwd.clone()));
@@ -108,7 +112,7 @@ impl Entry {
         info.insert("pid".into(), Value::Number(self.pid_json.clone()));
         info.insert("startedAt".into(), Value::Number(self.started_json.clone()));
         info.insert("lastActivity".into(), self.last_activity.clone());
-        if let Some(status) = &self.status {
+        if let Some(status) = self.status.as_ref().filter(|_| on_time("status")) {
             info.insert("status".into(), Value::String(status.clone()));
         }
         info.insert("trustedLocal".into(), Value::Bool(self.remote.is_none()));
@@ -119,6 +123,16 @@ impl Entry {
             Some(remote) => {
                 info.insert("origin".into(), Value::String("remote".into()));
                 remote.write(&mut info);
+            }
+        }
+        for key in &self.late {
+            let value = if *key == "name" {
+                &self.name
+            } else {
+                &self.status
+            };
+            if let Some(value) = value {
+                info.insert((*key).into(), Value::String(value.clone()));
             }
         }
         Value::Object(info)
@@ -177,10 +191,12 @@ impl State {
     }
 
     pub(super) fn register(&mut self, conn: ConnId, register: Register) {
-        let id = register
-            .session_id
-            .clone()
-            .unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
+        let id = match &register.session_id {
+            Ok(id) => id
+                .clone()
+                .unwrap_or_else(|| uuid::Uuid::new_v4().to_string()),
+            Err(rejection) => return self.refuse(conn, rejection.code, &rejection.message),
+        };
         let record = &register.session;
         let previous = self.sessions.get(&id);
         if previous.is_none() && self.sessions.len() >= self.config.max_sessions {
@@ -289,6 +305,7 @@ impl State {
             last_presence: self.clock.now(),
             info_text: String::new(),
             remote,
+            late: Vec::new(),
         };
         entry.refresh(id);
         if let Some(c) = self.conns.get_mut(&conn) {
@@ -429,12 +446,18 @@ impl State {
             && e.remote.is_none()
             && e.name.as_deref() != Some(name.as_str())
         {
+            if e.name.is_none() && !e.late.contains(&"name") {
+                e.late.push("name");
+            }
             e.name = Some(name);
             changed = true;
         }
         if let Some(status) = status
             && e.status.as_deref() != Some(status.as_str())
         {
+            if e.status.is_none() && !e.late.contains(&"status") {
+                e.late.push("status");
+            }
             e.status = Some(status);
             changed = true;
         }
