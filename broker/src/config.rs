@@ -90,6 +90,16 @@ pub const IDLE_EXIT_MS_KEY: &str = "idle_exit_ms";
 /// The setting of the [`LogLevel`] (`--log-level`, Node's `logLevel`).
 pub const LOG_LEVEL_KEY: &str = "log_level";
 
+/// The setting of the [`Transport`] (`transport=tcp`).
+pub const TRANSPORT_KEY: &str = "transport";
+
+/// The TCP endpoint file the broker writes in the intercom directory when it listens on TCP:
+/// `{"transport":"tcp","host":"127.0.0.1","port":N,"stateId":S}`.
+pub const PORT_FILE_NAME: &str = "broker.port.json";
+
+/// The loopback address a TCP broker listens on.
+pub const TCP_HOST: &str = "127.0.0.1";
+
 /// The variable naming the agent directory.
 pub const AGENT_DIR_ENV: &str = "PI_CODING_AGENT_DIR";
 
@@ -144,6 +154,8 @@ macro_rules! limits {
             /// Shut down cleanly on SIGTERM and SIGINT (the CLI sets this; embedders usually do
             /// not).
             pub handle_signals: bool,
+            /// What the broker listens on.
+            pub transport: Transport,
             $( $(#[doc = $doc])+ pub $field: <$unit as Unit>::Value, )+
         }
 
@@ -172,6 +184,7 @@ macro_rules! limits {
                     idle_exit: Some(Duration::from_millis(DEFAULT_IDLE_EXIT_MS)),
                     log_level: LogLevel::Warn,
                     handle_signals: false,
+                    transport: Transport::Unix,
                     $( $field: <$unit as Unit>::value($default), )+
                 }
             }
@@ -260,12 +273,14 @@ pub fn agent_dir_from_env() -> PathBuf {
     }
 }
 
-/// Every key [`BrokerConfig::set`] takes: the [`LIMITS`], then the three that are not limits.
+/// Every key [`BrokerConfig::set`] takes: the [`LIMITS`], then the four that are not limits.
 pub fn setting_keys() -> impl Iterator<Item = &'static str> {
-    LIMITS
-        .iter()
-        .map(|l| l.key)
-        .chain([IDLE_EXIT_SECS_KEY, IDLE_EXIT_MS_KEY, LOG_LEVEL_KEY])
+    LIMITS.iter().map(|l| l.key).chain([
+        IDLE_EXIT_SECS_KEY,
+        IDLE_EXIT_MS_KEY,
+        LOG_LEVEL_KEY,
+        TRANSPORT_KEY,
+    ])
 }
 
 /// The whole number at the start of `text` (after blanks), as JavaScript's `parseInt` reads a
@@ -345,6 +360,14 @@ impl BrokerConfig {
                     )
                 })?
             }
+            TRANSPORT_KEY => {
+                self.transport = Transport::parse(value).ok_or_else(|| {
+                    Error::new(
+                        ErrorCode::InvalidArgument,
+                        format!("transport is unix or tcp, not {value:?}"),
+                    )
+                })?
+            }
             _ => match LIMITS.iter().find(|l| l.key == key) {
                 Some(limit) => {
                     let n = whole(key, value, limit.min, limit.max)?;
@@ -384,6 +407,11 @@ impl BrokerConfig {
         self.intercom_dir.join(STORE_FILE_NAME)
     }
 
+    /// `broker.port.json`: the TCP endpoint, written when the transport is TCP.
+    pub fn port_path(&self) -> PathBuf {
+        self.intercom_dir.join(PORT_FILE_NAME)
+    }
+
     /// `broker-access.json`: the remote principals and pending enrollments (hashed secrets).
     pub fn access_path(&self) -> PathBuf {
         self.intercom_dir.join(crate::access::ACCESS_FILE_NAME)
@@ -397,6 +425,35 @@ impl BrokerConfig {
     /// `broker-audit.jsonl`: every remote-access decision, one JSON line each.
     pub fn audit_path(&self) -> PathBuf {
         self.intercom_dir.join(crate::access::AUDIT_FILE_NAME)
+    }
+}
+
+/// What the broker listens on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Transport {
+    /// Unix sockets: `broker.sock`, and the remote-access gateway beside it (the default).
+    Unix,
+    /// TCP on 127.0.0.1, an ephemeral port, as the Pi broker listens on Windows: the endpoint
+    /// and a per-start `stateId` are written to `broker.port.json` (0600), and `health` or
+    /// `register` without that `stateId` is dropped unanswered. There is no remote gateway, and
+    /// sessions are not `trustedLocal`.
+    Tcp,
+}
+
+impl Transport {
+    /// The setting's value: `unix` or `tcp`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Transport::Unix => "unix",
+            Transport::Tcp => "tcp",
+        }
+    }
+
+    /// Parses `unix` or `tcp`.
+    pub fn parse(text: &str) -> Option<Transport> {
+        [Transport::Unix, Transport::Tcp]
+            .into_iter()
+            .find(|t| t.as_str() == text)
     }
 }
 

@@ -26,7 +26,7 @@ mod state;
 pub mod store;
 pub mod wire;
 
-pub use config::{BrokerConfig, LogLevel};
+pub use config::{BrokerConfig, LogLevel, Transport};
 pub use ensure::{Ensured, Health, ensure, health};
 pub use server::{BrokerHandle, StartError, start};
 pub use state::StopReason;

@@ -13,7 +13,7 @@ use tokio::net::UnixStream;
 use tokio::sync::{Notify, mpsc};
 
 use crate::access::{AuditLog, Registry};
-use crate::config::{BrokerConfig, LogLevel};
+use crate::config::{BrokerConfig, LogLevel, Transport};
 use crate::lifecycle::{self, FileKind, Ownership, OwnershipError};
 use crate::state::{ConnId, Event, Origin, Out, State, StopReason};
 use crate::store::{Store, StoreError};
@@ -117,6 +117,7 @@ fn runtime_files(config: &BrokerConfig) -> Vec<(PathBuf, FileKind)> {
         (config.spawn_lock_path(), FileKind::Regular),
         (config.socket_path.clone(), FileKind::Socket),
         (config.gateway_path.clone(), FileKind::Socket),
+        (config.port_path(), FileKind::Regular),
         (config.access_path(), FileKind::Regular),
         (config.admin_path(), FileKind::Regular),
         (config.audit_path(), FileKind::Regular),
@@ -159,10 +160,15 @@ pub fn start(config: BrokerConfig) -> Result<BrokerHandle, StartError> {
             .ensure_admin_credential()
             .map_err(StartError::Access)?;
         let audit = AuditLog::open(&config.intercom_dir);
-        let local = listen(&config.socket_path)?;
-        let gateway = listen(&config.gateway_path)?;
+        let listeners = match config.transport {
+            Transport::Unix => Listeners::Unix {
+                local: listen(&config.socket_path)?,
+                gateway: listen(&config.gateway_path)?,
+            },
+            Transport::Tcp => listen_tcp(&config)?,
+        };
         lifecycle::write_private(&config.pid_path(), &pid.to_string()).map_err(StartError::Io)?;
-        Ok((store, registry, audit, [local, gateway]))
+        Ok((store, registry, audit, listeners))
     })();
     let (store, registry, audit, listeners) = match prepared {
         Ok(ok) => ok,
@@ -187,6 +193,9 @@ pub fn start(config: BrokerConfig) -> Result<BrokerHandle, StartError> {
                     .map_err(|e| format!("cannot start its runtime: {e}"))?;
                 let mut state = State::new(config.clone(), Some(store));
                 state.serve_remote(registry, audit);
+                if let Listeners::Tcp { state_id, .. } = &listeners {
+                    state.require_state_id(state_id.clone());
+                }
                 let reason =
                     runtime.block_on(run(&config, state, listeners, loop_events, events_rx));
                 runtime.shutdown_timeout(Duration::from_millis(200));
@@ -226,6 +235,39 @@ pub fn start(config: BrokerConfig) -> Result<BrokerHandle, StartError> {
     })
 }
 
+/// What the broker listens on, bound before its thread starts.
+enum Listeners {
+    /// The local socket and the remote-access gateway.
+    Unix {
+        local: std::os::unix::net::UnixListener,
+        gateway: std::os::unix::net::UnixListener,
+    },
+    /// A loopback TCP port, and the `stateId` clients must present (from `broker.port.json`).
+    Tcp {
+        listener: std::net::TcpListener,
+        state_id: String,
+    },
+}
+
+/// Binds 127.0.0.1 on an ephemeral port and writes `broker.port.json` (0600) with the port and
+/// a fresh `stateId`, as the Pi broker does for its TCP transport.
+fn listen_tcp(config: &BrokerConfig) -> Result<Listeners, StartError> {
+    let listener =
+        std::net::TcpListener::bind((crate::config::TCP_HOST, 0)).map_err(StartError::Io)?;
+    listener.set_nonblocking(true).map_err(StartError::Io)?;
+    let port = listener.local_addr().map_err(StartError::Io)?.port();
+    let state_id = uuid::Uuid::new_v4().to_string();
+    let endpoint = serde_json::json!({
+        "transport": "tcp",
+        "host": crate::config::TCP_HOST,
+        "port": port,
+        "stateId": state_id,
+    });
+    lifecycle::write_private(&config.port_path(), &format!("{endpoint}\n"))
+        .map_err(StartError::Io)?;
+    Ok(Listeners::Tcp { listener, state_id })
+}
+
 /// Binds a socket of the broker's (0600, non-blocking), replacing a stale socket file: the
 /// caller owns the directory, and anything but a socket there was refused before.
 fn listen(path: &Path) -> Result<std::os::unix::net::UnixListener, StartError> {
@@ -245,6 +287,9 @@ fn cleanup(config: &BrokerConfig, ownership: Ownership, pid: i32) {
     if ownership.holds() {
         let _ = std::fs::remove_file(&config.socket_path);
         let _ = std::fs::remove_file(&config.gateway_path);
+        if config.transport == Transport::Tcp {
+            let _ = std::fs::remove_file(config.port_path());
+        }
         if std::fs::read_to_string(config.pid_path()).is_ok_and(|p| p.trim() == pid.to_string()) {
             let _ = std::fs::remove_file(config.pid_path());
         }
@@ -255,26 +300,28 @@ fn cleanup(config: &BrokerConfig, ownership: Ownership, pid: i32) {
 async fn run(
     config: &BrokerConfig,
     mut state: State,
-    listeners: [std::os::unix::net::UnixListener; 2],
+    listeners: Listeners,
     events_tx: mpsc::UnboundedSender<Event>,
     mut events_rx: mpsc::UnboundedReceiver<Event>,
 ) -> StopReason {
-    let [local, gateway] = listeners;
-    let (local, gateway) = match (
-        tokio::net::UnixListener::from_std(local),
-        tokio::net::UnixListener::from_std(gateway),
-    ) {
-        (Ok(l), Ok(g)) => (l, g),
-        (Err(e), _) | (_, Err(e)) => {
+    let listening = match Listening::from_std(listeners) {
+        Ok(l) => l,
+        Err(e) => {
             eprintln!("agent-intercom broker: cannot listen: {e}");
             return StopReason::Shutdown;
         }
     };
     if config.log_level >= LogLevel::Info {
+        let on = match config.transport {
+            Transport::Unix => format!(
+                "{} and the remote gateway {}",
+                config.socket_path.display(),
+                config.gateway_path.display()
+            ),
+            Transport::Tcp => format!("TCP (see {})", config.port_path().display()),
+        };
         eprintln!(
-            "agent-intercom broker [Info] listening on {} and the remote gateway {} (pid {})",
-            config.socket_path.display(),
-            config.gateway_path.display(),
+            "agent-intercom broker [Info] listening on {on} (pid {})",
             std::process::id()
         );
     }
@@ -289,23 +336,24 @@ async fn run(
     let acceptor = tokio::spawn(async move {
         let mut next: ConnId = 1;
         loop {
-            let accepted = tokio::select! {
-                r = local.accept() => (r, Origin::Local),
-                r = gateway.accept() => (r, Origin::Remote),
+            let (events, config) = (accept_events.clone(), accept_config.clone());
+            let accepted = match &listening {
+                Listening::Unix { local, gateway } => tokio::select! {
+                    r = local.accept() => r.map(|(s, _)| {
+                        tokio::spawn(connection(s, next, Origin::Local, events, config));
+                    }),
+                    r = gateway.accept() => r.map(|(s, _)| {
+                        tokio::spawn(connection(s, next, Origin::Remote, events, config));
+                    }),
+                },
+                Listening::Tcp(listener) => listener.accept().await.map(|(s, _)| {
+                    let _ = s.set_nodelay(true);
+                    tokio::spawn(connection(s, next, Origin::Local, events, config));
+                }),
             };
             match accepted {
-                (Ok((stream, _)), origin) => {
-                    let conn = next;
-                    next += 1;
-                    tokio::spawn(connection(
-                        stream,
-                        conn,
-                        origin,
-                        accept_events.clone(),
-                        accept_config.clone(),
-                    ));
-                }
-                (Err(e), _) => {
+                Ok(()) => next += 1,
+                Err(e) => {
                     eprintln!("agent-intercom broker: accept failed: {e}");
                     tokio::time::sleep(Duration::from_millis(50)).await;
                 }
@@ -364,14 +412,60 @@ async fn run(
     state.stopped().unwrap_or(StopReason::Shutdown)
 }
 
-async fn connection(
-    stream: UnixStream,
+/// The listeners inside the runtime.
+enum Listening {
+    Unix {
+        local: tokio::net::UnixListener,
+        gateway: tokio::net::UnixListener,
+    },
+    Tcp(tokio::net::TcpListener),
+}
+
+impl Listening {
+    fn from_std(listeners: Listeners) -> io::Result<Listening> {
+        Ok(match listeners {
+            Listeners::Unix { local, gateway } => Listening::Unix {
+                local: tokio::net::UnixListener::from_std(local)?,
+                gateway: tokio::net::UnixListener::from_std(gateway)?,
+            },
+            Listeners::Tcp { listener, .. } => {
+                Listening::Tcp(tokio::net::TcpListener::from_std(listener)?)
+            }
+        })
+    }
+}
+
+/// A connection's stream, split into owned halves (no lock between reader and writer).
+trait Stream: Send + 'static {
+    type Read: tokio::io::AsyncRead + Unpin + Send + 'static;
+    type Write: tokio::io::AsyncWrite + Unpin + Send + 'static;
+    fn halves(self) -> (Self::Read, Self::Write);
+}
+
+impl Stream for UnixStream {
+    type Read = tokio::net::unix::OwnedReadHalf;
+    type Write = tokio::net::unix::OwnedWriteHalf;
+    fn halves(self) -> (Self::Read, Self::Write) {
+        self.into_split()
+    }
+}
+
+impl Stream for tokio::net::TcpStream {
+    type Read = tokio::net::tcp::OwnedReadHalf;
+    type Write = tokio::net::tcp::OwnedWriteHalf;
+    fn halves(self) -> (Self::Read, Self::Write) {
+        self.into_split()
+    }
+}
+
+async fn connection<S: Stream>(
+    stream: S,
     conn: ConnId,
     origin: Origin,
     events: mpsc::UnboundedSender<Event>,
     config: Arc<BrokerConfig>,
 ) {
-    let (reader, writer) = stream.into_split();
+    let (reader, writer) = stream.halves();
     let mut reader = tokio::io::BufReader::with_capacity(2 * 1024, reader);
     let (tx, rx) = mpsc::unbounded_channel();
     let stop = Arc::new(Notify::new());
@@ -517,8 +611,8 @@ async fn connection(
     }
 }
 
-async fn write_loop(
-    mut writer: tokio::net::unix::OwnedWriteHalf,
+async fn write_loop<W: tokio::io::AsyncWrite + Unpin>(
+    mut writer: W,
     mut rx: mpsc::UnboundedReceiver<Out>,
     stop: Arc<Notify>,
     queued: Arc<std::sync::atomic::AtomicUsize>,

@@ -31,45 +31,26 @@ function refuse(reason) {
   process.exit(1);
 }
 
-// The Pi broker on Windows (or with the opt-in TCP transport) listens on a named pipe or a TCP
-// port; ours serves Unix sockets only. Say so rather than listen somewhere the client never looks.
-if (process.platform === "win32" || shouldUseWindowsTcpTransport()) {
-  refuse(`our broker has no ${shouldUseWindowsTcpTransport() ? "TCP transport (PI_INTERCOM_TRANSPORT=tcp)" : "named-pipe transport"}: it serves Unix sockets only`);
+// The Pi broker on Windows listens on a named pipe, or with the opt-in TCP transport on a
+// loopback port named in broker.port.json. Ours has the TCP transport (transport=tcp) but no
+// named pipes: say so rather than listen somewhere the client never looks.
+const tcp = shouldUseWindowsTcpTransport();
+if (process.platform === "win32" && !tcp) {
+  refuse("our broker has no named-pipe transport: it serves Unix sockets and TCP");
 }
 
 const require = createRequire(import.meta.url);
 const ours = require(shim.brokerModule);
 
-// The settings the Pi broker reads from its environment. The expiry sweep exists only in a
-// broker with remote access: one that does not know the key has no remote principals to sweep.
-const SWEEP_ENV = "PI_INTERCOM_REMOTE_EXPIRY_SWEEP_MS";
-const SWEEP_KEY = "remote_expiry_sweep_ms";
-const settings = {};
-if (process.env[SWEEP_ENV] !== undefined) {
-  // As the Pi broker reads it: its leading digits, at least 50; not a number: 1000.
-  settings[SWEEP_KEY] = Math.max(50, Number.parseInt(process.env[SWEEP_ENV], 10) || 1000);
-}
-
-function start() {
-  const options = { logLevel: shim.logLevel ?? "warn", settings };
-  try {
-    return { broker: ours.startBroker(options), dropped: [] };
-  } catch (error) {
-    if (error?.code === "UNKNOWN_KEY" && SWEEP_KEY in settings && String(error.message).includes(SWEEP_KEY)) {
-      delete settings[SWEEP_KEY];
-      return { broker: ours.startBroker(options), dropped: [SWEEP_KEY] };
-    }
-    throw error;
-  }
-}
-
-let started;
+// Our broker reads PI_INTERCOM_REMOTE_EXPIRY_SWEEP_MS from the environment itself, as the Pi
+// broker does; the transport is the one setting the shim passes (Pi decides it from the platform).
+const settings = tcp ? { transport: "tcp" } : {};
+let broker;
 try {
-  started = start();
+  broker = ours.startBroker({ logLevel: shim.logLevel ?? "warn", settings });
 } catch (error) {
   refuse(`our broker did not start: ${error?.code ?? "ERROR"} ${error?.message ?? error}`);
 }
-const { broker, dropped } = started;
 
 let stopping = false;
 function stop(why) {
@@ -97,10 +78,35 @@ try {
 } catch (error) {
   pidInFile = `unreadable: ${error.code}`;
 }
-const health = await ours.brokerHealth(broker.socketPath, 2000);
+// On TCP the endpoint is broker.port.json, and a health probe must carry its stateId.
+async function tcpHealth() {
+  const net = await import("node:net");
+  const endpoint = JSON.parse(readFileSync(join(broker.intercomDir, "broker.port.json"), "utf8"));
+  return await new Promise((resolve) => {
+    const socket = net.connect({ host: endpoint.host, port: endpoint.port });
+    const done = (answer) => { socket.destroy(); resolve(answer); };
+    setTimeout(() => done("unreachable"), 2000).unref();
+    socket.once("error", () => done("unreachable"));
+    socket.once("connect", () => {
+      const body = Buffer.from(JSON.stringify({ type: "health", requestId: "shim", stateId: endpoint.stateId }));
+      const header = Buffer.alloc(4);
+      header.writeUInt32BE(body.length);
+      socket.write(Buffer.concat([header, body]));
+    });
+    let buffered = Buffer.alloc(0);
+    socket.on("data", (chunk) => {
+      buffered = Buffer.concat([buffered, chunk]);
+      if (buffered.length < 4 || buffered.length < 4 + buffered.readUInt32BE(0)) return;
+      const frame = JSON.parse(buffered.subarray(4, 4 + buffered.readUInt32BE(0)).toString("utf8"));
+      done(frame.type === "health_ok" && frame.version === 4 ? "compatible" : "incompatible");
+    });
+  });
+}
+const health = tcp ? await tcpHealth() : await ours.brokerHealth(broker.socketPath, 2000);
 const checks = {
+  transport: tcp ? "tcp" : "unix",
   socket: broker.socketPath,
-  socketIsPis: broker.socketPath === expectedSocket,
+  socketIsPis: tcp || broker.socketPath === expectedSocket,
   pidFileIsOurs: pidInFile === String(process.pid),
   health,
   running: broker.running,
@@ -111,7 +117,7 @@ try {
 } catch {
   // No gateway socket: a broker without remote access.
 }
-record({ event: "start", impl: "agent-intercom (Rust, in-process)", module: shim.brokerModule, gateway, dropped, ...checks });
+record({ event: "start", impl: "agent-intercom (Rust, in-process)", module: shim.brokerModule, gateway, ...checks });
 if (!checks.socketIsPis || !checks.pidFileIsOurs || health !== "compatible" || !checks.running) {
   broker.close();
   refuse(`the socket is not served by our broker as expected: ${JSON.stringify(checks)} (Pi expects ${expectedSocket})`);

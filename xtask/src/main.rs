@@ -235,6 +235,12 @@ fn broker_doc() -> String {
         default.as_str(),
         levels.join(", ")
     );
+    table += &format!(
+        "| `{}` | `unix` | `unix`, `tcp` | What it listens on: Unix sockets (`broker.sock` and the \
+         remote gateway), or TCP on 127.0.0.1 with `broker.port.json`, as the Pi broker on \
+         Windows. |\n",
+        config::TRANSPORT_KEY
+    );
     format!("{head}{table}{tail}")
 }
 

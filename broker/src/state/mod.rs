@@ -198,6 +198,8 @@ pub struct State {
     remote_live: usize,
     /// The pending expiry sweep: its deadline and sequence.
     sweep: Option<(Instant, u64)>,
+    /// On TCP: the `stateId` of `broker.port.json`, which `health` and `register` must carry.
+    state_id: Option<String>,
 }
 
 fn frame(value: &Value) -> Arc<Vec<u8>> {
@@ -250,6 +252,7 @@ impl State {
             access: None,
             remote_live: 0,
             sweep: None,
+            state_id: None,
         };
         state.load();
         state.schedule(
@@ -307,6 +310,12 @@ impl State {
                 format!("store write failed (state kept in memory): {e}")
             });
         }
+    }
+
+    /// Requires `health` and `register` to carry this `stateId` (the TCP transport: a frame
+    /// without it is dropped unanswered and its connection closed).
+    pub fn require_state_id(&mut self, state_id: String) {
+        self.state_id = Some(state_id);
     }
 
     /// Whether the state task should stop, and why.
@@ -643,6 +652,16 @@ impl State {
             Ok(kind) => kind,
             Err(Rejection { code, message }) => return self.refuse(conn, code, &message),
         };
+        if matches!(kind, "health" | "register")
+            && let Some(expected) = &self.state_id
+            && value.get("stateId").and_then(Value::as_str) != Some(expected.as_str())
+        {
+            // Not a client of this broker's endpoint file: nothing is said to it.
+            self.log(LogLevel::Warn, || {
+                format!("connection {conn} dropped: no valid stateId")
+            });
+            return self.close(conn);
+        }
         if !matches!(kind, "health" | "access_control") {
             if bound.is_none() && kind != "register" {
                 let kind: String = kind.chars().take(64).collect();

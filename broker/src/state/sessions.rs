@@ -38,6 +38,8 @@ pub(super) struct Entry {
     /// `name` and `status` when a presence update first set them: the Pi broker adds them to
     /// the end of SessionInfo, in that order, and they stay there.
     pub(super) late: Vec<&'static str>,
+    /// `trustedLocal`: a local session on the Unix socket (not remote, not over TCP).
+    pub(super) trusted: bool,
 }
 
 /// What a remote session's SessionInfo carries from its principal record.
@@ -115,7 +117,7 @@ impl Entry {
         if let Some(status) = self.status.as_ref().filter(|_| on_time("status")) {
             info.insert("status".into(), Value::String(status.clone()));
         }
-        info.insert("trustedLocal".into(), Value::Bool(self.remote.is_none()));
+        info.insert("trustedLocal".into(), Value::Bool(self.trusted));
         match &self.remote {
             None => {
                 info.insert("origin".into(), Value::String("local".into()));
@@ -284,6 +286,7 @@ impl State {
         let record = &register.session;
         let generation = self.next_seq;
         self.next_seq += 1;
+        let trusted = remote.is_none() && self.config.transport == crate::config::Transport::Unix;
         let mut entry = Entry {
             conn,
             generation,
@@ -306,6 +309,7 @@ impl State {
             info_text: String::new(),
             remote,
             late: Vec::new(),
+            trusted,
         };
         entry.refresh(id);
         if let Some(c) = self.conns.get_mut(&conn) {
