@@ -82,7 +82,10 @@ fn the_line_carries_version_timestamp_event_outcome_then_present_fields_in_order
     };
     assert_eq!(
         minimal.to_line(5),
-        r#"{"version":1,"timestamp":5,"event":"remote_registration_denied","outcome":"denied","reason":"MISSING_CREDENTIAL"}"#
+        concat!(
+            r#"{"version":1,"timestamp":5,"event":"remote_registration_denied","#,
+            r#""outcome":"denied","reason":"MISSING_CREDENTIAL"}"#,
+        )
     );
     let counts = AuditEntry {
         event: "tree_inspected",
@@ -94,7 +97,10 @@ fn the_line_carries_version_timestamp_event_outcome_then_present_fields_in_order
     };
     assert_eq!(
         counts.to_line(-1),
-        r#"{"version":1,"timestamp":-1,"event":"tree_inspected","outcome":"allowed","actorId":"local-admin","targetId":"p","visibleCount":0}"#
+        concat!(
+            r#"{"version":1,"timestamp":-1,"event":"tree_inspected","outcome":"allowed","#,
+            r#""actorId":"local-admin","targetId":"p","visibleCount":0}"#,
+        )
     );
 }
 

@@ -388,12 +388,22 @@ fn an_admin_file_that_is_not_json_or_not_a_file_is_refused_and_left_alone() {
 fn a_registry_that_cannot_be_understood_is_refused_and_never_overwritten() {
     let principal = |extra: &str| {
         format!(
-            r#"{{"version":2,"principals":{{"p":{{"id":"p","name":"p","credentialHash":"00","parentSessionId":"r","rootSessionId":"r","remoteHostId":"h","generation":1,"state":"active","expiresAt":5,"createdAt":1,"updatedAt":1{extra}}}}},"enrollments":{{}}}}"#
+            concat!(
+                r#"{{"version":2,"principals":{{"p":{{"id":"p","name":"p","credentialHash":"00","#,
+                r#""parentSessionId":"r","rootSessionId":"r","remoteHostId":"h","generation":1,"#,
+                r#""state":"active","expiresAt":5,"createdAt":1,"updatedAt":1{extra}}}}},"#,
+                r#""enrollments":{{}}}}"#,
+            ),
+            extra = extra
         )
     };
     let enrollment = |template: &str| {
         format!(
-            r#"{{"version":2,"principals":{{}},"enrollments":{{"e":{{"tokenHash":"e","template":{template},"expiresAt":5,"createdAt":1}}}}}}"#
+            concat!(
+                r#"{{"version":2,"principals":{{}},"enrollments":{{"e":{{"tokenHash":"e","#,
+                r#""template":{template},"expiresAt":5,"createdAt":1}}}}}}"#,
+            ),
+            template = template
         )
     };
     let good_template =

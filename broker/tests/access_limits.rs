@@ -178,7 +178,12 @@ fn delegation_depth_is_exhausted_at_the_parents_maximum() {
     // Only a loaded file (the Pi broker does not check this on load) or an old record can hold a
     // delegating principal with no depth left.
     let dir = TempDir::new("acc-depth");
-    let record = r#"{"id":"p","name":"p","credentialHash":"00","parentSessionId":"r","rootSessionId":"r","remoteHostId":"h","generation":1,"policy":"remote-tree","canDelegate":true,"depth":2,"maxDepth":2,"maxChildren":4,"state":"active","expiresAt":1900000000000,"createdAt":1,"updatedAt":1}"#;
+    let record = concat!(
+        r#"{"id":"p","name":"p","credentialHash":"00","parentSessionId":"r","rootSessionId":"r","#,
+        r#""remoteHostId":"h","generation":1,"policy":"remote-tree","canDelegate":true,"depth":2,"#,
+        r#""maxDepth":2,"maxChildren":4,"state":"active","expiresAt":1900000000000,"createdAt":1,"#,
+        r#""updatedAt":1}"#,
+    );
     fs::write(
         dir.0.join(ACCESS_FILE_NAME),
         format!(r#"{{"version":2,"principals":{{"p":{record}}},"enrollments":{{}}}}"#),

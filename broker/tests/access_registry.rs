@@ -498,7 +498,16 @@ fn expiry_sorts_roots_by_depth_not_by_registry_order() {
     let dir = TempDir::new("acc-expire-order");
     let principal = |id: &str, parent: &str, depth: u32| {
         format!(
-            r#""{id}":{{"id":"{id}","name":"{id}","credentialHash":"00","parentSessionId":"{parent}","rootSessionId":"r","remoteHostId":"h","generation":1,"policy":"remote-tree","canDelegate":false,"depth":{depth},"maxDepth":{depth},"maxChildren":0,"state":"active","expiresAt":10,"createdAt":1,"updatedAt":1}}"#
+            concat!(
+                r#""{id}":{{"id":"{id}","name":"{id}","credentialHash":"00","#,
+                r#""parentSessionId":"{parent}","rootSessionId":"r","remoteHostId":"h","#,
+                r#""generation":1,"policy":"remote-tree","canDelegate":false,"depth":{depth},"#,
+                r#""maxDepth":{depth},"maxChildren":0,"state":"active","expiresAt":10,"#,
+                r#""createdAt":1,"updatedAt":1}}"#,
+            ),
+            id = id,
+            parent = parent,
+            depth = depth
         )
     };
     fs::write(
@@ -589,8 +598,15 @@ fn metadata_has_the_pi_key_order_and_no_credential_hash() {
     let mut reg = open(&dir);
     let (p, _) = enroll(&mut reg, delegating(2, 1), NOW);
     let expected = format!(
-        r#"{{"id":"{}","name":"ika/manager","parentSessionId":"local-root","rootSessionId":"local-root","remoteHostId":"ika-dev-v3","generation":1,"policy":"remote-tree","canDelegate":true,"depth":1,"maxDepth":2,"maxChildren":1,"state":"active","expiresAt":{},"createdAt":{NOW},"updatedAt":{NOW}}}"#,
-        p.id, p.expires_at
+        concat!(
+            r#"{{"id":"{}","name":"ika/manager","parentSessionId":"local-root","#,
+            r#""rootSessionId":"local-root","remoteHostId":"ika-dev-v3","generation":1,"#,
+            r#""policy":"remote-tree","canDelegate":true,"depth":1,"maxDepth":2,"maxChildren":1,"#,
+            r#""state":"active","expiresAt":{},"createdAt":{NOW},"updatedAt":{NOW}}}"#,
+        ),
+        p.id,
+        p.expires_at,
+        NOW = NOW
     );
     assert_eq!(p.metadata_text(), expected);
     assert_eq!(
