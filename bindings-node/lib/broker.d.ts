@@ -214,8 +214,10 @@ export declare class IntercomClient {
   on(event: "close", listener: () => void): this;
 }
 /** Connects to a broker (a socket path, or options naming the agent directory or socket). Broker
- * options such as idleExitMs are not connect's: UNKNOWN_KEY. */
-export declare function connect(options?: string | { agentDir?: string; socketPath?: string; autoAck?: boolean }): Promise<IntercomClient>;
+ * options such as idleExitMs are not connect's: UNKNOWN_KEY. With `access`, the client is a
+ * remote principal: without a socketPath it dials the agent directory's remote gateway
+ * (`remote-gateway.sock`), and register() sends that credential unless given another. */
+export declare function connect(options?: string | { agentDir?: string; socketPath?: string; autoAck?: boolean; access?: RemoteRegistrationAccess }): Promise<IntercomClient>;
 /** Sends one access_control request on a connection of its own (the local socket of agentDir,
  * or socketPath: the remote gateway for access requests) and resolves to the broker's result.
  * Rejects with the broker's code (ACCESS_DENIED, INVALID_REQUEST), NOT_CONNECTED (no answer

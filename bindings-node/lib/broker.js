@@ -32,7 +32,7 @@ function agentDirFromEnv (env = process.env) {
 // option is UNKNOWN_KEY, never ignored, and an undefined one is absent.
 const BROKER_OPTIONS = Object.freeze(['agentDir', 'socketPath', 'idleExitMs', 'logLevel', 'settings'])
 const ENSURE_OPTIONS = Object.freeze([...BROKER_OPTIONS, 'waitMs'])
-const CONNECT_OPTIONS = Object.freeze(['agentDir', 'socketPath', 'autoAck'])
+const CONNECT_OPTIONS = Object.freeze(['agentDir', 'socketPath', 'autoAck', 'access'])
 const REGISTER_OPTIONS = Object.freeze(['session', 'sessionId', 'scopeId', 'access'])
 const ACCESS_CONTROL_OPTIONS = Object.freeze(['agentDir', 'socketPath', 'request', 'timeoutMs'])
 // The fields of an access_control request: those of every action of the local socket (with
@@ -313,6 +313,7 @@ class IntercomClient extends EventEmitter {
     this._deliveries = new Map()
     this._registration = null
     this._autoAck = options.autoAck !== false
+    this._access = options.access
     this.sessionId = undefined
     this.closed = false
     socket.on('data', (chunk) => this._data(chunk))
@@ -439,7 +440,7 @@ class IntercomClient extends EventEmitter {
   register (options) {
     return new Promise((resolveRegistration, reject) => {
       const { session, sessionId, scopeId, access } = optionsOf(options, REGISTER_OPTIONS, 'register', false)
-      const credential = access === undefined ? undefined : accessOf(access, 'options.access')
+      const credential = access === undefined ? this._access : accessOf(access, 'options.access')
       if (credential !== undefined && sessionId !== undefined) {
         fail('INVALID_ARGUMENT', "options.sessionId cannot go with options.access: the broker assigns a remote session's id (access.sessionId names it on reconnect)")
       }
@@ -514,7 +515,12 @@ class IntercomClient extends EventEmitter {
 function connect (options) {
   const opts = brokerOptions(typeof options === 'string' ? { socketPath: options } : options, CONNECT_OPTIONS, 'connect')
   if (opts.autoAck !== undefined && typeof opts.autoAck !== 'boolean') fail('INVALID_ARGUMENT', 'autoAck must be a boolean')
-  const socketPath = socketPathOf(opts)
+  // With access, the client is a remote principal: it dials the gateway unless told a socket,
+  // and register() uses that credential unless given another.
+  if (opts.access !== undefined) opts.access = accessOf(opts.access, 'options.access')
+  const socketPath = opts.socketPath !== undefined || opts.access === undefined
+    ? socketPathOf(opts)
+    : join(opts.agentDir ?? agentDirFromEnv(), B.intercomDirName, B.gatewayFileName)
   return new Promise((resolveClient, reject) => {
     const socket = net.connect(socketPath)
     socket.once('connect', () => resolveClient(new IntercomClient(socket, opts)))

@@ -261,6 +261,7 @@ function remoteTest (name, fn) {
     const intercomDir = broker ? broker.intercomDir : join(agentDir, 'intercom')
     const clients = []
     const env = {
+      agentDir,
       local: broker ? broker.socketPath : join(intercomDir, 'broker.sock'),
       gateway: join(intercomDir, GATEWAY_FILE),
       adminToken: JSON.parse(readFileSync(join(intercomDir, ADMIN_FILE), 'utf8')).adminToken,
@@ -338,6 +339,20 @@ remoteTest('enroll over the gateway, reconnect with the session credential; a re
   // No registration over the gateway without a credential.
   const bare = await env.client(env.gateway)
   await rejectsCode(bare.register({ session: session('bare') }), 'ACCESS_DENIED')
+})
+
+remoteTest('connect({ agentDir, access }) dials the gateway and registers with that credential', async (env) => {
+  const { rootId, token } = await enrollUnderRoot(env)
+  assert.throws(() => connect({ agentDir: env.agentDir, access: { enrollmentToken: '' } }), { code: 'INVALID_ARGUMENT' })
+  assert.throws(() => connect({ agentDir: env.agentDir, access: { token } }), { code: 'UNKNOWN_KEY' })
+  const remote = await connect({ agentDir: env.agentDir, access: { enrollmentToken: token } })
+  try {
+    const enrolled = await remote.register({ session: session('remote') })
+    assert.strictEqual(enrolled.access.parentSessionId, rootId)
+    assert.ok(typeof enrolled.access.sessionCredential === 'string')
+  } finally {
+    remote.close()
+  }
 })
 
 remoteTest('child enrollment through the gateway, inspection, and revocation of the subtree', async (env) => {
