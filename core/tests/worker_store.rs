@@ -63,13 +63,18 @@ fn same(got: &Js, want: &Js) -> Result<(), String> {
 fn migration_vector(v: &Js) -> Result<(), String> {
     let input = v.get("input").ok_or("no input")?;
     let expected = v.get("expected").ok_or("no expected")?;
-    let parsed = call("parseFullWorkerStoreMigrationInputV1", input).map_err(|e| format!("{e:?}"))?;
+    let parsed =
+        call("parseFullWorkerStoreMigrationInputV1", input).map_err(|e| format!("{e:?}"))?;
     same(&parsed, input)?;
     let migrated = call("migrateFullWorkerStoreV1", input).map_err(|e| format!("{e:?}"))?;
     same(&migrated, expected)?;
     let reread = call("parseWorkerStoreRecordV2", expected).map_err(|e| format!("{e:?}"))?;
     same(&reread, expected)?;
-    if expected.get("worker").and_then(|w| w.get("bossRunId")).is_some() {
+    if expected
+        .get("worker")
+        .and_then(|w| w.get("bossRunId"))
+        .is_some()
+    {
         return Err("a migrated worker has a bossRunId".into());
     }
     Ok(())
@@ -77,7 +82,10 @@ fn migration_vector(v: &Js) -> Result<(), String> {
 
 /// One strict rejection vector: refused with the error the TypeScript core gives.
 fn rejection_vector(v: &Js, want: &Js) -> Result<(), String> {
-    match call("parseWorkerStoreRecordV2", v.get("value").ok_or("no value")?) {
+    match call(
+        "parseWorkerStoreRecordV2",
+        v.get("value").ok_or("no value")?,
+    ) {
         Ok(_) => Err("accepted".into()),
         Err(e) => {
             let fields = ["class", "path", "message"];
@@ -102,12 +110,19 @@ fn run_corpus(file: &str, filter: &Filter) -> Summary {
     let vectors = items(doc.get("vectors"));
     let rejections = items(doc.get("strictRejectionVectors"));
     let errors = items(doc.get("strictRejectionErrors"));
-    assert_eq!(doc.get("count").and_then(Js::as_num), Some(vectors.len() as f64));
+    assert_eq!(
+        doc.get("count").and_then(Js::as_num),
+        Some(vectors.len() as f64)
+    );
     assert_eq!(
         doc.get("strictRejectionCount").and_then(Js::as_num),
         Some(rejections.len() as f64)
     );
-    assert_eq!(errors.len(), rejections.len(), "one error per rejection vector");
+    assert_eq!(
+        errors.len(),
+        rejections.len(),
+        "one error per rejection vector"
+    );
     let mut summary = Summary {
         counts: Counts::new(vectors.len() + rejections.len()),
         ..Summary::default()
@@ -145,7 +160,11 @@ fn worker_store_migration_v2_vectors() {
 #[test]
 fn the_hash_is_computed_from_the_file_and_embedded_by_the_boss_corpus() {
     let file = corpus_file();
-    assert_eq!(worker_store::VECTORS_JSON, file, "the crate embeds the shipped file");
+    assert_eq!(
+        worker_store::VECTORS_JSON,
+        file,
+        "the crate embeds the shipped file"
+    );
     assert_eq!(worker_store::vectors_hash(), PUBLISHED_HASH);
     assert_eq!(worker_store::vector_version(), 2);
     let doc = Js::parse_json(&file).unwrap();
@@ -180,7 +199,10 @@ fn the_hash_is_computed_from_the_file_and_embedded_by_the_boss_corpus() {
     // The Node module's view: the computed hash with the file as shipped.
     let answer = call("workerStoreMigrationVectors", &Js::Null).unwrap();
     assert_eq!(text(&answer, "semanticsHash"), PUBLISHED_HASH);
-    assert_eq!(text(&answer, "hashDomain"), worker_store::VECTOR_HASH_DOMAIN);
+    assert_eq!(
+        text(&answer, "hashDomain"),
+        worker_store::VECTOR_HASH_DOMAIN
+    );
     assert_eq!(answer.get("corpus"), Some(&doc));
 }
 
@@ -226,13 +248,25 @@ fn case_argument(doc: &Js, case: &Js) -> Js {
         .expect("a known base");
     for edit in items(case.get("edits")) {
         let parts = items(Some(edit));
-        let path: Vec<&str> = items(Some(parts[0])).iter().map(|k| k.as_str().unwrap()).collect();
+        let path: Vec<&str> = items(Some(parts[0]))
+            .iter()
+            .map(|k| k.as_str().unwrap())
+            .collect();
         let mut at = &mut value;
         for key in &path[..path.len() - 1] {
-            let Js::Object(o) = at else { panic!("edit through a non-object") };
-            at = &mut o.members.iter_mut().find(|(k, _)| k.text == *key).unwrap().1;
+            let Js::Object(o) = at else {
+                panic!("edit through a non-object")
+            };
+            at = &mut o
+                .members
+                .iter_mut()
+                .find(|(k, _)| k.text == *key)
+                .unwrap()
+                .1;
         }
-        let Js::Object(o) = at else { panic!("edit of a non-object") };
+        let Js::Object(o) = at else {
+            panic!("edit of a non-object")
+        };
         let last = path[path.len() - 1];
         let slot = o.members.iter().position(|(k, _)| k.text == last);
         match (parts.get(1), slot) {
@@ -283,7 +317,10 @@ fn check_case(doc: &Js, case: &Js) -> Result<(), String> {
 fn typescript_outcomes() {
     let doc = Js::parse_json(&read("tests/data/worker_store_cases.json")).unwrap();
     let list = items(doc.get("cases"));
-    assert_eq!(doc.get("count").and_then(Js::as_num), Some(list.len() as f64));
+    assert_eq!(
+        doc.get("count").and_then(Js::as_num),
+        Some(list.len() as f64)
+    );
     let filter = Filter::from_env();
     let mut counts = Counts::new(list.len());
     let mut failures = Vec::new();
@@ -326,11 +363,18 @@ fn snapshot_only_inputs() {
         "{answer}"
     );
     let answer = snapshot("parseWorkerStoreRecordV2", "[p]");
-    assert!(answer.contains(r#""message":"$: must be a plain object""#), "{answer}");
+    assert!(
+        answer.contains(r#""message":"$: must be a plain object""#),
+        "{answer}"
+    );
     // An optional member that is present but undefined reads as absent...
     let answer = snapshot(
         "parseFullWorkerStoreMigrationInputV1",
-        &with(&input, r#""workspacePath":"/workspace/0""#, r#""workspacePath":u"#),
+        &with(
+            &input,
+            r#""workspacePath":"/workspace/0""#,
+            r#""workspacePath":u"#,
+        ),
     );
     assert!(answer.starts_with("j{"), "{answer}");
     assert!(!answer.contains("workspacePath"), "{answer}");
@@ -356,9 +400,16 @@ fn snapshot_only_inputs() {
     // -0 is not a safe integer; a hole in the notice ids is refused at its index.
     let answer = snapshot(
         "parseFullWorkerStoreMigrationInputV1",
-        &with(&input, r#""version":1,"worker""#, r#""version":-0,"worker""#),
+        &with(
+            &input,
+            r#""version":1,"worker""#,
+            r#""version":-0,"worker""#,
+        ),
     );
-    assert!(answer.contains("$.version: unsupported version: 0"), "{answer}");
+    assert!(
+        answer.contains("$.version: unsupported version: 0"),
+        "{answer}"
+    );
     let answer = snapshot(
         "parseWorkerStoreRecordV2",
         &with(&record, r#"["notice-0"]"#, r#"["notice-0",_]"#),
@@ -371,12 +422,19 @@ fn snapshot_only_inputs() {
     // refuses it before the version is looked at).
     let answer = snapshot(
         "validateWorkerStoreRecordV2",
-        &with(&record, r#""version":"orc.worker-store-record.v2""#, r#""version":h"#),
+        &with(
+            &record,
+            r#""version":"orc.worker-store-record.v2""#,
+            r#""version":h"#,
+        ),
     );
     assert!(
         answer.contains(r#""path":"$.version","message":"$.version: must be an enumerable"#),
         "{answer}"
     );
     let answer = snapshot("validateFullWorkerStoreMigrationInputV1", "[s]");
-    assert!(answer.starts_with(r#"j{"ok":false,"status":"corrupt""#), "{answer}");
+    assert!(
+        answer.starts_with(r#"j{"ok":false,"status":"corrupt""#),
+        "{answer}"
+    );
 }

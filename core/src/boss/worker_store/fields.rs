@@ -8,8 +8,8 @@ use super::{JsonObject, WORKER_STORE_MANAGER_RECIPIENT_CONTEXTS, legacy::LEGACY_
 use crate::boss::string_array_json;
 use crate::contract::Js;
 use crate::contract::read::{
-    Read, boolean, exact_record, fail, field, integer, member, one_of, optional,
-    optional_string, optional_timestamp, string, string_array, timestamp,
+    Read, boolean, exact_record, fail, field, integer, member, one_of, optional, optional_string,
+    optional_timestamp, string, string_array, timestamp,
 };
 
 /// Where notices for the worker go: the Manager that owns it, bound to a binding epoch, and
@@ -141,7 +141,10 @@ fn parse_recipient(v: &Js, path: &str) -> Read<OwningManagerRecipient> {
         WORKER_STORE_MANAGER_RECIPIENT_CONTEXTS,
         &at("recipientContext"),
     )?;
-    let principal_id = string(field(v, "recipientPrincipalId"), &at("recipientPrincipalId"))?;
+    let principal_id = string(
+        field(v, "recipientPrincipalId"),
+        &at("recipientPrincipalId"),
+    )?;
     let binding_epoch = integer(
         field(v, "recipientBindingEpoch"),
         &at("recipientBindingEpoch"),
@@ -174,7 +177,13 @@ fn parse_recipient(v: &Js, path: &str) -> Read<OwningManagerRecipient> {
 }
 
 /// A group: a plain object of exactly these keys.
-fn group<'v>(v: &'v Js, key: &str, path: &str, required: &[&str], optional: &[&str]) -> Read<(&'v Js, String)> {
+fn group<'v>(
+    v: &'v Js,
+    key: &str,
+    path: &str,
+    required: &[&str],
+    optional: &[&str],
+) -> Read<(&'v Js, String)> {
     let at = member(path, key);
     let group = field(v, key);
     exact_record(group, required, optional, &at)?;
@@ -374,7 +383,10 @@ impl CompatibilityFields {
         let n = &self.notice;
         let ids: Vec<&str> = n.pending_notice_ids.iter().map(String::as_str).collect();
         o.raw("pendingNoticeIds", &string_array_json(&ids))
-            .opt_str("lastDeliveredNoticeId", n.last_delivered_notice_id.as_deref())
+            .opt_str(
+                "lastDeliveredNoticeId",
+                n.last_delivered_notice_id.as_deref(),
+            )
             .raw(
                 "owningManagerRecipient",
                 &n.owning_manager_recipient.to_json(),

@@ -140,7 +140,11 @@ fn literal_integer(value: &Js, expected: i64, path: &str) -> Read<i64> {
 pub fn parse_legacy_input(v: &Js, path: &str) -> Read<LegacyWorkerInput> {
     exact_record(v, INPUT_KEYS, &[], path)?;
     let at = |key: &str| member(path, key);
-    let generation_floor = integer(field(v, "workerGenerationFloor"), &at("workerGenerationFloor"), 0)?;
+    let generation_floor = integer(
+        field(v, "workerGenerationFloor"),
+        &at("workerGenerationFloor"),
+        0,
+    )?;
     let assigned = at("assignedWorkerGeneration");
     let assigned_generation = integer(field(v, "assignedWorkerGeneration"), &assigned, 1)?;
     if assigned_generation <= generation_floor {
@@ -302,7 +306,9 @@ fn legacy_mapping(state: &str, outcome: Option<&str>) -> StateMapping {
             terminal_outcome: Some("completed".to_string()),
             ..StateMapping::complete("stopped")
         },
-        "failed" => StateMapping::complete("failed").with_reason(outcome.unwrap_or("legacy_failed")),
+        "failed" => {
+            StateMapping::complete("failed").with_reason(outcome.unwrap_or("legacy_failed"))
+        }
         "stopped" => StateMapping::complete("stopped"),
         "lost" => StateMapping::complete("lost").with_reason(outcome.unwrap_or("legacy_lost")),
         "stopping" => StateMapping {
@@ -576,7 +582,9 @@ fn check_semantics(w: &MigratedWorker, path: &str) -> Read<()> {
         _ => {}
     }
     if let Some(e) = &w.stopping {
-        if e.worker_id != w.worker_id || e.incarnation != w.incarnation || e.generation != w.generation
+        if e.worker_id != w.worker_id
+            || e.incarnation != w.incarnation
+            || e.generation != w.generation
         {
             return fail(
                 &at("stoppingReconciliation"),
@@ -601,12 +609,18 @@ fn check_semantics(w: &MigratedWorker, path: &str) -> Read<()> {
         ("state", m.state != expected.state),
         ("resumeState", m.resume_state != expected.resume_state),
         ("reason", m.reason != expected.reason),
-        ("terminalOutcome", m.terminal_outcome != expected.terminal_outcome),
+        (
+            "terminalOutcome",
+            m.terminal_outcome != expected.terminal_outcome,
+        ),
         (
             "requiresReadinessReconciliation",
             m.requires_readiness_reconciliation != expected.requires_readiness_reconciliation,
         ),
-        ("legacyIdleHint", m.legacy_idle_hint != expected.legacy_idle_hint),
+        (
+            "legacyIdleHint",
+            m.legacy_idle_hint != expected.legacy_idle_hint,
+        ),
     ];
     if let Some((key, _)) = mismatch.iter().find(|(_, differs)| *differs) {
         return Err(Failure::contract(

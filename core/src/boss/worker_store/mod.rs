@@ -24,8 +24,8 @@ use crate::contract::read::{Read, field};
 use crate::contract::{Args, Failure, Js, Op, Out};
 
 pub use fields::{
-    Adapter, CompatibilityFields, Controller, Environment, Health, Notice,
-    OwningManagerRecipient, Runtime, Systemd,
+    Adapter, CompatibilityFields, Controller, Environment, Health, Notice, OwningManagerRecipient,
+    Runtime, Systemd,
 };
 pub use legacy::{
     LEGACY_WORKER_STATES, LegacyWorkerInput, MigratedWorker, MigrationAudit, StateMapping,
@@ -33,8 +33,7 @@ pub use legacy::{
 };
 pub use record::{
     FullWorkerStoreMigrationInput, PRESERVED_FIELD_GROUPS, WorkerStoreRecord,
-    migrate_full_worker_store, parse_full_worker_store_migration_input,
-    parse_worker_store_record,
+    migrate_full_worker_store, parse_full_worker_store_migration_input, parse_worker_store_record,
 };
 
 /// `FULL_WORKER_STORE_MIGRATION_VERSION`: the `version` of a migration input.
@@ -201,7 +200,11 @@ pub const OPS: &[Op] = &[
     },
     Op {
         name: "boss.validateFullWorkerStoreMigrationInputV1",
-        run: |a| Ok(Out::Json(validate_full_worker_store_migration_input(a.get(0)))),
+        run: |a| {
+            Ok(Out::Json(validate_full_worker_store_migration_input(
+                a.get(0),
+            )))
+        },
     },
     Op {
         name: "boss.validateWorkerStoreRecordV2",

@@ -102,7 +102,10 @@ pub fn parse_full_worker_store_migration_input(v: &Js) -> Read<FullWorkerStoreMi
     let worker = parse_legacy_input(field(v, "worker"), "$.worker")?;
     let fields = parse_compatibility_fields(v, "$")?;
     if fields.environment.worker_id != worker.worker_id {
-        return fail("$.environment.AGENT_INTERCOM_WORKER_ID", "must match workerId");
+        return fail(
+            "$.environment.AGENT_INTERCOM_WORKER_ID",
+            "must match workerId",
+        );
     }
     if fields.environment.run_id != worker.legacy_run_id {
         return fail(
@@ -336,7 +339,10 @@ impl FullWorkerStoreMigrationInput {
             .raw("adapter", &f.adapter_members(JsonObject::new()).finish())
             .raw("systemd", &f.systemd_members(JsonObject::new()).finish())
             .raw("notice", &f.notice_members(JsonObject::new()).finish())
-            .raw("controller", &f.controller_members(JsonObject::new()).finish())
+            .raw(
+                "controller",
+                &f.controller_members(JsonObject::new()).finish(),
+            )
             .finish()
     }
 }
@@ -354,7 +360,10 @@ impl WorkerStoreRecord {
         let environment = JsonObject::new()
             .str("AGENT_INTERCOM_WORKER_ID", &w.worker_id)
             .str("AGENT_INTERCOM_WORKER_INCARNATION_ID", &w.incarnation)
-            .str("AGENT_INTERCOM_WORKER_GENERATION", &w.generation.to_string())
+            .str(
+                "AGENT_INTERCOM_WORKER_GENERATION",
+                &w.generation.to_string(),
+            )
             .str("AGENT_INTERCOM_RUN_ID", &w.incarnation)
             .opt_str("workspacePath", f.environment.workspace_path.as_deref())
             .finish();
@@ -386,7 +395,10 @@ impl WorkerStoreRecord {
             .raw("adapter", &bound(f.adapter_members(JsonObject::new())))
             .raw("systemd", &bound(f.systemd_members(JsonObject::new())))
             .raw("notice", &bound(f.notice_members(JsonObject::new())))
-            .raw("controller", &bound(f.controller_members(JsonObject::new())))
+            .raw(
+                "controller",
+                &bound(f.controller_members(JsonObject::new())),
+            )
             .raw("compatibilityAudit", &audit)
             .finish()
     }
