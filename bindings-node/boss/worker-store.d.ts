@@ -150,5 +150,5 @@ export declare const validateFullWorkerStoreMigrationInputV1: (value: unknown) =
 /** The store gate over parseWorkerStoreRecordV2 (expected version orc.worker-store-record.v2). */
 export declare const validateWorkerStoreRecordV2: (value: unknown) => StoreValidationResult<WorkerStoreRecordV2>
 
-// Only the declarations marked `export` are exported.
+// Only what is declared exported above is exported (the local worker types stay local).
 export {}
