@@ -215,3 +215,73 @@ pub const OPS: &[Op] = &[
         run: |_| Ok(Out::Json(vectors_json())),
     },
 ];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn json(text: &str) -> Js {
+        Js::parse_json(text).unwrap()
+    }
+
+    #[test]
+    fn each_legacy_state_maps_as_the_contract_fixes_it() {
+        let input = |state: &str, outcome: &str| {
+            json(&format!(
+                r#"{{"version":1,"sourceStoreVersion":1,"targetStoreVersion":2,"workerId":"w",
+                "legacyRunId":"r","deprecatedAgentIntercomRunId":null,"legacyState":"{state}",
+                "legacyOutcome":{outcome},"workerGenerationFloor":0,"assignedWorkerGeneration":1,
+                "migratedAt":"2026-01-01T00:00:00.000Z"}}"#
+            ))
+        };
+        let expected = [
+            ("provisioning", "null", Some("provisioning"), None),
+            ("running", "null", Some("registering"), None),
+            ("idle", "null", Some("registering"), None),
+            (
+                "needs_attention",
+                "null",
+                Some("blocked"),
+                Some("legacy_needs_attention"),
+            ),
+            ("completed", "\"done\"", Some("stopped"), None),
+            ("failed", "null", Some("failed"), Some("legacy_failed")),
+            ("failed", "\"crash\"", Some("failed"), Some("crash")),
+            ("stopped", "null", Some("stopped"), None),
+            ("lost", "null", Some("lost"), Some("legacy_lost")),
+            ("stopping", "null", None, None),
+        ];
+        for (state, outcome, canonical, reason) in expected {
+            let parsed = legacy::parse_legacy_input(&input(state, outcome), "$").unwrap();
+            let worker = legacy::migrate_legacy_worker(&parsed);
+            assert_eq!(worker.mapping.state, canonical, "{state}");
+            assert_eq!(worker.mapping.reason.as_deref(), reason, "{state}");
+            assert_eq!(worker.mapping.pending, state == "stopping", "{state}");
+            // What the migration writes, its own reader accepts.
+            let reread = legacy::parse_migrated_worker(&json(&worker.to_json()), "$").unwrap();
+            assert_eq!(reread, worker, "{state}");
+        }
+    }
+
+    #[test]
+    fn a_refusal_reports_the_observed_version_as_json() {
+        let answer = validate_worker_store_record(&json(r#"{"version":["orc",2]}"#));
+        assert!(
+            answer.starts_with(
+                r#"{"ok":false,"status":"foreign_version","observedVersion":["orc",2],"#
+            ),
+            "{answer}"
+        );
+        let answer = validate_full_worker_store_migration_input(&json(r#"{"version":1}"#));
+        assert!(
+            answer.contains(r#""observedVersion":1,"path":"$.worker""#),
+            "{answer}"
+        );
+        assert!(
+            answer.contains(r#""message":"$.worker: is required""#),
+            "{answer}"
+        );
+        let answer = validate_worker_store_record(&json("[]"));
+        assert!(!answer.contains("observedVersion"), "{answer}");
+    }
+}
