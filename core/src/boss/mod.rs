@@ -10,6 +10,7 @@ pub mod policy;
 pub mod service;
 pub mod wire;
 pub mod worker;
+pub mod worker_store;
 
 use crate::contract::value::write_json_string;
 

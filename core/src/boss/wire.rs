@@ -4,14 +4,14 @@
 //! The three negotiated hashes are computed here from their corpora, as the TypeScript core
 //! computes them at load: `BOSS_RUN_FEATURE_SEMANTICS_HASH` over the feature-semantics corpus
 //! ([`feature_semantics_corpus_json`]), `BOSS_RUN_PROTOCOL_FEATURE_CONTRACT_HASH` over the
-//! feature contract, `BOSS_CAPABILITY_FEATURE_DIGEST` over the capability binding. The vector
-//! hashes those corpora embed (participant state, transitions, supervision, worker-store
-//! migration) are literals in the TypeScript core too ([`PARTICIPANT_STATE_VECTORS_HASH`] and
-//! the others below).
+//! feature contract, `BOSS_CAPABILITY_FEATURE_DIGEST` over the capability binding. Of the vector
+//! hashes those corpora embed, the worker-store migration's is computed from its corpus file
+//! ([`worker_store::vectors_hash`]); the participant-state, transition and supervision ones are
+//! literals, as in the TypeScript core ([`PARTICIPANT_STATE_VECTORS_HASH`] and the others below).
 
 use std::sync::LazyLock;
 
-use super::{JsonObject, string_array_json};
+use super::{JsonObject, string_array_json, worker_store};
 use crate::canonical::canonical_hash_of_text;
 use crate::contract::read::{
     self, exact_record, fail, field, hex_digest, integer, member, one_of, optional_string, string,
@@ -45,11 +45,6 @@ pub const SUPERVISION_VECTOR_SCHEMA_VERSION: i64 = 1;
 /// LITERAL (as in the TypeScript core): the supervision vector corpus's hash.
 pub const SUPERVISION_VECTORS_HASH: &str =
     "6795156a761aa7fa404c06657e7ca3438a99b1a7e4d2919308379a5448e14b33";
-/// The full worker-store migration vector corpus's version.
-pub const FULL_WORKER_STORE_MIGRATION_VECTOR_VERSION: i64 = 2;
-/// LITERAL (as in the TypeScript core): the worker-store migration vector corpus's hash.
-pub const FULL_WORKER_STORE_MIGRATION_VECTORS_HASH: &str =
-    "dfc3680c3b085a0a7a53266abe309d5710a181b7831d2582998dd38e76dca2bf";
 
 /// The Boss policy semantics version the feature corpus names.
 pub const BOSS_POLICY_SEMANTICS_VERSION: i64 = 1;
@@ -198,11 +193,11 @@ impl JsonObject {
         .str("supervisionVectorsHash", SUPERVISION_VECTORS_HASH)
         .int(
             "fullWorkerStoreMigrationVectorVersion",
-            FULL_WORKER_STORE_MIGRATION_VECTOR_VERSION,
+            worker_store::vector_version(),
         )
         .str(
             "fullWorkerStoreMigrationVectorsHash",
-            FULL_WORKER_STORE_MIGRATION_VECTORS_HASH,
+            worker_store::vectors_hash(),
         )
     }
 }
@@ -640,11 +635,11 @@ pub fn constants_json() -> String {
         .str("SUPERVISION_VECTORS_HASH", SUPERVISION_VECTORS_HASH)
         .int(
             "FULL_WORKER_STORE_MIGRATION_VECTOR_VERSION",
-            FULL_WORKER_STORE_MIGRATION_VECTOR_VERSION,
+            worker_store::vector_version(),
         )
         .str(
             "FULL_WORKER_STORE_MIGRATION_VECTORS_HASH",
-            FULL_WORKER_STORE_MIGRATION_VECTORS_HASH,
+            worker_store::vectors_hash(),
         )
         .raw("BOSS_PARTICIPANT_ROLES", &roles)
         .raw("BOSS_COMMUNICATION_PROFILES", &roles)
@@ -683,6 +678,7 @@ pub fn constants_json() -> String {
         .then(s::add_constants)
         .then(p::add_constants)
         .then(w::add_constants)
+        .then(worker_store::add_constants)
         .finish()
 }
 
