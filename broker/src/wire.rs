@@ -283,12 +283,6 @@ fn contract_value(value: &Value) -> Option<agent_intercom_core::contract::Js> {
     agent_intercom_core::contract::Js::parse_json(&crate::jstext::release(&text)).ok()
 }
 
-/// `String.prototype.trim`'s notion of white space (WhiteSpace and LineTerminator), which is
-/// Unicode's White_Space without U+0085 and with U+FEFF.
-fn js_whitespace(c: char) -> bool {
-    c == '\u{feff}' || (c.is_whitespace() && c != '\u{85}')
-}
-
 /// A string of `min..=max` UTF-16 units.
 fn text_of(value: Option<&Value>, min: usize, max: usize) -> Option<&str> {
     value
@@ -397,7 +391,9 @@ fn parse_register(map: &Map<String, Value>) -> Result<Register, Rejection> {
     }
     let session_id = match map.get("sessionId") {
         None => Ok(None),
-        Some(Value::String(s)) if !s.trim_matches(js_whitespace).is_empty() && js_len(s) <= 512 => {
+        Some(Value::String(s))
+            if !agent_intercom_core::team::js_trim(s).is_empty() && js_len(s) <= 512 =>
+        {
             Ok(Some(s.clone()))
         }
         Some(_) => Err(Rejection::invalid("Invalid register sessionId")),

@@ -357,25 +357,10 @@ impl Parser<'_> {
     }
 }
 
-/// Appends `s` as a JSON string literal, escaped as `JSON.stringify` escapes it.
+/// Appends `s` as a JSON string literal, escaped as `JSON.stringify` escapes it (the core's
+/// writer).
 pub(crate) fn write_string(out: &mut String, s: &str) {
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if (c as u32) < 0x20 => {
-                let _ = write!(out, "\\u{:04x}", c as u32);
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
+    agent_intercom_core::contract::value::write_json_string(out, s);
 }
 
 /// Appends an integer as JavaScript prints a safe integer.
@@ -383,46 +368,13 @@ pub(crate) fn write_integer(out: &mut String, n: i64) {
     let _ = write!(out, "{n}");
 }
 
-/// Appends `n` as `Number.prototype.toString` (and so `JSON.stringify`) prints it.
+/// Appends `n` as `JSON.stringify` prints it: `Number.prototype.toString` (the core's), `null`
+/// for a number that is not finite.
 pub(crate) fn write_number(out: &mut String, n: f64) {
-    if !n.is_finite() {
-        out.push_str("null");
-        return;
-    }
-    if n == 0.0 {
-        out.push('0');
-        return;
-    }
-    if n < 0.0 {
-        out.push('-');
-    }
-    // `{:e}` gives the shortest digits that round-trip, as ECMAScript's Number::toString asks.
-    let sci = format!("{:e}", n.abs());
-    let (mantissa, exponent) = sci.split_once('e').unwrap_or((&sci, "0"));
-    let digits: String = mantissa.chars().filter(|c| *c != '.').collect();
-    let exponent: i32 = exponent.parse().unwrap_or(0);
-    let k = digits.len() as i32;
-    let point = exponent + 1; // ECMAScript's n: the decimal point sits after this many digits
-    if k <= point && point <= 21 {
-        out.push_str(&digits);
-        out.extend(std::iter::repeat_n('0', (point - k) as usize));
-    } else if 0 < point && point <= 21 {
-        out.push_str(&digits[..point as usize]);
-        out.push('.');
-        out.push_str(&digits[point as usize..]);
-    } else if -6 < point && point <= 0 {
-        out.push_str("0.");
-        out.extend(std::iter::repeat_n('0', (-point) as usize));
-        out.push_str(&digits);
+    if n.is_finite() {
+        out.push_str(&agent_intercom_core::contract::value::number_to_string(n));
     } else {
-        out.push_str(&digits[..1]);
-        if k > 1 {
-            out.push('.');
-            out.push_str(&digits[1..]);
-        }
-        out.push('e');
-        out.push(if point > 0 { '+' } else { '-' });
-        let _ = write!(out, "{}", (point - 1).abs());
+        out.push_str("null");
     }
 }
 

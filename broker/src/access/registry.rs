@@ -24,27 +24,9 @@ pub struct Registry {
     state: State,
 }
 
-/// What `String.prototype.trim` removes: ECMAScript white space and line terminators.
-fn is_js_space(c: char) -> bool {
-    matches!(
-        c,
-        '\u{9}'..='\u{d}'
-            | ' '
-            | '\u{a0}'
-            | '\u{1680}'
-            | '\u{2000}'..='\u{200a}'
-            | '\u{2028}'
-            | '\u{2029}'
-            | '\u{202f}'
-            | '\u{205f}'
-            | '\u{3000}'
-            | '\u{feff}'
-    )
-}
-
 /// Trimmed, non-empty, at most `max` UTF-16 units, no C0 control or DEL: `Invalid <field>`.
 fn require_text(value: &str, field: &str, max: usize) -> Result<String, AccessError> {
-    let trimmed = value.trim_matches(is_js_space);
+    let trimmed = agent_intercom_core::team::js_trim(value);
     if trimmed.is_empty()
         || trimmed.encode_utf16().count() > max
         || trimmed.chars().any(|c| c < ' ' || c == '\u{7f}')
