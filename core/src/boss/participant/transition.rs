@@ -5,13 +5,12 @@
 
 use super::{
     BLOCKED_RESUME_STATES, PARTICIPANT_STATE_TRANSITION_CONTRACT_VERSION, PARTICIPANT_STATES,
-    STALLED_RESUME_STATES, literal_integer, parse_participant_state,
+    STALLED_RESUME_STATES, json_or_null, literal_integer, parse_participant_state,
 };
 use crate::boss::{JsonObject, string_array_json};
 use crate::contract::read::{
     Read, boolean, exact_keys, exact_record, fail, field, integer, member, one_of, record, string,
 };
-use crate::contract::value::write_json_string;
 use crate::contract::{Args, Failure, Js, Out, ops};
 
 /// `PARTICIPANT_STATE_TRANSITION_EVIDENCE_KINDS`, in the TypeScript core's order.
@@ -185,28 +184,15 @@ pub fn new_generation_targets(from: &str) -> &'static [&'static str] {
 
 /// `PARTICIPANT_STATE_TRANSITION_TABLE` as JSON: every state, every target, in state order.
 pub fn transition_table_json() -> String {
-    let mut out = String::from("{");
-    for (i, from) in PARTICIPANT_STATES.iter().enumerate() {
-        if i > 0 {
-            out.push(',');
+    let mut table = JsonObject::new();
+    for from in PARTICIPANT_STATES {
+        let mut row = JsonObject::new();
+        for to in PARTICIPANT_STATES {
+            row = row.raw(to, &json_or_null(same_generation_rule(from, to)));
         }
-        write_json_string(&mut out, from);
-        out.push_str(":{");
-        for (j, to) in PARTICIPANT_STATES.iter().enumerate() {
-            if j > 0 {
-                out.push(',');
-            }
-            write_json_string(&mut out, to);
-            out.push(':');
-            match same_generation_rule(from, to) {
-                Some(kind) => write_json_string(&mut out, kind),
-                None => out.push_str("null"),
-            }
-        }
-        out.push('}');
+        table = table.raw(from, &row.finish());
     }
-    out.push('}');
-    out
+    table.finish()
 }
 
 /// `PARTICIPANT_NEW_GENERATION_TRANSITIONS` as JSON.
