@@ -1,9 +1,10 @@
-//! Runs vectors/boss-participant-state-v1.json and vectors/boss-participant-state-transition-v1.json
-//! through the core's operations by name (`contract::call_json`, what the C export calls), as the
-//! C and Node runners do. The state corpus's cases are its migration vectors, its stopping
-//! reconciliations and its health event; the transition corpus's are its transition vectors, and
-//! its two tables must be the core's. Each runner reports executed and skipped cases and fails
-//! when any case is neither (nor filtered by `AIC_VECTOR`, matched against the case id).
+//! Runs vectors/boss-participant-state-v1.json and
+//! vectors/boss-participant-state-transition-v1.json through the core's operations by name
+//! (`contract::call_json`, what the C export calls), as the C and Node runners do. The state
+//! corpus's cases are its migration vectors, its stopping reconciliations and its health event;
+//! the transition corpus's are its transition vectors, and its two tables must be the core's.
+//! Each runner reports executed and skipped cases and fails when any case is neither (nor
+//! filtered by `AIC_VECTOR`, matched against the case id).
 
 #[path = "support/contract_call.rs"]
 mod contract_call;
@@ -39,7 +40,10 @@ fn member<'a>(v: &'a Js, key: &str) -> &'a Js {
 }
 
 fn name(v: &Js) -> String {
-    member(v, "name").as_str().expect("a named vector").to_string()
+    member(v, "name")
+        .as_str()
+        .expect("a named vector")
+        .to_string()
 }
 
 /// Fails unless `got` is `want` member for member, in the same order.
@@ -75,7 +79,11 @@ fn stopping_case(v: &Js) -> Result<(), String> {
         "boss.reconcileLegacyStoppingWorker",
         &[member(v, "pending"), evidence],
     )?;
-    same("state", member(&settled, "state"), member(v, "expectedState"))?;
+    same(
+        "state",
+        member(&settled, "state"),
+        member(v, "expectedState"),
+    )?;
     same(
         "reason",
         member(&settled, "reason"),

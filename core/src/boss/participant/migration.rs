@@ -493,7 +493,10 @@ pub(super) fn check_semantics(record: &MigratedWorkerRecord, path: &str) -> Read
         if *m != Mapping::pending() || record.stopping_reconciliation.is_some() {
             return fail(
                 path,
-                "pending legacy stopping must be state-null, detail-free, read-only, and unreconciled",
+                concat!(
+                    "pending legacy stopping must be state-null, detail-free, read-only, ",
+                    "and unreconciled"
+                ),
             );
         }
         return Ok(());
@@ -679,7 +682,10 @@ mod tests {
         let pending = migrate_legacy_worker_record(&input("stopping", "null")).unwrap();
         assert_eq!(
             message(&edited(&pending, "readOnly", "false")),
-            "$: pending legacy stopping must be state-null, detail-free, read-only, and unreconciled"
+            concat!(
+                "$: pending legacy stopping must be state-null, detail-free, read-only, ",
+                "and unreconciled"
+            )
         );
         assert_eq!(
             message(&edited(&pending, "migrationStatus", "\"complete\"")),

@@ -240,7 +240,10 @@ mod tests {
             parse_stopping_reconciliation(&evidence("lost", true, t), "$")
                 .unwrap_err()
                 .to_string(),
-            "$.boundedSettleWindowExpired: must be false when direct evidence establishes a terminal outcome"
+            concat!(
+                "$.boundedSettleWindowExpired: must be false when direct evidence establishes ",
+                "a terminal outcome"
+            )
         );
         let settled = Js::parse_json(&settled.to_json()).unwrap();
         assert_eq!(

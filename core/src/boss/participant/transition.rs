@@ -49,11 +49,14 @@ const EXITS: &[(&str, &str)] = &[
     ("stopped", "stop_observed"),
 ];
 
+/// One row: the state, its own edges, whether it has [`EXITS`].
+type Row = (&'static str, &'static [(&'static str, &'static str)], bool);
+
 /// The same-generation table: for each state, its own edges (target, required evidence) and
 /// whether it also has [`EXITS`]. Every other pair is denied; in particular terminal states
 /// have no exits, paused cannot stall, and unreachable re-enters readiness only through
 /// registering.
-const SAME_GENERATION: &[(&str, &[(&str, &str)], bool)] = &[
+const SAME_GENERATION: &[Row] = &[
     (
         "provisioning",
         &[
@@ -228,7 +231,10 @@ const READINESS: &[(&str, Reader)] = &[
 
 /// Each evidence kind's members after `kind` and `evidenceId`: whether the readiness
 /// assertions come first, then its own members (read and written in this order).
-const SHAPES: &[(&str, bool, &[(&str, Reader)])] = &[
+/// One evidence kind: its name, whether it asserts readiness, its own members.
+type Shape = (&'static str, bool, &'static [(&'static str, Reader)]);
+
+const SHAPES: &[Shape] = &[
     ("state_confirmation", false, &[]),
     ("registration_started", false, &[]),
     ("readiness_reconciled", true, &[]),
