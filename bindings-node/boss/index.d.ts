@@ -1,6 +1,6 @@
 // @ctliz/agent-intercom-core/boss: the Boss run contract's wire records, broker capability
-// negotiation, participant states and worker identity (this file), and the Boss policy
-// (./policy). The names and shapes are those of the TypeScript core 0.2.0.
+// negotiation and worker identity (this file), participant state (./participant), and the Boss
+// policy (./policy). The names and shapes are those of the TypeScript core 0.2.0.
 import type { CanonicalValue } from '../canonical/index.js'
 import { ContractValidationError } from '../canonical/index.js'
 
@@ -8,6 +8,7 @@ export * from './policy.js'
 export * from './feature.js'
 export * from './vectors.js'
 export * from './worker-store.js'
+export * from './participant.js'
 
 type ParticipantBindingEpoch = number
 type BrokerGeneration = number
@@ -149,23 +150,6 @@ export interface BossControlEnvelope<TPayload extends CanonicalValue = Canonical
 }
 /** Returns `value` itself; the payload must be canonical JSON data. */
 export declare function parseBossControlEnvelope(value: unknown): BossControlEnvelope
-
-export declare const PARTICIPANT_STATES: readonly [
-  'provisioning', 'registering', 'ready', 'working', 'waiting', 'paused',
-  'stalled', 'blocked', 'failed', 'lost', 'unreachable', 'stopped',
-]
-export type ParticipantState = (typeof PARTICIPANT_STATES)[number]
-export declare const TERMINAL_PARTICIPANT_STATES: readonly ['failed', 'lost', 'stopped']
-export type TerminalParticipantState = (typeof TERMINAL_PARTICIPANT_STATES)[number]
-export declare const PARTICIPANT_HEALTH_EVENT_VERSION: 1
-export declare const WORKER_STATE_MIGRATION_CONTRACT_VERSION: 1
-export declare const LEGACY_WORKER_STORE_SCHEMA_VERSION: 1
-export declare const CANONICAL_WORKER_STORE_SCHEMA_VERSION: 2
-export declare const PARTICIPANT_STATE_TRANSITION_CONTRACT_VERSION: 1
-/** The state itself (path defaults to "$.state"). */
-export declare function parseParticipantState(value: unknown, path?: string): ParticipantState
-/** Membership only: no validation. */
-export declare function isTerminalParticipantState(state: ParticipantState): state is TerminalParticipantState
 
 export declare const WORKER_IDENTITY_VERSION: 'orc.worker-identity.v2'
 export interface OrdinaryWorkerIdentityV2 {

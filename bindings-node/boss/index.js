@@ -7,6 +7,7 @@ const policy = require('./policy.js')
 const feature = require('./feature.js')
 const vectors = require('./vectors.js')
 const workerStore = require('./worker-store.js')
+const participant = require('./participant.js')
 
 /** A capability advertisement refusal: a ContractValidationError with a denial `code`. */
 class BrokerCapabilityAdvertisementError extends ContractValidationError {
@@ -30,8 +31,6 @@ const parseBossParticipantBinding = (value) => call('boss.parseBossParticipantBi
 const parseBossParticipantCredentialEnvelope = (value) => call('boss.parseBossParticipantCredentialEnvelope', [value])
 const credentialDigest = (envelope) => call('boss.credentialDigest', [envelope])
 const parseBossControlEnvelope = (value) => call('boss.parseBossControlEnvelope', [value])
-const parseParticipantState = (value, path) => call('boss.parseParticipantState', [value, path])
-const isTerminalParticipantState = (state) => call('boss.isTerminalParticipantState', [state])
 const parseWorkerIdentityV2 = (value) => call('boss.parseWorkerIdentityV2', [value])
 const workerIdentityFromEnvironment = (value) => call('boss.workerIdentityFromEnvironment', [value])
 const parseWorkerEventIdentityV2 = (value) => call('boss.parseWorkerEventIdentityV2', [value])
@@ -52,6 +51,7 @@ module.exports = {
   ...feature,
   ...vectors,
   ...workerStore,
+  ...participant,
   INTERCOM_BASE_PROTOCOL_VERSION: C.INTERCOM_BASE_PROTOCOL_VERSION,
   BOSS_RUN_FEATURE: C.BOSS_RUN_FEATURE,
   BOSS_RUN_FEATURE_VERSION: C.BOSS_RUN_FEATURE_VERSION,
@@ -87,13 +87,6 @@ module.exports = {
   BROKER_IDENTITY_SIGNATURE_DOMAIN: C.BROKER_IDENTITY_SIGNATURE_DOMAIN,
   BROKER_PROVIDER_ATTESTATION_SIGNATURE_DOMAIN: C.BROKER_PROVIDER_ATTESTATION_SIGNATURE_DOMAIN,
   BROKER_PROTECTED_PROVIDER_ROOT: C.BROKER_PROTECTED_PROVIDER_ROOT,
-  PARTICIPANT_STATES: C.PARTICIPANT_STATES,
-  TERMINAL_PARTICIPANT_STATES: C.TERMINAL_PARTICIPANT_STATES,
-  PARTICIPANT_HEALTH_EVENT_VERSION: C.PARTICIPANT_HEALTH_EVENT_VERSION,
-  WORKER_STATE_MIGRATION_CONTRACT_VERSION: C.WORKER_STATE_MIGRATION_CONTRACT_VERSION,
-  LEGACY_WORKER_STORE_SCHEMA_VERSION: C.LEGACY_WORKER_STORE_SCHEMA_VERSION,
-  CANONICAL_WORKER_STORE_SCHEMA_VERSION: C.CANONICAL_WORKER_STORE_SCHEMA_VERSION,
-  PARTICIPANT_STATE_TRANSITION_CONTRACT_VERSION: C.PARTICIPANT_STATE_TRANSITION_CONTRACT_VERSION,
   WORKER_IDENTITY_VERSION: C.WORKER_IDENTITY_VERSION,
   BrokerCapabilityAdvertisementError,
   parseBossRunFeatureContract,
@@ -102,8 +95,6 @@ module.exports = {
   parseBossParticipantCredentialEnvelope,
   credentialDigest,
   parseBossControlEnvelope,
-  parseParticipantState,
-  isTerminalParticipantState,
   parseWorkerIdentityV2,
   workerIdentityFromEnvironment,
   parseWorkerEventIdentityV2,

@@ -1,5 +1,6 @@
 // @ctliz/agent-intercom-core/boss/vectors (also exported by ./boss): the Boss policy and
-// feature-routing corpora, and the semantics hashes of the other Boss corpora.
+// feature-routing corpora, the participant-state corpora (./participant-vectors), and the
+// semantics hashes of the other Boss corpora.
 import type {
   BossAuthorizationContext, BossControlKind, BossPolicyAction, BossPolicyPrincipal, BossPolicyRole,
   BossPolicyState,
@@ -74,12 +75,9 @@ export declare const FEATURE_ROUTING_VECTORS: readonly FeatureRoutingVector[]
 /** canonicalHash("agent-intercom-core/boss-run-v1/feature-routing-vectors", {version, vectors}). */
 export declare const FEATURE_ROUTING_SEMANTICS_HASH: string
 
-/** The semantics hashes of the participant-state, transition and supervision corpora, as the
- * feature-semantics corpus embeds them (their corpora are not carried yet). */
-export declare const PARTICIPANT_STATE_VECTOR_SCHEMA_VERSION: 1
-export declare const PARTICIPANT_STATE_VECTORS_HASH: string
-export declare const PARTICIPANT_STATE_TRANSITION_VECTOR_SCHEMA_VERSION: 1
-export declare const PARTICIPANT_STATE_TRANSITION_VECTORS_HASH: string
+export * from './participant-vectors.js'
+
+/** The semantics hash of the supervision corpus, as the feature-semantics corpus embeds it. */
 export declare const SUPERVISION_VECTOR_SCHEMA_VERSION: 1
 export declare const SUPERVISION_VECTORS_HASH: string
 

@@ -1,16 +1,17 @@
 'use strict'
 // The Boss policy and feature-routing corpora (vectors/boss-policy-v1.json and
 // vectors/feature-routing-v1.json, embedded in the core), with the semantics hashes the core
-// computes from them and bossPolicyStateForVector; the worker-store migration corpus
-// (./worker-store-vectors.js); and the semantics hashes of the other Boss corpora (participant
-// state, transitions, supervision), as the feature-semantics corpus embeds them (their corpora
-// come with issue 11). The subpath ./boss/vectors; ./boss exports the same.
+// computes from them and bossPolicyStateForVector; the participant-state corpora
+// (participant-vectors.js); the worker-store migration corpus (./worker-store-vectors.js); and
+// the semantics hash of the supervision corpus, as the feature-semantics corpus embeds it. The
+// subpath ./boss/vectors; ./boss exports the same.
 const { call, callFrozen } = require('../lib/contract.js')
 
 const policy = callFrozen('boss.policyVectors', [])
 const routing = callFrozen('boss.featureRoutingVectors', [])
 const C = require('./constants.js')
 const workerStoreVectors = require('./worker-store-vectors.js')
+const participantVectors = require('./participant-vectors.js')
 const vectors = policy.corpus.vectors
 const roleEdges = policy.corpus.roleEdgeCount
 const controlEdges = policy.corpus.controlEdgeCount
@@ -30,10 +31,7 @@ module.exports = {
   FEATURE_ROUTING_VECTOR_SCHEMA_VERSION: routing.corpus.version,
   FEATURE_ROUTING_VECTORS: routing.corpus.vectors,
   FEATURE_ROUTING_SEMANTICS_HASH: routing.semanticsHash,
-  PARTICIPANT_STATE_VECTOR_SCHEMA_VERSION: C.PARTICIPANT_STATE_VECTOR_SCHEMA_VERSION,
-  PARTICIPANT_STATE_VECTORS_HASH: C.PARTICIPANT_STATE_VECTORS_HASH,
-  PARTICIPANT_STATE_TRANSITION_VECTOR_SCHEMA_VERSION: C.PARTICIPANT_STATE_TRANSITION_VECTOR_SCHEMA_VERSION,
-  PARTICIPANT_STATE_TRANSITION_VECTORS_HASH: C.PARTICIPANT_STATE_TRANSITION_VECTORS_HASH,
+  ...participantVectors,
   SUPERVISION_VECTOR_SCHEMA_VERSION: C.SUPERVISION_VECTOR_SCHEMA_VERSION,
   SUPERVISION_VECTORS_HASH: C.SUPERVISION_VECTORS_HASH,
   ...workerStoreVectors,

@@ -3,11 +3,13 @@
 //! runners differ only in how they hand a case over. Each reports executed and skipped cases and
 //! fails when any case is neither (nor filtered by `AIC_VECTOR`, matched against the name).
 
+#[path = "support/contract_call.rs"]
+mod contract_call;
 #[path = "support/vector_filter.rs"]
 mod vector_filter;
 
 use agent_intercom_core::boss::{feature, policy};
-use agent_intercom_core::contract::{Js, call_json};
+use agent_intercom_core::contract::Js;
 use vector_filter::{Counts, Filter};
 
 fn read(name: &str) -> String {
@@ -15,26 +17,9 @@ fn read(name: &str) -> String {
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
 }
 
-/// `{"ok":true,"value":V}` → V; a failure → Err(its class). Trailing `undefined` arguments
-/// (which JSON cannot hold) are left off, as JavaScript sees a missing argument.
+/// The operation's answer, or the class of its refusal.
 fn call(op: &str, args: &[&Js]) -> Result<Js, String> {
-    let given = args
-        .iter()
-        .rposition(|a| !matches!(a, Js::Undefined))
-        .map_or(0, |last| last + 1);
-    let texts: Vec<String> = args[..given]
-        .iter()
-        .map(|a| a.to_json().expect("plain JSON arguments"))
-        .collect();
-    let answer = call_json(op, &format!("[{}]", texts.join(","))).expect("a known operation");
-    let answer = Js::parse_json(&answer).expect("the answer is JSON");
-    match answer.get("ok") {
-        Some(Js::Bool(true)) => Ok(answer.get("value").cloned().unwrap_or(Js::Undefined)),
-        _ => {
-            let error = answer.get("error").expect("a failure");
-            Err(error.get("class").map(Js::js_string).unwrap_or_default())
-        }
-    }
+    contract_call::call(op, args).map_err(|refusal| refusal.class)
 }
 
 fn text<'a>(v: &'a Js, key: &str) -> Option<&'a str> {

@@ -202,7 +202,11 @@ function retypedFacts () {
   }
   return out
 }
-const NOT_RETYPED = []
+// [file, fact]: literals that only share a fact's spelling (a health severity is not a log level).
+const NOT_RETYPED = [
+  ['bindings-node/boss/participant.d.ts', 'LogLevel "error"'],
+  ['bindings-node/boss/participant.d.ts', 'LogLevel "info"'],
+]
 
 test('no hand-written declaration types a literal that facts.d.ts holds', () => {
   const files = handWrittenDts()

@@ -86,3 +86,22 @@ type Camel<Name extends string> =
   : Name;
 export const optionKeys: Equal<keyof ScratchpadOptions, "path" | Camel<ScratchpadOptionKey>> = true;
 export const methods: Equal<Extract<keyof Scratchpad, Camel<ScratchpadOperation>>, Camel<ScratchpadOperation>> = true;
+
+import {
+  PARTICIPANT_STATE_TRANSITION_TABLE, PARTICIPANT_NEW_GENERATION_TRANSITIONS, migrateLegacyWorkerRecordV1,
+  validateParticipantStateTransition, validateParticipantHealthEventStore,
+  type MigratedWorkerRecordV2, type ParticipantStateTransitionEvidenceKind,
+} from "@ctliz/agent-intercom-core/boss";
+import {
+  PARTICIPANT_STATE_MIGRATION_VECTORS, PARTICIPANT_STATE_TRANSITION_VECTOR_CORPUS,
+} from "@ctliz/agent-intercom-core/boss/vectors";
+export function participantUsage(): boolean {
+  const rule: ParticipantStateTransitionEvidenceKind | null = PARTICIPANT_STATE_TRANSITION_TABLE.working.paused;
+  const restart: readonly ["provisioning"] = PARTICIPANT_NEW_GENERATION_TRANSITIONS.stopped;
+  const migrated: MigratedWorkerRecordV2 = migrateLegacyWorkerRecordV1(PARTICIPANT_STATE_MIGRATION_VECTORS[0]!.input);
+  const none: void = validateParticipantStateTransition(PARTICIPANT_STATE_TRANSITION_VECTOR_CORPUS.transitionVectors[0]!.input);
+  const stored = validateParticipantHealthEventStore({});
+  // @ts-expect-error no migrated record may be dispatched
+  const dispatch: true = migrated.dispatchAllowed;
+  return rule !== null && restart.length === 1 && none === undefined && dispatch && (stored.ok ? stored.value.version === 1 : true);
+}

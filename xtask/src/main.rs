@@ -162,11 +162,13 @@ fn outputs() -> Vec<(String, String)> {
     .into_iter()
     .map(|(path, content): (&str, String)| (path.to_string(), content))
     .collect();
-    // The Boss policy, feature-routing and worker-store migration corpora, embedded the same way.
+    // The Boss corpora, embedded the same way.
     for name in [
         "boss-policy-v1.json",
         "feature-routing-v1.json",
         "worker-store-migration-v2.json",
+        "boss-participant-state-v1.json",
+        "boss-participant-state-transition-v1.json",
     ] {
         let source = root().join("vectors").join(name);
         let text = std::fs::read_to_string(&source).expect("a vectors/ corpus");

@@ -4,13 +4,18 @@
 //! The three negotiated hashes are computed here from their corpora, as the TypeScript core
 //! computes them at load: `BOSS_RUN_FEATURE_SEMANTICS_HASH` over the feature-semantics corpus
 //! ([`feature_semantics_corpus_json`]), `BOSS_RUN_PROTOCOL_FEATURE_CONTRACT_HASH` over the
-//! feature contract, `BOSS_CAPABILITY_FEATURE_DIGEST` over the capability binding. Of the vector
-//! hashes those corpora embed, the worker-store migration's is computed from its corpus file
-//! ([`worker_store::vectors_hash`]); the participant-state, transition and supervision ones are
-//! literals, as in the TypeScript core ([`PARTICIPANT_STATE_VECTORS_HASH`] and the others below).
+//! feature contract, `BOSS_CAPABILITY_FEATURE_DIGEST` over the capability binding. The vector
+//! hashes those corpora embed come from their vector files where this crate has them (the
+//! participant-state and transition hashes, [`super::participant::vectors`]; the worker-store
+//! migration's, [`worker_store::vectors_hash`]); the supervision one is a literal, as in the
+//! TypeScript core.
 
 use std::sync::LazyLock;
 
+use super::participant::vectors::{
+    PARTICIPANT_STATE_TRANSITION_VECTOR_SCHEMA_VERSION, PARTICIPANT_STATE_VECTOR_SCHEMA_VERSION,
+    participant_state_transition_vectors_hash, participant_state_vectors_hash,
+};
 use super::{JsonObject, string_array_json, worker_store};
 use crate::canonical::canonical_hash_of_text;
 use crate::contract::read::{
@@ -30,16 +35,6 @@ pub const BOSS_CONTROL_ENVELOPE_VERSION: i64 = 1;
 /// The capability binding's version.
 pub const BOSS_CAPABILITY_FEATURE_CONTRACT_VERSION: i64 = 1;
 
-/// The participant-state vector corpus's schema version.
-pub const PARTICIPANT_STATE_VECTOR_SCHEMA_VERSION: i64 = 1;
-/// LITERAL (as in the TypeScript core): the participant-state vector corpus's hash.
-pub const PARTICIPANT_STATE_VECTORS_HASH: &str =
-    "0da19269f0c2befd9b22b8d146d6bd30450f3f0d64598148fd9317f36a5fc920";
-/// The participant-state transition vector corpus's schema version.
-pub const PARTICIPANT_STATE_TRANSITION_VECTOR_SCHEMA_VERSION: i64 = 1;
-/// LITERAL (as in the TypeScript core): the transition vector corpus's hash.
-pub const PARTICIPANT_STATE_TRANSITION_VECTORS_HASH: &str =
-    "143fb362364d0742df565e8a02f778a493007e799c429cec8468f38e6520c86a";
 /// The supervision vector corpus's schema version.
 pub const SUPERVISION_VECTOR_SCHEMA_VERSION: i64 = 1;
 /// LITERAL (as in the TypeScript core): the supervision vector corpus's hash.
@@ -176,7 +171,7 @@ impl JsonObject {
         )
         .str(
             "participantStateVectorsHash",
-            PARTICIPANT_STATE_VECTORS_HASH,
+            participant_state_vectors_hash(),
         )
         .int(
             "participantStateTransitionVectorSchemaVersion",
@@ -184,7 +179,7 @@ impl JsonObject {
         )
         .str(
             "participantStateTransitionVectorsHash",
-            PARTICIPANT_STATE_TRANSITION_VECTORS_HASH,
+            participant_state_transition_vectors_hash(),
         )
         .int(
             "supervisionVectorSchemaVersion",
@@ -618,7 +613,7 @@ pub fn constants_json() -> String {
         )
         .str(
             "PARTICIPANT_STATE_VECTORS_HASH",
-            PARTICIPANT_STATE_VECTORS_HASH,
+            participant_state_vectors_hash(),
         )
         .int(
             "PARTICIPANT_STATE_TRANSITION_VECTOR_SCHEMA_VERSION",
@@ -626,7 +621,7 @@ pub fn constants_json() -> String {
         )
         .str(
             "PARTICIPANT_STATE_TRANSITION_VECTORS_HASH",
-            PARTICIPANT_STATE_TRANSITION_VECTORS_HASH,
+            participant_state_transition_vectors_hash(),
         )
         .int(
             "SUPERVISION_VECTOR_SCHEMA_VERSION",
