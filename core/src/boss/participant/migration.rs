@@ -347,15 +347,20 @@ pub fn parse_migration_input(v: &Js, path: &str) -> Read<MigrationInput> {
 /// `migrateLegacyWorkerRecordV1(value)`: the frozen v1 projection. Store readers validate their
 /// own complete source record first; this never normalizes an unknown store version.
 pub fn migrate_legacy_worker_record(v: &Js) -> Read<MigratedWorkerRecord> {
-    let input = parse_migration_input(v, "$")?;
-    Ok(MigratedWorkerRecord {
+    Ok(migrate_input(&parse_migration_input(v, "$")?))
+}
+
+/// The projection of an input already parsed (the full worker-store migration reads its
+/// `worker` at `$.worker` first; parsing it again at `$` could not refuse it).
+pub fn migrate_input(input: &MigrationInput) -> MigratedWorkerRecord {
+    MigratedWorkerRecord {
         worker_id: input.worker_id.clone(),
         worker_incarnation_id: input.legacy_run_id.clone(),
         worker_generation: input.assigned_worker_generation,
         mapping: Mapping::of_legacy(input.legacy_state, input.legacy_outcome.as_deref()),
-        migration_audit: MigrationAudit::of(&input),
+        migration_audit: MigrationAudit::of(input),
         stopping_reconciliation: None,
-    })
+    }
 }
 
 fn parse_audit(v: &Js, path: &str) -> Read<MigrationAudit> {
