@@ -655,6 +655,37 @@ mod tests {
     }
 
     #[test]
+    fn each_legacy_state_maps_as_the_contract_fixes_it() {
+        let expected = [
+            ("provisioning", "null", Some("provisioning"), None),
+            ("running", "null", Some("registering"), None),
+            ("idle", "null", Some("registering"), None),
+            (
+                "needs_attention",
+                "null",
+                Some("blocked"),
+                Some("legacy_needs_attention"),
+            ),
+            ("completed", "\"done\"", Some("stopped"), None),
+            ("failed", "null", Some("failed"), Some("legacy_failed")),
+            ("failed", "\"crash\"", Some("failed"), Some("crash")),
+            ("stopped", "null", Some("stopped"), None),
+            ("lost", "null", Some("lost"), Some("legacy_lost")),
+            ("stopping", "null", None, None),
+        ];
+        for (state, outcome, canonical, reason) in expected {
+            let parsed = parse_migration_input(&input(state, outcome), "$").unwrap();
+            let record = migrate_input(&parsed);
+            assert_eq!(record.mapping.state, canonical, "{state}");
+            assert_eq!(record.mapping.reason.as_deref(), reason, "{state}");
+            let pending = record.mapping.migration_status == "pending_stopping_reconciliation";
+            assert_eq!(pending, state == "stopping", "{state}");
+            let whole = migrate_legacy_worker_record(&input(state, outcome)).unwrap();
+            assert_eq!(whole, record, "{state}");
+        }
+    }
+
+    #[test]
     fn inputs_check_generations_first() {
         let message = |v: &Js| parse_migration_input(v, "$").unwrap_err().to_string();
         let mut bad = input("idle", "null");
