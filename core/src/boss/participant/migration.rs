@@ -347,15 +347,20 @@ pub fn parse_migration_input(v: &Js, path: &str) -> Read<MigrationInput> {
 /// `migrateLegacyWorkerRecordV1(value)`: the frozen v1 projection. Store readers validate their
 /// own complete source record first; this never normalizes an unknown store version.
 pub fn migrate_legacy_worker_record(v: &Js) -> Read<MigratedWorkerRecord> {
-    let input = parse_migration_input(v, "$")?;
-    Ok(MigratedWorkerRecord {
+    Ok(migrate_input(&parse_migration_input(v, "$")?))
+}
+
+/// The projection of an input already parsed (the full worker-store migration reads its
+/// `worker` at `$.worker` first; parsing it again at `$` could not refuse it).
+pub fn migrate_input(input: &MigrationInput) -> MigratedWorkerRecord {
+    MigratedWorkerRecord {
         worker_id: input.worker_id.clone(),
         worker_incarnation_id: input.legacy_run_id.clone(),
         worker_generation: input.assigned_worker_generation,
         mapping: Mapping::of_legacy(input.legacy_state, input.legacy_outcome.as_deref()),
-        migration_audit: MigrationAudit::of(&input),
+        migration_audit: MigrationAudit::of(input),
         stopping_reconciliation: None,
-    })
+    }
 }
 
 fn parse_audit(v: &Js, path: &str) -> Read<MigrationAudit> {
@@ -647,6 +652,37 @@ mod tests {
         assert_eq!(failed.mapping.reason.as_deref(), Some("crash"));
         let lost = migrate_legacy_worker_record(&input("lost", "null")).unwrap();
         assert_eq!(lost.mapping.reason.as_deref(), Some("legacy_lost"));
+    }
+
+    #[test]
+    fn each_legacy_state_maps_as_the_contract_fixes_it() {
+        let expected = [
+            ("provisioning", "null", Some("provisioning"), None),
+            ("running", "null", Some("registering"), None),
+            ("idle", "null", Some("registering"), None),
+            (
+                "needs_attention",
+                "null",
+                Some("blocked"),
+                Some("legacy_needs_attention"),
+            ),
+            ("completed", "\"done\"", Some("stopped"), None),
+            ("failed", "null", Some("failed"), Some("legacy_failed")),
+            ("failed", "\"crash\"", Some("failed"), Some("crash")),
+            ("stopped", "null", Some("stopped"), None),
+            ("lost", "null", Some("lost"), Some("legacy_lost")),
+            ("stopping", "null", None, None),
+        ];
+        for (state, outcome, canonical, reason) in expected {
+            let parsed = parse_migration_input(&input(state, outcome), "$").unwrap();
+            let record = migrate_input(&parsed);
+            assert_eq!(record.mapping.state, canonical, "{state}");
+            assert_eq!(record.mapping.reason.as_deref(), reason, "{state}");
+            let pending = record.mapping.migration_status == "pending_stopping_reconciliation";
+            assert_eq!(pending, state == "stopping", "{state}");
+            let whole = migrate_legacy_worker_record(&input(state, outcome)).unwrap();
+            assert_eq!(whole, record, "{state}");
+        }
     }
 
     #[test]

@@ -4,7 +4,8 @@
 
 use std::collections::HashSet;
 
-use super::{JsonObject, WORKER_STORE_MANAGER_RECIPIENT_CONTEXTS, legacy::LEGACY_WORKER_STATES};
+use super::{JsonObject, WORKER_STORE_MANAGER_RECIPIENT_CONTEXTS};
+use crate::boss::participant::LEGACY_WORKER_STATES;
 use crate::boss::string_array_json;
 use crate::contract::Js;
 use crate::contract::read::{

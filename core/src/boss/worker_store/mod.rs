@@ -12,7 +12,6 @@
 //! it, and the Boss feature-semantics corpus takes it from here.
 
 mod fields;
-mod legacy;
 mod record;
 
 use std::sync::LazyLock;
@@ -26,10 +25,6 @@ use crate::contract::{Args, Failure, Js, Op, Out};
 pub use fields::{
     Adapter, CompatibilityFields, Controller, Environment, Health, Notice, OwningManagerRecipient,
     Runtime, Systemd,
-};
-pub use legacy::{
-    LEGACY_WORKER_STATES, LegacyWorkerInput, MigratedWorker, MigrationAudit, StateMapping,
-    StoppingEvidence,
 };
 pub use record::{
     FullWorkerStoreMigrationInput, PRESERVED_FIELD_GROUPS, WorkerStoreRecord,
@@ -222,45 +217,6 @@ mod tests {
 
     fn json(text: &str) -> Js {
         Js::parse_json(text).unwrap()
-    }
-
-    #[test]
-    fn each_legacy_state_maps_as_the_contract_fixes_it() {
-        let input = |state: &str, outcome: &str| {
-            json(&format!(
-                r#"{{"version":1,"sourceStoreVersion":1,"targetStoreVersion":2,"workerId":"w",
-                "legacyRunId":"r","deprecatedAgentIntercomRunId":null,"legacyState":"{state}",
-                "legacyOutcome":{outcome},"workerGenerationFloor":0,"assignedWorkerGeneration":1,
-                "migratedAt":"2026-01-01T00:00:00.000Z"}}"#
-            ))
-        };
-        let expected = [
-            ("provisioning", "null", Some("provisioning"), None),
-            ("running", "null", Some("registering"), None),
-            ("idle", "null", Some("registering"), None),
-            (
-                "needs_attention",
-                "null",
-                Some("blocked"),
-                Some("legacy_needs_attention"),
-            ),
-            ("completed", "\"done\"", Some("stopped"), None),
-            ("failed", "null", Some("failed"), Some("legacy_failed")),
-            ("failed", "\"crash\"", Some("failed"), Some("crash")),
-            ("stopped", "null", Some("stopped"), None),
-            ("lost", "null", Some("lost"), Some("legacy_lost")),
-            ("stopping", "null", None, None),
-        ];
-        for (state, outcome, canonical, reason) in expected {
-            let parsed = legacy::parse_legacy_input(&input(state, outcome), "$").unwrap();
-            let worker = legacy::migrate_legacy_worker(&parsed);
-            assert_eq!(worker.mapping.state, canonical, "{state}");
-            assert_eq!(worker.mapping.reason.as_deref(), reason, "{state}");
-            assert_eq!(worker.mapping.pending, state == "stopping", "{state}");
-            // What the migration writes, its own reader accepts.
-            let reread = legacy::parse_migrated_worker(&json(&worker.to_json()), "$").unwrap();
-            assert_eq!(reread, worker, "{state}");
-        }
     }
 
     #[test]

@@ -8,11 +8,11 @@
 //! `$compatibility.<group>...`, as in the TypeScript core), then rebuilds the record.
 
 use super::fields::{CompatibilityFields, parse_compatibility_fields};
-use super::legacy::{
-    LegacyWorkerInput, MigratedWorker, migrate_legacy_worker, parse_legacy_input,
-    parse_migrated_worker,
-};
 use super::{FULL_WORKER_STORE_MIGRATION_VERSION, FULL_WORKER_STORE_V2_RECORD_VERSION, JsonObject};
+use crate::boss::participant::migration::{
+    MigratedWorkerRecord, MigrationInput, migrate_input, parse_migrated_record,
+    parse_migration_input,
+};
 use crate::boss::string_array_json;
 use crate::contract::Js;
 use crate::contract::read::{
@@ -70,7 +70,7 @@ pub const PRESERVED_FIELD_GROUPS: &[&str] = &[
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FullWorkerStoreMigrationInput {
     /// `worker`.
-    pub worker: LegacyWorkerInput,
+    pub worker: MigrationInput,
     /// The seven groups.
     pub fields: CompatibilityFields,
 }
@@ -79,7 +79,7 @@ pub struct FullWorkerStoreMigrationInput {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct WorkerStoreRecord {
     /// `worker`.
-    pub worker: MigratedWorker,
+    pub worker: MigratedWorkerRecord,
     /// The groups (the environment's incarnation is the worker's).
     pub fields: CompatibilityFields,
 }
@@ -99,7 +99,7 @@ pub fn parse_full_worker_store_migration_input(v: &Js) -> Read<FullWorkerStoreMi
             format!("unsupported version: {}", version.js_string()),
         );
     }
-    let worker = parse_legacy_input(field(v, "worker"), "$.worker")?;
+    let worker = parse_migration_input(field(v, "worker"), "$.worker")?;
     let fields = parse_compatibility_fields(v, "$")?;
     if fields.environment.worker_id != worker.worker_id {
         return fail(
@@ -126,7 +126,7 @@ pub fn parse_full_worker_store_migration_input(v: &Js) -> Read<FullWorkerStoreMi
 pub fn migrate_full_worker_store(v: &Js) -> Read<WorkerStoreRecord> {
     let input = parse_full_worker_store_migration_input(v)?;
     Ok(WorkerStoreRecord {
-        worker: migrate_legacy_worker(&input.worker),
+        worker: migrate_input(&input.worker),
         fields: input.fields,
     })
 }
@@ -138,7 +138,7 @@ fn unbind(
     key: &str,
     required: &[&str],
     optional: &[&str],
-    worker: &MigratedWorker,
+    worker: &MigratedWorkerRecord,
 ) -> Read<Js> {
     let path = member("$", key);
     let surface = field(v, key);
@@ -154,7 +154,7 @@ fn unbind(
         &member(&path, "workerGeneration"),
         1,
     )?;
-    if incarnation != worker.incarnation || generation != worker.generation {
+    if incarnation != worker.worker_incarnation_id || generation != worker.worker_generation {
         return fail(
             &path,
             "must bind the migrated worker incarnation and generation",
@@ -179,7 +179,7 @@ pub fn parse_worker_store_record(v: &Js) -> Read<WorkerStoreRecord> {
             format!("unsupported version: {}", version.js_string()),
         );
     }
-    let worker = parse_migrated_worker(field(v, "worker"), "$.worker")?;
+    let worker = parse_migrated_record(field(v, "worker"), "$.worker")?;
 
     let env = field(v, "environment");
     exact_record(env, ENVIRONMENT_KEYS, &["workspacePath"], "$.environment")?;
@@ -190,15 +190,15 @@ pub fn parse_worker_store_record(v: &Js) -> Read<WorkerStoreRecord> {
     let alias = read("AGENT_INTERCOM_RUN_ID")?;
     let workspace = optional_string(field(env, "workspacePath"), "$.environment.workspacePath")?;
     if env_worker != worker.worker_id
-        || env_incarnation != worker.incarnation
-        || env_generation != worker.generation.to_string()
+        || env_incarnation != worker.worker_incarnation_id
+        || env_generation != worker.worker_generation.to_string()
     {
         return fail(
             "$.environment",
             "must match the migrated worker identity without Boss metadata",
         );
     }
-    if alias != worker.incarnation {
+    if alias != worker.worker_incarnation_id {
         return fail(
             "$.environment.AGENT_INTERCOM_RUN_ID",
             "must remain a byte-for-byte alias of workerIncarnationId during the v2 rollout",
@@ -219,7 +219,7 @@ pub fn parse_worker_store_record(v: &Js) -> Read<WorkerStoreRecord> {
     };
     if !is_text(
         field(&health, "originalLegacyState"),
-        worker.audit.original_state,
+        worker.migration_audit.original_state,
     ) || !projected
     {
         return fail(
@@ -259,7 +259,10 @@ pub fn parse_worker_store_record(v: &Js) -> Read<WorkerStoreRecord> {
 
     let mut environment = vec![
         ("AGENT_INTERCOM_WORKER_ID", Js::str(&worker.worker_id)),
-        ("AGENT_INTERCOM_RUN_ID", Js::str(&worker.incarnation)),
+        (
+            "AGENT_INTERCOM_RUN_ID",
+            Js::str(&worker.worker_incarnation_id),
+        ),
     ];
     if let Some(path) = workspace {
         environment.push(("workspacePath", Js::str(path)));
@@ -353,18 +356,21 @@ impl WorkerStoreRecord {
         let w = &self.worker;
         let f = &self.fields;
         let bound = |o: JsonObject| {
-            o.str("workerIncarnationId", &w.incarnation)
-                .int("workerGeneration", w.generation)
+            o.str("workerIncarnationId", &w.worker_incarnation_id)
+                .int("workerGeneration", w.worker_generation)
                 .finish()
         };
         let environment = JsonObject::new()
             .str("AGENT_INTERCOM_WORKER_ID", &w.worker_id)
-            .str("AGENT_INTERCOM_WORKER_INCARNATION_ID", &w.incarnation)
+            .str(
+                "AGENT_INTERCOM_WORKER_INCARNATION_ID",
+                &w.worker_incarnation_id,
+            )
             .str(
                 "AGENT_INTERCOM_WORKER_GENERATION",
-                &w.generation.to_string(),
+                &w.worker_generation.to_string(),
             )
-            .str("AGENT_INTERCOM_RUN_ID", &w.incarnation)
+            .str("AGENT_INTERCOM_RUN_ID", &w.worker_incarnation_id)
             .opt_str("workspacePath", f.environment.workspace_path.as_deref())
             .finish();
         let health = JsonObject::new()
