@@ -7,6 +7,8 @@ import { ContractValidationError } from '../canonical/index.js'
 export * from './policy.js'
 export * from './feature.js'
 export * from './vectors.js'
+export * from './credential.js'
+export * from './authority.js'
 
 type ParticipantBindingEpoch = number
 type BrokerGeneration = number
