@@ -529,7 +529,10 @@ mod tests {
                     r#""proposed":{"participantBindingEpoch":4}"#
                 )
             ),
-            "$.proposed.participantBindingEpoch: must monotonically increase participantBindingEpoch"
+            concat!(
+                "$.proposed.participantBindingEpoch: ",
+                "must monotonically increase participantBindingEpoch"
+            )
         );
         assert_eq!(
             message(
@@ -564,7 +567,8 @@ mod tests {
     fn requests_check_their_payload() {
         let request = |operation: &str, payload: &str| {
             format!(
-                r#"{{"version":"boss.authority-request.v1","operation":"{operation}","requestId":"r",
+                r#"{{"version":"boss.authority-request.v1","operation":"{operation}",
+                "requestId":"r",
                 "idempotencyKey":"k","authorityTransitionId":"t","expectedBrokerRevision":0,
                 "payload":{payload}}}"#
             )
@@ -585,7 +589,8 @@ mod tests {
                 check_transition_request,
                 &request(
                     "prepare",
-                    r#"{"requestedOperation":"controller_takeover","target":{"bossRunId":"r"},"prior":{"controllerGeneration":1}}"#
+                    r#"{"requestedOperation":"controller_takeover","target":{"bossRunId":"r"},
+                    "prior":{"controllerGeneration":1}}"#
                 )
             ),
             "$.payload.target.controllerPrincipalId: is required for controller_takeover"

@@ -479,7 +479,10 @@ mod tests {
     fn the_decision_window_and_its_codes() {
         assert_eq!(
             decide(&record(""), T1),
-            r#"{"ok":true,"value":{"accepted":true,"credentialId":"cred-1","auditEventId":"audit-1"}}"#
+            concat!(
+                r#"{"ok":true,"value":{"accepted":true,"credentialId":"cred-1","#,
+                r#""auditEventId":"audit-1"}}"#
+            )
         );
         assert!(decide(&record(""), T0).contains(r#""accepted":true"#));
         assert!(decide(&record(""), "2026-07-28T11:59:59.999Z").contains("NOT_YET_VALID"));
@@ -522,7 +525,8 @@ mod tests {
     #[test]
     fn audit_events_are_fresh_and_ordered() {
         let event = format!(
-            r#"{{"occurredAt":"{T1}","authorityTransitionId":"t-1","version":"boss.credential-audit-event.v1",
+            r#"{{"occurredAt":"{T1}","authorityTransitionId":"t-1",
+            "version":"boss.credential-audit-event.v1",
             "eventId":"e","credentialId":"c","credentialKind":"reconnect","bossRunId":"r",
             "participantId":"p","presentedBindingEpoch":3,"operation":"rotate","outcome":"accepted",
             "nonceDigest":"{}"}}"#,
