@@ -9,6 +9,8 @@ export * from './feature.js'
 export * from './vectors.js'
 export * from './worker-store.js'
 export * from './participant.js'
+export * from './credential.js'
+export * from './authority.js'
 
 type ParticipantBindingEpoch = number
 type BrokerGeneration = number

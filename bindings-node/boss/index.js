@@ -8,6 +8,8 @@ const feature = require('./feature.js')
 const vectors = require('./vectors.js')
 const workerStore = require('./worker-store.js')
 const participant = require('./participant.js')
+const credential = require('./credential.js')
+const authority = require('./authority.js')
 
 /** A capability advertisement refusal: a ContractValidationError with a denial `code`. */
 class BrokerCapabilityAdvertisementError extends ContractValidationError {
@@ -52,6 +54,8 @@ module.exports = {
   ...vectors,
   ...workerStore,
   ...participant,
+  ...credential,
+  ...authority,
   INTERCOM_BASE_PROTOCOL_VERSION: C.INTERCOM_BASE_PROTOCOL_VERSION,
   BOSS_RUN_FEATURE: C.BOSS_RUN_FEATURE,
   BOSS_RUN_FEATURE_VERSION: C.BOSS_RUN_FEATURE_VERSION,

@@ -4,10 +4,13 @@
 //! Every rule reaches Node and C as a named contract operation (`boss.<function>`, see
 //! [`crate::contract`]); the modules here hold the rules and their constants once.
 
+pub mod authority;
+pub mod credential;
 pub mod feature;
 pub mod participant;
 pub mod policy;
 pub mod service;
+pub mod store;
 pub mod wire;
 pub mod worker;
 pub mod worker_store;

@@ -576,7 +576,7 @@ fn parse_control_envelope(a: Args<'_>) -> Result<Out, Failure> {
 /// Every constant of `./boss` that this crate owns, as one JSON object (read once by the
 /// Node module at load).
 pub fn constants_json() -> String {
-    use super::{participant as p, service as s, worker as w};
+    use super::{authority as a, credential as c, participant as p, service as s, worker as w};
     let roles = string_array_json(BOSS_PARTICIPANT_ROLES);
     JsonObject::new()
         .int(
@@ -674,6 +674,8 @@ pub fn constants_json() -> String {
         .then(p::add_constants)
         .then(w::add_constants)
         .then(worker_store::add_constants)
+        .then(c::add_constants)
+        .then(a::add_constants)
         .finish()
 }
 

@@ -156,7 +156,7 @@ impl fmt::Debug for Op {
 }
 
 /// Every module's operations.
-fn modules() -> [&'static [Op]; 11] {
+fn modules() -> [&'static [Op]; 13] {
     use crate::boss;
     [
         ops::OPS,
@@ -170,6 +170,8 @@ fn modules() -> [&'static [Op]; 11] {
         boss::participant::OPS,
         boss::worker::OPS,
         boss::worker_store::OPS,
+        boss::credential::OPS,
+        boss::authority::OPS,
     ]
 }
 

@@ -3,9 +3,8 @@
 // adapter uses, every type name the adapters import (the 33 of core-parity-inventory.md §2,
 // checked against pi's and claude's imports) and every runtime name (as values: a name declared
 // only as a type fails). Users: pi, claude, codex, orch(estrator); "(test)" = only its tests.
-// The orchestrator's authority-transition records, verifyProtectedBrokerIdentity and the two
-// signing-bytes functions are issue 11's work and are listed in orchestrator.mts, which is not
-// compiled yet.
+// The orchestrator's verifyProtectedBrokerIdentity and the two signing-bytes functions are
+// issue 11's work and are listed in orchestrator.mts, which is not compiled yet.
 
 // ---- types ----
 // "." (claude)
@@ -46,6 +45,8 @@ import type {
   BrokerPeerExpectation, // orch
   BrokerProviderAttestation, // orch
   ObservedBrokerPeer, // orch
+  AuthorityTransitionEpochs, AuthorityTransitionEvent, AuthorityTransitionOperation, // orch
+  AuthorityTransitionRecord, AuthorityTransitionRequest, // orch
 } from "@ctliz/agent-intercom-core/boss";
 
 export type AdapterTypes = [
@@ -57,6 +58,8 @@ export type AdapterTypes = [
   BossPrivatePrincipal, BossRunFeatureContract, BossWorkerIdentityV2, BrokerCapabilityAdvertisement,
   FeatureAwareAuthorizationDecision, FeatureAwarePolicyState, OrdinaryFeatureRegistration, ParticipantState,
   
+  AuthorityTransitionEpochs, AuthorityTransitionEvent, AuthorityTransitionOperation,
+  AuthorityTransitionRecord, AuthorityTransitionRequest,
   BossRunAuthorityIdentity, BrokerIdentityRecord, BrokerIdentityVerificationContext,
   BrokerPeerExpectation, BrokerProviderAttestation, ObservedBrokerPeer,
 ];
@@ -99,6 +102,7 @@ import {
   
   parseBossRunAuthorityIdentity, parseBrokerCompatibilityRequest, parseBrokerIdentityRecord,
   parseBrokerPeerExpectation, parseObservedBrokerPeer, authorizeBrokerPeer, 
+  parseAuthorityTransitionRecord, parseAuthorityTransitionEvent, parseAuthorityTransitionRequest,
   // imported only by tests
   AUTHORITY_EVENT_VERSION, AUTHORITY_REQUEST_VERSION, AUTHORITY_TRANSITION_VERSION,
   BOSS_RUN_AUTHORITY_IDENTITY_VERSION, BROKER_IDENTITY_RECORD_VERSION, BROKER_PROVIDER_ATTESTATION_VERSION,
@@ -129,6 +133,7 @@ export const adapterValues: readonly unknown[] = [
   
   parseBossRunAuthorityIdentity, parseBrokerCompatibilityRequest, parseBrokerIdentityRecord,
   parseBrokerPeerExpectation, parseObservedBrokerPeer, authorizeBrokerPeer, 
+  parseAuthorityTransitionRecord, parseAuthorityTransitionEvent, parseAuthorityTransitionRequest,
   AUTHORITY_EVENT_VERSION, AUTHORITY_REQUEST_VERSION, AUTHORITY_TRANSITION_VERSION,
   BOSS_RUN_AUTHORITY_IDENTITY_VERSION, BROKER_IDENTITY_RECORD_VERSION, BROKER_PROVIDER_ATTESTATION_VERSION,
   BOSS_CONTROL_TYPES,
