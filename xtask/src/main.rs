@@ -163,7 +163,11 @@ fn outputs() -> Vec<(String, String)> {
     .map(|(path, content): (&str, String)| (path.to_string(), content))
     .collect();
     // The Boss policy and feature-routing corpora, embedded the same way.
-    for name in ["boss-policy-v1.json", "feature-routing-v1.json"] {
+    for name in [
+        "boss-policy-v1.json",
+        "feature-routing-v1.json",
+        "orc-supervision-v1.json",
+    ] {
         let source = root().join("vectors").join(name);
         let text = std::fs::read_to_string(&source).expect("a vectors/ corpus");
         files.push((format!("core/data/{name}"), text));

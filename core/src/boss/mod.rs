@@ -8,6 +8,7 @@ pub mod feature;
 pub mod participant;
 pub mod policy;
 pub mod service;
+pub mod supervision;
 pub mod wire;
 pub mod worker;
 

@@ -4,13 +4,15 @@
 //! The three negotiated hashes are computed here from their corpora, as the TypeScript core
 //! computes them at load: `BOSS_RUN_FEATURE_SEMANTICS_HASH` over the feature-semantics corpus
 //! ([`feature_semantics_corpus_json`]), `BOSS_RUN_PROTOCOL_FEATURE_CONTRACT_HASH` over the
-//! feature contract, `BOSS_CAPABILITY_FEATURE_DIGEST` over the capability binding. The vector
-//! hashes those corpora embed (participant state, transitions, supervision, worker-store
-//! migration) are literals in the TypeScript core too ([`PARTICIPANT_STATE_VECTORS_HASH`] and
-//! the others below).
+//! feature contract, `BOSS_CAPABILITY_FEATURE_DIGEST` over the capability binding. Of the vector
+//! hashes those corpora embed, the supervision one is computed from its corpus
+//! ([`crate::boss::supervision::vectors`]); the participant-state, transition and worker-store
+//! ones are literals here, as in the TypeScript core ([`PARTICIPANT_STATE_VECTORS_HASH`] and the
+//! others below).
 
 use std::sync::LazyLock;
 
+use super::supervision::vectors as supervision;
 use super::{JsonObject, string_array_json};
 use crate::canonical::canonical_hash_of_text;
 use crate::contract::read::{
@@ -40,11 +42,6 @@ pub const PARTICIPANT_STATE_TRANSITION_VECTOR_SCHEMA_VERSION: i64 = 1;
 /// LITERAL (as in the TypeScript core): the transition vector corpus's hash.
 pub const PARTICIPANT_STATE_TRANSITION_VECTORS_HASH: &str =
     "143fb362364d0742df565e8a02f778a493007e799c429cec8468f38e6520c86a";
-/// The supervision vector corpus's schema version.
-pub const SUPERVISION_VECTOR_SCHEMA_VERSION: i64 = 1;
-/// LITERAL (as in the TypeScript core): the supervision vector corpus's hash.
-pub const SUPERVISION_VECTORS_HASH: &str =
-    "6795156a761aa7fa404c06657e7ca3438a99b1a7e4d2919308379a5448e14b33";
 /// The full worker-store migration vector corpus's version.
 pub const FULL_WORKER_STORE_MIGRATION_VECTOR_VERSION: i64 = 2;
 /// LITERAL (as in the TypeScript core): the worker-store migration vector corpus's hash.
@@ -193,9 +190,9 @@ impl JsonObject {
         )
         .int(
             "supervisionVectorSchemaVersion",
-            SUPERVISION_VECTOR_SCHEMA_VERSION,
+            supervision::SCHEMA_VERSION,
         )
-        .str("supervisionVectorsHash", SUPERVISION_VECTORS_HASH)
+        .str("supervisionVectorsHash", supervision::vectors_hash())
         .int(
             "fullWorkerStoreMigrationVectorVersion",
             FULL_WORKER_STORE_MIGRATION_VECTOR_VERSION,
@@ -604,11 +601,6 @@ pub fn constants_json() -> String {
             PARTICIPANT_STATE_TRANSITION_VECTORS_HASH,
         )
         .int(
-            "SUPERVISION_VECTOR_SCHEMA_VERSION",
-            SUPERVISION_VECTOR_SCHEMA_VERSION,
-        )
-        .str("SUPERVISION_VECTORS_HASH", SUPERVISION_VECTORS_HASH)
-        .int(
             "FULL_WORKER_STORE_MIGRATION_VECTOR_VERSION",
             FULL_WORKER_STORE_MIGRATION_VECTOR_VERSION,
         )
@@ -653,6 +645,7 @@ pub fn constants_json() -> String {
         .then(s::add_constants)
         .then(p::add_constants)
         .then(w::add_constants)
+        .then(crate::boss::supervision::add_constants)
         .finish()
 }
 
