@@ -1,15 +1,16 @@
 'use strict'
 // The Boss policy and feature-routing corpora (vectors/boss-policy-v1.json and
 // vectors/feature-routing-v1.json, embedded in the core), with the semantics hashes the core
-// computes from them and bossPolicyStateForVector; and the semantics hashes of the other Boss
+// computes from them and bossPolicyStateForVector; the semantics hashes of the other Boss
 // corpora (participant state, transitions, supervision, worker store), as the feature-semantics
-// corpus embeds them (their corpora come with issue 11). The subpath ./boss/vectors; ./boss
-// exports the same.
+// corpus embeds them; and the supervision corpus itself (./supervision-vectors.js). The subpath
+// ./boss/vectors; ./boss exports the same.
 const { call, callFrozen } = require('../lib/contract.js')
 
 const policy = callFrozen('boss.policyVectors', [])
 const routing = callFrozen('boss.featureRoutingVectors', [])
 const C = require('./constants.js')
+const supervision = require('./supervision-vectors.js')
 const vectors = policy.corpus.vectors
 const roleEdges = policy.corpus.roleEdgeCount
 const controlEdges = policy.corpus.controlEdgeCount
@@ -37,4 +38,5 @@ module.exports = {
   SUPERVISION_VECTORS_HASH: C.SUPERVISION_VECTORS_HASH,
   FULL_WORKER_STORE_MIGRATION_VECTOR_VERSION: C.FULL_WORKER_STORE_MIGRATION_VECTOR_VERSION,
   FULL_WORKER_STORE_MIGRATION_VECTORS_HASH: C.FULL_WORKER_STORE_MIGRATION_VECTORS_HASH,
+  ...supervision,
 }
