@@ -5,6 +5,8 @@ import type {
   BossPolicyState,
 } from './policy.js'
 
+export * from './supervision-vectors.js'
+
 export declare const BOSS_POLICY_VECTOR_SCHEMA_VERSION: 1
 
 export interface BossPolicyVector {
@@ -75,7 +77,8 @@ export declare const FEATURE_ROUTING_VECTORS: readonly FeatureRoutingVector[]
 export declare const FEATURE_ROUTING_SEMANTICS_HASH: string
 
 /** The semantics hashes of the participant-state, transition, supervision and worker-store
- * corpora, as the feature-semantics corpus embeds them (their corpora are not carried yet). */
+ * corpora, as the feature-semantics corpus embeds them (the supervision one is computed from
+ * its corpus, ./supervision-vectors.js). */
 export declare const PARTICIPANT_STATE_VECTOR_SCHEMA_VERSION: 1
 export declare const PARTICIPANT_STATE_VECTORS_HASH: string
 export declare const PARTICIPANT_STATE_TRANSITION_VECTOR_SCHEMA_VERSION: 1

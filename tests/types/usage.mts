@@ -86,3 +86,16 @@ type Camel<Name extends string> =
   : Name;
 export const optionKeys: Equal<keyof ScratchpadOptions, "path" | Camel<ScratchpadOptionKey>> = true;
 export const methods: Equal<Extract<keyof Scratchpad, Camel<ScratchpadOperation>>, Camel<ScratchpadOperation>> = true;
+
+// Supervision (./boss and its corpus in ./boss/vectors): parsers answer the TypeScript record
+// types, the ACL a decision union, the store gates a StoreValidationResult.
+import {
+  authorizeSupervisorSubscription, parseLifecycleSubscription, validateLifecycleSubscriptionStore,
+  type LifecycleSubscriptionRecord, type SupervisorAuthorizationDecision,
+} from "@ctliz/agent-intercom-core/boss";
+import { MANAGER_WORKER_SUBSCRIPTION_VECTOR, SUPERVISOR_ACL_VECTORS, stateForSupervisorAclVector } from "@ctliz/agent-intercom-core/boss/vectors";
+export const subscription: LifecycleSubscriptionRecord = parseLifecycleSubscription(MANAGER_WORKER_SUBSCRIPTION_VECTOR);
+export const supervisorDecision: SupervisorAuthorizationDecision =
+  authorizeSupervisorSubscription(stateForSupervisorAclVector(), SUPERVISOR_ACL_VECTORS[0].request);
+const storedSubscription = validateLifecycleSubscriptionStore(subscription);
+export const storedId: string = storedSubscription.ok ? storedSubscription.value.subscriptionId : storedSubscription.message;
