@@ -536,7 +536,8 @@ mod tests {
     );
     const REQUEST: &str = concat!(
         r#"{"actorPrincipalId":"o","actorBindingEpoch":1,"actorBindingGeneration":1,"#,
-        r#""target":{"kind":"worker","workerId":"w","workerGeneration":2},"followReplacement":false}"#
+        r#""target":{"kind":"worker","workerId":"w","workerGeneration":2},"#,
+        r#""followReplacement":false}"#
     );
 
     #[test]

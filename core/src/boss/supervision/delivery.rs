@@ -323,7 +323,10 @@ pub fn check_delivery_group_record(v: &Js) -> Read<()> {
         {
             return fail(
                 "$",
-                "a migrated old group requires sealed membership, successor, and authority transition only",
+                concat!(
+                    "a migrated old group requires sealed membership, ",
+                    "successor, and authority transition only"
+                ),
             );
         }
     } else if successor.is_some() {
@@ -532,7 +535,10 @@ pub fn check_delivery_claim_record(v: &Js) -> Read<()> {
     if has_insertion && (ledger.is_none() || inserted.is_none() || !has_attempt) {
         return fail(
             "$",
-            "target ledger and insertion timestamp require deliveryAttemptedAt and must be present together",
+            concat!(
+                "target ledger and insertion timestamp require ",
+                "deliveryAttemptedAt and must be present together"
+            ),
         );
     }
     if state == "reserved" && (has_attempt || has_insertion) {
@@ -676,8 +682,9 @@ mod tests {
             js(&format!(
                 concat!(
                     r#"{{"recipientPrincipalId":"m","recipientBindingEpoch":1,"#,
-                    r#""sourceAuthorityId":{{"kind":"controller","bossRunId":"r","controllerGeneration":1}},"#,
-                    r#""sourceEventId":"e","workerId":"w","workerGeneration":1,"transitionId":"t","#,
+                    r#""sourceAuthorityId":{{"kind":"controller","bossRunId":"r","#,
+                    r#""controllerGeneration":1}},"sourceEventId":"e","workerId":"w","#,
+                    r#""workerGeneration":1,"transitionId":"t","#,
                     r#""transitionVersion":1{}}}"#
                 ),
                 run
@@ -693,7 +700,10 @@ mod tests {
             parse_delivery_equivalence_key(&key(r#","bossRunId":"x""#), "$")
                 .unwrap_err()
                 .message(),
-            "$.sourceAuthorityId.bossRunId: must exactly match bossRunId for a controller source authority"
+            concat!(
+                "$.sourceAuthorityId.bossRunId: must exactly ",
+                "match bossRunId for a controller source authority"
+            )
         );
         assert_eq!(
             delivery_group_id(&key(r#","bossRunId":"r""#))

@@ -214,7 +214,10 @@ pub fn parse_external_wait_lease_with(v: &Js, max: &Js) -> Read<Js> {
     if !b.ordered(bound) {
         return fail(
             "$.maxUntil",
-            "must satisfy startedAt <= renewBy <= maxUntil <= min(configured ceiling, hard worker lease, MaxRuntime)",
+            concat!(
+                "must satisfy startedAt <= renewBy <= maxUntil <= ",
+                "min(configured ceiling, hard worker lease, MaxRuntime)"
+            ),
         );
     }
     let wake = optional_timestamp(field(v, "expectedWakeAt"), "$.expectedWakeAt")?;

@@ -619,7 +619,10 @@ fn link(entry: &Js, path: &str, who: &Subscriber) -> Read<Js> {
     if receipt.is_some() && !matching_receipt {
         return fail(
             &in_evidence("receipt"),
-            "must exactly match the delivered current claim and authenticated inserted-ledger evidence",
+            concat!(
+                "must exactly match the delivered current claim ",
+                "and authenticated inserted-ledger evidence"
+            ),
         );
     }
     let time = |v: &Js, key: &str| millis(text(v, key).expect("a parsed timestamp"));
@@ -671,7 +674,10 @@ fn link(entry: &Js, path: &str, who: &Subscriber) -> Read<Js> {
         if !proved_absent || receipt.is_some() || ack.is_some() {
             return fail(
                 &evidence_path,
-                "migration requires an unclaimed pending group, authenticated absent ledger, and a matching fully drained barrier",
+                concat!(
+                    "migration requires an unclaimed pending group, authenticated ",
+                    "absent ledger, and a matching fully drained barrier"
+                ),
             );
         }
         if successor_id != Some(delivery_group_id(successor_key)?.as_str()) {
@@ -849,7 +855,10 @@ pub fn parse_subscriber_rebind_migration(v: &Js) -> Read<Js> {
     if links.iter().any(|l| authenticated(l) > millis(created)) {
         return fail(
             "$.deliveryGroups",
-            "authoritative link evidence must be authenticated before the migration record is created",
+            concat!(
+                "authoritative link evidence must be authenticated ",
+                "before the migration record is created"
+            ),
         );
     }
     let blocked = links.iter().any(|l| disposition(l) == "blocked_ambiguous");

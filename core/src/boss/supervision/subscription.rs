@@ -175,7 +175,10 @@ pub fn parse_lifecycle_subscription(v: &Js) -> Read<Js> {
     if (inactive && !complete) || (!inactive && any) {
         return fail(
             "$.predicates",
-            "inactive_for requires inactivityMode, inactiveAfterMs, and activityBasis, which are forbidden otherwise",
+            concat!(
+                "inactive_for requires inactivityMode, inactiveAfterMs, ",
+                "and activityBasis, which are forbidden otherwise"
+            ),
         );
     }
     let target = parse_lifecycle_target(field(v, "target"), "$.target")?;
@@ -506,7 +509,8 @@ mod tests {
     #[test]
     fn edge_keys_hash_to_the_published_transition_ids() {
         let edge = js(concat!(
-            r#"{"workerId":"worker-a","workerGeneration":7,"inactivityEpochId":"inactive-epoch-1","#,
+            r#"{"workerId":"worker-a","workerGeneration":7,"#,
+            r#""inactivityEpochId":"inactive-epoch-1","#,
             r#""inactivityMode":"smart","activityBasis":"meaningful","inactiveAfterMs":60000,"#,
             r#""dueAt":"2026-07-28T12:01:00.000Z"}"#
         ));
