@@ -3,6 +3,10 @@
 //! arguments (JSON pointers into the file) and the TypeScript core's outcome. Reports executed
 //! and skipped cases, fails when any case is neither (nor filtered by `AIC_VECTOR`, matched
 //! against the case id), and checks that the file hashes to `SUPERVISION_VECTORS_HASH`.
+//!
+//! Then core/tests/data/supervision_cases.json: 1,656 edits of the corpus's records (members
+//! deleted or replaced, migration evidence re-signed), each with the TypeScript core's outcome
+//! (see core/tests/data/gen-supervision-cases.mjs for the format).
 
 #[path = "support/vector_filter.rs"]
 mod vector_filter;
@@ -12,12 +16,13 @@ use agent_intercom_core::canonical::canonical_json_of_text;
 use agent_intercom_core::contract::{Js, call_json};
 use vector_filter::{Counts, Filter};
 
-fn read() -> String {
-    let path = format!(
-        "{}/../vectors/orc-supervision-v1.json",
-        env!("CARGO_MANIFEST_DIR")
-    );
+fn read_path(relative: &str) -> String {
+    let path = format!("{}/{relative}", env!("CARGO_MANIFEST_DIR"));
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+fn read() -> String {
+    read_path("../vectors/orc-supervision-v1.json")
 }
 
 /// The value a JSON pointer (`/a/0/b`) names in the document.
@@ -43,9 +48,8 @@ fn text<'a>(v: &'a Js, key: &str) -> Option<&'a str> {
     v.get(key).and_then(Js::as_str)
 }
 
-/// Runs one case; `Err` says how its outcome differed from the TypeScript core's.
+/// Runs one case of the corpus file; `Err` says how its outcome differed.
 fn case(doc: &Js, c: &Js) -> Result<(), String> {
-    let op = text(c, "op").expect("an op");
     let Some(Js::Array(pointers)) = c.get("args") else {
         panic!("no args")
     };
@@ -55,6 +59,12 @@ fn case(doc: &Js, c: &Js) -> Result<(), String> {
         .flatten()
         .map(|p| at(doc, p.as_str().expect("a pointer")))
         .collect();
+    check(c, &args)
+}
+
+/// Calls the case's operation with `args` and compares the answer with its outcome.
+fn check(c: &Js, args: &[&Js]) -> Result<(), String> {
+    let op = text(c, "op").expect("an op");
     let texts: Vec<String> = args.iter().map(|a| a.to_json().unwrap()).collect();
     let answer = call_json(op, &format!("[{}]", texts.join(","))).expect("a known operation");
     let answer = Js::parse_json(&answer).expect("the answer is JSON");
@@ -171,4 +181,134 @@ fn aic_vector_runs_only_the_matching_cases_and_counts_the_rest() {
     assert!(summary.failed.is_empty(), "{:?}", summary.failed);
     assert_eq!(summary.counts.executed, 26);
     summary.counts.report("orc-supervision-v1.json", &filter);
+}
+
+/// The members of an object or the elements of an array, by key.
+fn child<'v>(value: &'v mut Js, key: &str) -> &'v mut Js {
+    match value {
+        Js::Array(list) => list.items[key.parse::<usize>().expect("an index")]
+            .as_mut()
+            .expect("no hole"),
+        Js::Object(object) => {
+            &mut object
+                .members
+                .iter_mut()
+                .find(|(k, _)| k.text == key)
+                .unwrap_or_else(|| panic!("no member {key}"))
+                .1
+        }
+        other => panic!("{other:?} has no {key}"),
+    }
+}
+
+fn walk<'v>(mut value: &'v mut Js, path: &[&str]) -> &'v mut Js {
+    for key in path {
+        value = child(value, key);
+    }
+    value
+}
+
+/// Sets (in place, or appended) or deletes an object member.
+fn set_member(object: &mut Js, key: &str, new: Option<Js>) {
+    let Js::Object(object) = object else {
+        panic!("not an object: {object:?}")
+    };
+    let slot = object.members.iter().position(|(k, _)| k.text == key);
+    match (slot, new) {
+        (Some(i), Some(v)) => object.members[i].1 = v,
+        (None, Some(v)) => object.members.push((
+            agent_intercom_core::contract::JsStr {
+                text: key.to_string(),
+                lone: None,
+            },
+            v,
+        )),
+        (Some(i), None) => {
+            object.members.remove(i);
+        }
+        (None, None) => {}
+    }
+}
+
+fn strings(value: Option<&Js>) -> Vec<&str> {
+    match value {
+        Some(Js::Array(list)) => list.items.iter().flatten().filter_map(Js::as_str).collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// What an edit case's argument stands for (see gen-supervision-cases.mjs).
+fn build(doc: &Js, arg: &Js) -> Js {
+    if let Some(value) = arg.get("value") {
+        return value.clone();
+    }
+    let mut value = at(doc, text(arg, "vector").expect("a pointer")).clone();
+    if let Some(Js::Array(edits)) = arg.get("edits") {
+        for edit in edits.items.iter().flatten() {
+            let path = strings(edit.get("at"));
+            let (key, parent) = path.split_last().expect("a path");
+            let new = edit.get("set").cloned();
+            set_member(walk(&mut value, parent), key, new);
+        }
+    }
+    if arg.get("resign").is_some() {
+        let evidence = walk(&mut value, &strings(arg.get("resign")));
+        let mut body = evidence.clone();
+        set_member(&mut body, "evidenceDigest", None);
+        let answer = call_json(
+            "boss.rebindMigrationEvidenceDigest",
+            &format!("[{}]", body.to_json().expect("plain JSON")),
+        )
+        .unwrap();
+        let answer = Js::parse_json(&answer).unwrap();
+        if let Some(digest) = answer.get("value") {
+            set_member(evidence, "evidenceDigest", Some(digest.clone()));
+        }
+    }
+    value
+}
+
+#[test]
+fn supervision_edit_cases() {
+    let filter = Filter::from_env();
+    let corpus = Js::parse_json(&read()).unwrap();
+    let file = Js::parse_json(&read_path("tests/data/supervision_cases.json")).unwrap();
+    let Some(Js::Array(list)) = file.get("cases") else {
+        panic!("no cases")
+    };
+    let cases: Vec<&Js> = list.items.iter().flatten().collect();
+    assert_eq!(
+        file.get("count").and_then(Js::safe_integer),
+        Some(cases.len() as i64)
+    );
+    assert_eq!(cases.len(), 1656);
+    let mut counts = Counts::new(cases.len());
+    let mut failed = Vec::new();
+    for c in cases {
+        let id = text(c, "id").expect("an id");
+        if !filter.selects(id) {
+            counts.filtered += 1;
+            continue;
+        }
+        counts.executed += 1;
+        let Some(Js::Array(args)) = c.get("args") else {
+            panic!("no args")
+        };
+        let built: Vec<Js> = args
+            .items
+            .iter()
+            .flatten()
+            .map(|a| build(&corpus, a))
+            .collect();
+        if let Err(why) = check(c, &built.iter().collect::<Vec<_>>()) {
+            failed.push((id.to_string(), why));
+        }
+    }
+    assert!(
+        failed.is_empty(),
+        "{} failures {:#?}",
+        failed.len(),
+        &failed[..failed.len().min(5)]
+    );
+    counts.report("supervision_cases.json", &filter);
 }

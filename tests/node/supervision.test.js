@@ -1,46 +1,83 @@
 'use strict'
 // Runs vectors/orc-supervision-v1.json through the package (one sub-test per case, counted;
 // AIC_VECTOR=<id substring> selects): each case calls the public function its op names with the
-// values its args point at, and must give the TypeScript core's outcome. Then what JSON cannot
-// carry: the corpus hash recomputed here, the TypeScript names, fresh results, the caller's own
-// version value in a store result, and getters, proxies and prototypes never entered.
+// values its args point at, and must give the TypeScript core's outcome; likewise the 1,656 edit
+// cases of core/tests/data/supervision_cases.json. Then what JSON cannot carry: the corpus hash
+// recomputed here, the TypeScript names, fresh results, the caller's own version value in a store
+// result, and getters, proxies and prototypes never entered.
 const test = require('node:test')
 const assert = require('node:assert')
 const boss = require('@ctliz/agent-intercom-core/boss')
 const bossVectors = require('@ctliz/agent-intercom-core/boss/vectors')
 const { canonicalHash, ContractValidationError } = require('@ctliz/agent-intercom-core/canonical')
-const { readVectors, describeVectors } = require('./helpers.js')
+const { readFileSync } = require('node:fs')
+const { join } = require('node:path')
+const { root, readVectors, describeVectors } = require('./helpers.js')
 
 const file = readVectors('orc-supervision-v1.json')
+const edits = JSON.parse(readFileSync(join(root, 'core/tests/data/supervision_cases.json'), 'utf8'))
+
+function walk (value, path) {
+  return path.reduce((v, token) => v[Array.isArray(v) ? Number(token) : token], value)
+}
 
 function at (pointer) {
-  return pointer.split('/').slice(1).reduce((value, token) => value[Array.isArray(value) ? Number(token) : token], file)
+  return walk(file, pointer.split('/').slice(1))
+}
+
+/** What an edit case's argument stands for (core/tests/data/gen-supervision-cases.mjs). */
+function build (arg) {
+  if ('value' in arg) return structuredClone(arg.value)
+  const value = structuredClone(at(arg.vector))
+  for (const edit of arg.edits ?? []) {
+    const parent = walk(value, edit.at.slice(0, -1))
+    const key = edit.at.at(-1)
+    if (edit.delete) delete parent[key]
+    else parent[key] = structuredClone(edit.set)
+  }
+  if (arg.resign) {
+    const evidence = walk(value, arg.resign)
+    const { evidenceDigest: _old, ...body } = evidence
+    try { evidence.evidenceDigest = boss.rebindMigrationEvidenceDigest(body) } catch { /* stays unsigned */ }
+  }
+  return value
+}
+
+/** Runs a case's function over `args` and compares with the TypeScript outcome. */
+function check (c, args) {
+  const fn = boss[c.op.slice('boss.'.length)]
+  assert.strictEqual(typeof fn, 'function', c.op)
+  const { outcome } = c
+  if (outcome.throws) {
+    assert.throws(() => fn(...args), (e) => e instanceof ContractValidationError &&
+      e.name === outcome.throws.class && e.message === outcome.throws.message)
+    return
+  }
+  const result = fn(...args)
+  if (outcome.equalsArg !== undefined) {
+    assert.deepStrictEqual(result, args[outcome.equalsArg])
+    if (typeof result === 'object') assert.notStrictEqual(result, args[outcome.equalsArg], 'a fresh object')
+  } else if (outcome.validStoreRecordOf !== undefined) {
+    assert.deepStrictEqual(result, { ok: true, status: 'valid', value: args[outcome.validStoreRecordOf] })
+  } else {
+    assert.deepStrictEqual(result, outcome.value)
+  }
 }
 
 describeVectors('orc-supervision-v1.json', file.cases, {
   id: (c) => c.id,
-  run (c) {
-    const fn = boss[c.op.slice('boss.'.length)]
-    assert.strictEqual(typeof fn, 'function', c.op)
-    const args = c.args.map(at)
-    const { outcome } = c
-    if (outcome.throws) {
-      assert.throws(() => fn(...args), (e) => e instanceof ContractValidationError &&
-        e.name === outcome.throws.class && e.message === outcome.throws.message)
-      return
-    }
-    const result = fn(...args)
-    if (outcome.equalsArg !== undefined) {
-      assert.deepStrictEqual(result, args[outcome.equalsArg])
-      if (typeof result === 'object') assert.notStrictEqual(result, args[outcome.equalsArg], 'a fresh object')
-    } else if (outcome.validStoreRecordOf !== undefined) {
-      assert.deepStrictEqual(result, { ok: true, status: 'valid', value: args[outcome.validStoreRecordOf] })
-    } else {
-      assert.deepStrictEqual(result, outcome.value)
-    }
-  },
+  run: (c) => check(c, c.args.map(at)),
   done (counts) {
     assert.strictEqual(counts.executed, 64)
+  },
+})
+
+describeVectors('supervision_cases.json', edits.cases, {
+  id: (c) => c.id,
+  run: (c) => check(c, c.args.map(build)),
+  done (counts) {
+    assert.strictEqual(counts.executed, edits.count)
+    assert.strictEqual(counts.executed, 1656)
   },
 })
 
