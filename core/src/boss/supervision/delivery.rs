@@ -7,13 +7,12 @@
 //! The delivery operations themselves (`parseDeliveryGroupRecord`, ...) belong to the delivery
 //! part of `./boss`; when it lands, these functions are its to own.
 
-use super::millis;
-use crate::boss::supervision::subscription::hash_of;
+use super::subscription::hash_of;
+use super::{fields, millis};
 use crate::boss::wire::literal_version;
 use crate::contract::read::{
-    Read, boolean, dense_array, element, exact_keys, fail, field, identifier, integer, member,
-    one_of, optional, optional_boolean, optional_identifier, optional_string, optional_timestamp,
-    record, string, string_array, timestamp,
+    Read, dense_array, element, exact_keys, fail, field, member, one_of, optional_boolean, record,
+    string_array,
 };
 use crate::contract::{Failure, Js};
 
@@ -72,14 +71,10 @@ fn strongest(intents: &[&str]) -> &'static str {
         .unwrap_or("status_only")
 }
 
-fn source_authority_id(v: &Js, path: &str) -> Read<(&'static str, Option<String>)> {
+fn source_authority_id<'v>(v: &'v Js, path: &str) -> Read<(&'static str, Option<&'v str>)> {
     record(v, path)?;
-    let kind = one_of(
-        field(v, "kind"),
-        &["worker_store", "controller", "orc_scheduler"],
-        &member(path, "kind"),
-    )?;
-    let at = |key: &str| member(path, key);
+    let f = fields(v, path);
+    let kind = f.one_of("kind", &["worker_store", "controller", "orc_scheduler"])?;
     match kind {
         "worker_store" => {
             exact_keys(
@@ -88,28 +83,20 @@ fn source_authority_id(v: &Js, path: &str) -> Read<(&'static str, Option<String>
                 &[],
                 path,
             )?;
-            identifier(field(v, "workerStoreId"), &at("workerStoreId"))?;
-            integer(field(v, "journalGeneration"), &at("journalGeneration"), 1)?;
+            f.identifier("workerStoreId")?;
+            f.integer("journalGeneration", 1)?;
             Ok((kind, None))
         }
         "controller" => {
             exact_keys(v, &["kind", "bossRunId", "controllerGeneration"], &[], path)?;
-            let run = identifier(field(v, "bossRunId"), &at("bossRunId"))?;
-            integer(
-                field(v, "controllerGeneration"),
-                &at("controllerGeneration"),
-                1,
-            )?;
-            Ok((kind, Some(run.to_string())))
+            let run = f.identifier("bossRunId")?;
+            f.integer("controllerGeneration", 1)?;
+            Ok((kind, Some(run)))
         }
         _ => {
             exact_keys(v, &["kind", "ownerUid", "schedulerGeneration"], &[], path)?;
-            integer(field(v, "ownerUid"), &at("ownerUid"), 0)?;
-            integer(
-                field(v, "schedulerGeneration"),
-                &at("schedulerGeneration"),
-                1,
-            )?;
+            f.integer("ownerUid", 0)?;
+            f.integer("schedulerGeneration", 1)?;
             Ok((kind, None))
         }
     }
@@ -133,43 +120,34 @@ pub fn parse_delivery_equivalence_key(v: &Js, path: &str) -> Read<()> {
         &["bossRunId", "assignmentId", "turnId", "watchdogGeneration"],
         path,
     )?;
-    let at = |key: &str| member(path, key);
-    identifier(
-        field(v, "recipientPrincipalId"),
-        &at("recipientPrincipalId"),
-    )?;
-    integer(
-        field(v, "recipientBindingEpoch"),
-        &at("recipientBindingEpoch"),
-        1,
-    )?;
-    let (kind, authority_run) =
-        source_authority_id(field(v, "sourceAuthorityId"), &at("sourceAuthorityId"))?;
-    identifier(field(v, "sourceEventId"), &at("sourceEventId"))?;
-    let run = optional_identifier(field(v, "bossRunId"), &at("bossRunId"))?;
+    let f = fields(v, path);
+    f.identifier("recipientPrincipalId")?;
+    f.integer("recipientBindingEpoch", 1)?;
+    let authority_path = f.at("sourceAuthorityId");
+    let (kind, authority_run) = source_authority_id(f.get("sourceAuthorityId"), &authority_path)?;
+    f.identifier("sourceEventId")?;
+    let run = f.optional_identifier("bossRunId")?;
     if kind == "controller" {
         let Some(run) = run else {
             return fail(
-                &at("bossRunId"),
+                &f.at("bossRunId"),
                 "is required for a controller source authority",
             );
         };
-        if authority_run.as_deref() != Some(run) {
+        if authority_run != Some(run) {
             return fail(
-                &member(&at("sourceAuthorityId"), "bossRunId"),
+                &member(&authority_path, "bossRunId"),
                 "must exactly match bossRunId for a controller source authority",
             );
         }
     }
-    identifier(field(v, "workerId"), &at("workerId"))?;
-    integer(field(v, "workerGeneration"), &at("workerGeneration"), 1)?;
-    identifier(field(v, "transitionId"), &at("transitionId"))?;
-    integer(field(v, "transitionVersion"), &at("transitionVersion"), 1)?;
-    optional_identifier(field(v, "assignmentId"), &at("assignmentId"))?;
-    optional_identifier(field(v, "turnId"), &at("turnId"))?;
-    optional(field(v, "watchdogGeneration"), |w| {
-        integer(w, &at("watchdogGeneration"), 1)
-    })?;
+    f.identifier("workerId")?;
+    f.integer("workerGeneration", 1)?;
+    f.identifier("transitionId")?;
+    f.integer("transitionVersion", 1)?;
+    f.optional_identifier("assignmentId")?;
+    f.optional_identifier("turnId")?;
+    f.optional_integer("watchdogGeneration", 1)?;
     Ok(())
 }
 
@@ -236,30 +214,23 @@ pub fn check_delivery_group_record(v: &Js) -> Read<()> {
         "$",
     )?;
     literal_version(field(v, "version"), DELIVERY_GROUP_VERSION, "$.version")?;
-    let group = string(field(v, "deliveryGroupId"), "$.deliveryGroupId")?;
-    let key = field(v, "equivalenceKey");
+    let f = fields(v, "$");
+    let group = f.string("deliveryGroupId")?;
+    let key = f.get("equivalenceKey");
     parse_delivery_equivalence_key(key, "$.equivalenceKey")?;
     if group != delivery_group_id(key)? {
         return fail("$.deliveryGroupId", "does not match equivalenceKey");
     }
-    integer(
-        field(v, "subscriptionRegistryRevision"),
-        "$.subscriptionRegistryRevision",
-        0,
-    )?;
-    integer(field(v, "membershipRevision"), "$.membershipRevision", 1)?;
-    let membership = one_of(
-        field(v, "membershipState"),
-        DELIVERY_GROUP_MEMBERSHIP_STATES,
-        "$.membershipState",
-    )?;
-    let primary = string(field(v, "primaryNoticeId"), "$.primaryNoticeId")?;
-    let members = unique_strings(field(v, "memberNoticeIds"), "$.memberNoticeIds")?;
+    f.integer("subscriptionRegistryRevision", 0)?;
+    f.integer("membershipRevision", 1)?;
+    let membership = f.one_of("membershipState", DELIVERY_GROUP_MEMBERSHIP_STATES)?;
+    let primary = f.string("primaryNoticeId")?;
+    let members = unique_strings(f.get("memberNoticeIds"), "$.memberNoticeIds")?;
     if !members.contains(&primary) {
         return fail("$.primaryNoticeId", "must be a memberNoticeId");
     }
     let intents = enum_array(
-        field(v, "requestedIntents"),
+        f.get("requestedIntents"),
         DELIVERY_INTENTS,
         "$.requestedIntents",
     )?;
@@ -269,36 +240,19 @@ pub fn check_delivery_group_record(v: &Js) -> Read<()> {
             "must contain one intent for each member notice",
         );
     }
-    let aggregate = one_of(
-        field(v, "effectiveDeliveryIntent"),
-        DELIVERY_INTENTS,
-        "$.effectiveDeliveryIntent",
-    )?;
+    let aggregate = f.one_of("effectiveDeliveryIntent", DELIVERY_INTENTS)?;
     if aggregate != strongest(&intents) {
         return fail(
             "$.effectiveDeliveryIntent",
             "does not equal the monotonic wake > follow_up > status_only aggregate",
         );
     }
-    let consumed = optional_timestamp(
-        field(v, "operativeActivationConsumedAt"),
-        "$.operativeActivationConsumedAt",
-    )?;
-    integer(
-        field(v, "recipientTransferGeneration"),
-        "$.recipientTransferGeneration",
-        0,
-    )?;
-    let supersedes = optional_string(
-        field(v, "supersedesDeliveryGroupId"),
-        "$.supersedesDeliveryGroupId",
-    )?;
-    let successor = optional_string(
-        field(v, "successorDeliveryGroupId"),
-        "$.successorDeliveryGroupId",
-    )?;
-    let transition = optional_string(field(v, "authorityTransitionId"), "$.authorityTransitionId")?;
-    let state = one_of(field(v, "state"), DELIVERY_GROUP_STATES, "$.state")?;
+    let consumed = f.optional_timestamp("operativeActivationConsumedAt")?;
+    f.integer("recipientTransferGeneration", 0)?;
+    let supersedes = f.optional_string("supersedesDeliveryGroupId")?;
+    let successor = f.optional_string("successorDeliveryGroupId")?;
+    let transition = f.optional_string("authorityTransitionId")?;
+    let state = f.one_of("state", DELIVERY_GROUP_STATES)?;
     if membership == "assembling" && state != "pending" {
         return fail("$.state", "an assembling group must remain pending");
     }
@@ -375,20 +329,13 @@ fn check_release_proof(v: &Js) -> Read<()> {
         &["recipientTargetSessionId"],
         path,
     )?;
-    let at = |key: &str| member(path, key);
-    string(field(v, "deliveryClaimId"), &at("deliveryClaimId"))?;
-    integer(field(v, "claimGeneration"), &at("claimGeneration"), 1)?;
-    string(field(v, "recipientSessionId"), &at("recipientSessionId"))?;
-    optional_string(
-        field(v, "recipientTargetSessionId"),
-        &at("recipientTargetSessionId"),
-    )?;
-    integer(
-        field(v, "recipientBindingEpoch"),
-        &at("recipientBindingEpoch"),
-        1,
-    )?;
-    string(field(v, "barrierId"), &at("barrierId"))?;
+    let f = fields(v, path);
+    f.string("deliveryClaimId")?;
+    f.integer("claimGeneration", 1)?;
+    f.string("recipientSessionId")?;
+    f.optional_string("recipientTargetSessionId")?;
+    f.integer("recipientBindingEpoch", 1)?;
+    f.string("barrierId")?;
     for key in [
         "noSessionEntry",
         "noAdapterQueue",
@@ -396,11 +343,11 @@ fn check_release_proof(v: &Js) -> Read<()> {
         "noPiFollowUp",
         "noOpenCodePendingPrompt",
     ] {
-        if !boolean(field(v, key), &at(key))? {
-            return fail(&at(key), "must be true to prove absence");
+        if !f.boolean(key)? {
+            return fail(&f.at(key), "must be true to prove absence");
         }
     }
-    timestamp(field(v, "establishedAt"), &at("establishedAt"))?;
+    f.timestamp("establishedAt")?;
     Ok(())
 }
 
@@ -476,60 +423,47 @@ pub fn check_delivery_claim_record(v: &Js) -> Read<()> {
         "$",
     )?;
     literal_version(field(v, "version"), DELIVERY_CLAIM_VERSION, "$.version")?;
-    let s = |key: &str| string(field(v, key), &member("$", key));
-    let n = |key: &str, min: i64| integer(field(v, key), &member("$", key), min);
-    let os = |key: &str| optional_string(field(v, key), &member("$", key));
-    let ot = |key: &str| optional_timestamp(field(v, key), &member("$", key));
-    s("deliveryClaimId")?;
-    s("deliveryGroupId")?;
-    n("membershipRevision", 1)?;
-    one_of(
-        field(v, "effectiveDeliveryIntent"),
-        DELIVERY_INTENTS,
-        "$.effectiveDeliveryIntent",
-    )?;
-    let primary = s("primaryNoticeId")?;
-    let members = unique_strings(field(v, "memberNoticeIds"), "$.memberNoticeIds")?;
+    let f = fields(v, "$");
+    f.string("deliveryClaimId")?;
+    f.string("deliveryGroupId")?;
+    f.integer("membershipRevision", 1)?;
+    f.one_of("effectiveDeliveryIntent", DELIVERY_INTENTS)?;
+    let primary = f.string("primaryNoticeId")?;
+    let members = unique_strings(f.get("memberNoticeIds"), "$.memberNoticeIds")?;
     if !members.contains(&primary) {
         return fail("$.primaryNoticeId", "must be a memberNoticeId");
     }
-    n("claimGeneration", 1)?;
-    let expires = timestamp(field(v, "expiresAt"), "$.expiresAt")?;
-    one_of(
-        field(v, "recipientContext"),
-        &["pi", "opencode"],
-        "$.recipientContext",
-    )?;
-    s("recipientSessionId")?;
-    os("recipientTargetSessionId")?;
-    s("recipientPrincipalId")?;
-    n("recipientBindingEpoch", 1)?;
-    n("recipientTransferGeneration", 0)?;
-    s("workerId")?;
-    n("workerGeneration", 1)?;
-    s("transitionId")?;
-    n("transitionVersion", 1)?;
-    os("assignmentId")?;
-    os("turnId")?;
-    optional(field(v, "watchdogGeneration"), |w| {
-        integer(w, "$.watchdogGeneration", 1)
-    })?;
-    let mode = one_of(field(v, "ingressMode"), DELIVERY_MODES, "$.ingressMode")?;
-    let state = one_of(field(v, "state"), DELIVERY_CLAIM_STATES, "$.state")?;
-    let attempted = ot("deliveryAttemptedAt")?;
-    let ledger = os("targetLedgerEntryId")?;
-    let inserted = ot("insertedAt")?;
-    let delivered = ot("deliveredAt")?;
-    let receipt = os("deliveryReceiptId")?;
-    let result = os("resultMessageId")?;
-    let coalesced = optional_boolean(field(v, "coalescedByResult"), "$.coalescedByResult")?;
-    let blocked_reason = os("blockedReason")?;
-    let proof = field(v, "releaseProof");
+    f.integer("claimGeneration", 1)?;
+    let expires = f.timestamp("expiresAt")?;
+    f.one_of("recipientContext", &["pi", "opencode"])?;
+    f.string("recipientSessionId")?;
+    f.optional_string("recipientTargetSessionId")?;
+    f.string("recipientPrincipalId")?;
+    f.integer("recipientBindingEpoch", 1)?;
+    f.integer("recipientTransferGeneration", 0)?;
+    f.string("workerId")?;
+    f.integer("workerGeneration", 1)?;
+    f.string("transitionId")?;
+    f.integer("transitionVersion", 1)?;
+    f.optional_string("assignmentId")?;
+    f.optional_string("turnId")?;
+    f.optional_integer("watchdogGeneration", 1)?;
+    let mode = f.one_of("ingressMode", DELIVERY_MODES)?;
+    let state = f.one_of("state", DELIVERY_CLAIM_STATES)?;
+    let attempted = f.optional_timestamp("deliveryAttemptedAt")?;
+    let ledger = f.optional_string("targetLedgerEntryId")?;
+    let inserted = f.optional_timestamp("insertedAt")?;
+    let delivered = f.optional_timestamp("deliveredAt")?;
+    let receipt = f.optional_string("deliveryReceiptId")?;
+    let result = f.optional_string("resultMessageId")?;
+    let coalesced = optional_boolean(f.get("coalescedByResult"), "$.coalescedByResult")?;
+    let blocked_reason = f.optional_string("blockedReason")?;
+    let proof = f.get("releaseProof");
     let has_proof = !matches!(proof, Js::Undefined);
     if has_proof {
         check_release_proof(proof)?;
     }
-    let released = ot("releasedAt")?;
+    let released = f.optional_timestamp("releasedAt")?;
     let has_attempt = attempted.is_some();
     let has_insertion = ledger.is_some() || inserted.is_some();
     if has_insertion && (ledger.is_none() || inserted.is_none() || !has_attempt) {

@@ -3,13 +3,11 @@
 
 use super::{
     ACTIVE_OPERATION_LEASE_VERSION, ACTIVITY_KINDS, ACTIVITY_RECORD_VERSION, ACTIVITY_TYPES,
-    EXTERNAL_WAIT_LEASE_VERSION, MAX_EXTERNAL_WAIT_LEASE_MS_DEFAULT, OPERATION_LEASE_STATES, Rec,
-    WAIT_LEASE_STATES, WAIT_SOURCE_KINDS, get, millis, num, same, text,
+    EXTERNAL_WAIT_LEASE_VERSION, Fields, MAX_EXTERNAL_WAIT_LEASE_MS_DEFAULT,
+    OPERATION_LEASE_STATES, Rec, WAIT_LEASE_STATES, WAIT_SOURCE_KINDS, fields, get, millis, num,
+    same, text,
 };
-use crate::contract::read::{
-    Read, exact_keys, fail, field, hex_digest, integer, member, one_of, optional_string,
-    optional_timestamp, record, string, timestamp,
-};
+use crate::contract::read::{Read, exact_keys, fail, hex_digest, member, record, timestamp};
 use crate::contract::value::is_safe_integer;
 use crate::contract::{Failure, Js};
 
@@ -23,24 +21,22 @@ const MEANINGFUL_TYPES: &[&str] = &[
 ];
 
 /// `version` must be a non-empty string equal to `expected`.
-fn version(v: &Js, expected: &str) -> Read<()> {
-    let version = string(field(v, "version"), "$.version")?;
+pub(crate) fn version(f: Fields<'_, '_>, expected: &str) -> Read<()> {
+    let version = f.string("version")?;
     if version != expected {
         return fail("$.version", format!("unsupported version: {version}"));
     }
     Ok(())
 }
 
-fn s(v: &Js, key: &str) -> Read<Js> {
-    string(field(v, key), &member("$", key)).map(Js::str)
+/// A string member as a value.
+pub(crate) fn s(f: Fields<'_, '_>, key: &str) -> Read<Js> {
+    f.string(key).map(Js::str)
 }
 
-fn n(v: &Js, key: &str, minimum: i64) -> Read<Js> {
-    integer(field(v, key), &member("$", key), minimum).map(num)
-}
-
-fn t<'v>(v: &'v Js, key: &str) -> Read<&'v str> {
-    timestamp(field(v, key), &member("$", key))
+/// An integer member as a value.
+pub(crate) fn n(f: Fields<'_, '_>, key: &str, minimum: i64) -> Read<Js> {
+    f.integer(key, minimum).map(num)
 }
 
 /// `parseAuthenticatedActivity`: the activity kind must match its type (meaningful work or
@@ -64,23 +60,24 @@ pub fn parse_authenticated_activity(v: &Js) -> Read<Js> {
         &[],
         "$",
     )?;
-    version(v, ACTIVITY_RECORD_VERSION)?;
-    let kind = one_of(field(v, "kind"), ACTIVITY_KINDS, "$.kind")?;
-    let activity_type = one_of(field(v, "activityType"), ACTIVITY_TYPES, "$.activityType")?;
+    let f = fields(v, "$");
+    version(f, ACTIVITY_RECORD_VERSION)?;
+    let kind = f.one_of("kind", ACTIVITY_KINDS)?;
+    let activity_type = f.one_of("activityType", ACTIVITY_TYPES)?;
     if (kind == "meaningful") != MEANINGFUL_TYPES.contains(&activity_type) {
         return fail("$.activityType", format!("is not {kind} activity"));
     }
     Ok(Rec::new()
         .put("version", Js::str(ACTIVITY_RECORD_VERSION))
-        .put("activityId", s(v, "activityId")?)
-        .put("workerId", s(v, "workerId")?)
-        .put("workerGeneration", n(v, "workerGeneration", 1)?)
-        .put("sourceEventId", s(v, "sourceEventId")?)
-        .put("participantId", s(v, "participantId")?)
-        .put("bindingEpoch", n(v, "bindingEpoch", 1)?)
+        .put("activityId", s(f, "activityId")?)
+        .put("workerId", s(f, "workerId")?)
+        .put("workerGeneration", n(f, "workerGeneration", 1)?)
+        .put("sourceEventId", s(f, "sourceEventId")?)
+        .put("participantId", s(f, "participantId")?)
+        .put("bindingEpoch", n(f, "bindingEpoch", 1)?)
         .put("kind", Js::str(kind))
         .put("activityType", Js::str(activity_type))
-        .put("occurredAt", Js::str(t(v, "occurredAt")?))
+        .put("occurredAt", Js::str(f.timestamp("occurredAt")?))
         .build())
 }
 
@@ -93,13 +90,13 @@ struct Bounds<'v> {
     max_runtime: &'v str,
 }
 
-fn bounds(v: &Js) -> Read<Bounds<'_>> {
+fn bounds<'v>(f: Fields<'v, '_>) -> Read<Bounds<'v>> {
     Ok(Bounds {
-        started: t(v, "startedAt")?,
-        renew_by: t(v, "renewBy")?,
-        max_until: t(v, "maxUntil")?,
-        hard: t(v, "hardWorkerLeaseExpiresAt")?,
-        max_runtime: t(v, "maxRuntimeAt")?,
+        started: f.timestamp("startedAt")?,
+        renew_by: f.timestamp("renewBy")?,
+        max_until: f.timestamp("maxUntil")?,
+        hard: f.timestamp("hardWorkerLeaseExpiresAt")?,
+        max_runtime: f.timestamp("maxRuntimeAt")?,
     })
 }
 
@@ -135,8 +132,9 @@ pub fn parse_active_operation_lease(v: &Js) -> Read<Js> {
         &[],
         "$",
     )?;
-    version(v, ACTIVE_OPERATION_LEASE_VERSION)?;
-    let b = bounds(v)?;
+    let f = fields(v, "$");
+    version(f, ACTIVE_OPERATION_LEASE_VERSION)?;
+    let b = bounds(f)?;
     if !b.ordered(millis(b.hard).min(millis(b.max_runtime))) {
         return fail(
             "$.maxUntil",
@@ -145,25 +143,18 @@ pub fn parse_active_operation_lease(v: &Js) -> Read<Js> {
     }
     Ok(Rec::new()
         .put("version", Js::str(ACTIVE_OPERATION_LEASE_VERSION))
-        .put("leaseId", s(v, "leaseId")?)
-        .put("workerId", s(v, "workerId")?)
-        .put("workerGeneration", n(v, "workerGeneration", 1)?)
-        .put("invocationId", s(v, "invocationId")?)
-        .put("processId", n(v, "processId", 1)?)
-        .put("cgroupIdentity", s(v, "cgroupIdentity")?)
+        .put("leaseId", s(f, "leaseId")?)
+        .put("workerId", s(f, "workerId")?)
+        .put("workerGeneration", n(f, "workerGeneration", 1)?)
+        .put("invocationId", s(f, "invocationId")?)
+        .put("processId", n(f, "processId", 1)?)
+        .put("cgroupIdentity", s(f, "cgroupIdentity")?)
         .put("startedAt", Js::str(b.started))
         .put("renewBy", Js::str(b.renew_by))
         .put("maxUntil", Js::str(b.max_until))
         .put("hardWorkerLeaseExpiresAt", Js::str(b.hard))
         .put("maxRuntimeAt", Js::str(b.max_runtime))
-        .put(
-            "state",
-            Js::str(one_of(
-                field(v, "state"),
-                OPERATION_LEASE_STATES,
-                "$.state",
-            )?),
-        )
+        .put("state", Js::str(f.one_of("state", OPERATION_LEASE_STATES)?))
         .build())
 }
 
@@ -205,8 +196,9 @@ pub fn parse_external_wait_lease_with(v: &Js, max: &Js) -> Read<Js> {
         &["processIdentity", "expectedWakeAt"],
         "$",
     )?;
-    version(v, EXTERNAL_WAIT_LEASE_VERSION)?;
-    let b = bounds(v)?;
+    let f = fields(v, "$");
+    version(f, EXTERNAL_WAIT_LEASE_VERSION)?;
+    let b = bounds(f)?;
     // startedAt + max is exact in i64; beyond 2^53 it exceeds every timestamp either way.
     let bound = (millis(b.started) + max)
         .min(millis(b.hard))
@@ -220,24 +212,24 @@ pub fn parse_external_wait_lease_with(v: &Js, max: &Js) -> Read<Js> {
             ),
         );
     }
-    let wake = optional_timestamp(field(v, "expectedWakeAt"), "$.expectedWakeAt")?;
+    let wake = f.optional_timestamp("expectedWakeAt")?;
     if wake.is_some_and(|w| millis(w) < millis(b.started) || millis(w) > millis(b.max_until)) {
         return fail("$.expectedWakeAt", "must be between startedAt and maxUntil");
     }
-    let source = one_of(field(v, "sourceKind"), WAIT_SOURCE_KINDS, "$.sourceKind")?;
-    let process = optional_string(field(v, "processIdentity"), "$.processIdentity")?;
+    let source = f.one_of("sourceKind", WAIT_SOURCE_KINDS)?;
+    let process = f.optional_string("processIdentity")?;
     if source == "process" && process.is_none() {
         return fail("$.processIdentity", "is required for process waits");
     }
     Ok(Rec::new()
         .put("version", Js::str(EXTERNAL_WAIT_LEASE_VERSION))
-        .put("leaseId", s(v, "leaseId")?)
-        .put("workerId", s(v, "workerId")?)
-        .put("workerGeneration", n(v, "workerGeneration", 1)?)
+        .put("leaseId", s(f, "leaseId")?)
+        .put("workerId", s(f, "workerId")?)
+        .put("workerGeneration", n(f, "workerGeneration", 1)?)
         .put("sourceKind", Js::str(source))
         .put(
             "sourceRefHash",
-            Js::str(hex_digest(field(v, "sourceRefHash"), "$.sourceRefHash")?),
+            Js::str(hex_digest(f.get("sourceRefHash"), "$.sourceRefHash")?),
         )
         .opt("processIdentity", process.map(Js::str))
         .put("startedAt", Js::str(b.started))
@@ -246,10 +238,7 @@ pub fn parse_external_wait_lease_with(v: &Js, max: &Js) -> Read<Js> {
         .opt("expectedWakeAt", wake.map(Js::str))
         .put("hardWorkerLeaseExpiresAt", Js::str(b.hard))
         .put("maxRuntimeAt", Js::str(b.max_runtime))
-        .put(
-            "state",
-            Js::str(one_of(field(v, "state"), WAIT_LEASE_STATES, "$.state")?),
-        )
+        .put("state", Js::str(f.one_of("state", WAIT_LEASE_STATES)?))
         .build())
 }
 

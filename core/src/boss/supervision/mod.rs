@@ -17,6 +17,7 @@
 
 pub mod acl;
 pub mod delivery;
+pub mod evidence;
 pub mod lease;
 pub mod rebind;
 pub mod subscription;
@@ -134,6 +135,79 @@ impl Rec {
             members: self.0,
             symbols: false,
         })
+    }
+}
+
+/// The members of a record read where the TypeScript parsers read them: `<path>.<key>`.
+#[derive(Clone, Copy)]
+pub(crate) struct Fields<'v, 'p> {
+    value: &'v Js,
+    path: &'p str,
+}
+
+/// The members of `value`, a record at `path`.
+pub(crate) fn fields<'v, 'p>(value: &'v Js, path: &'p str) -> Fields<'v, 'p> {
+    Fields { value, path }
+}
+
+impl<'v> Fields<'v, '_> {
+    /// The path of a member.
+    pub(crate) fn at(&self, key: &str) -> String {
+        read::member(self.path, key)
+    }
+
+    /// A member as JavaScript reads it (`undefined` when absent).
+    pub(crate) fn get(&self, key: &str) -> &'v Js {
+        read::field(self.value, key)
+    }
+
+    pub(crate) fn string(&self, key: &str) -> Read<&'v str> {
+        read::string(self.get(key), &self.at(key))
+    }
+
+    pub(crate) fn optional_string(&self, key: &str) -> Read<Option<&'v str>> {
+        read::optional_string(self.get(key), &self.at(key))
+    }
+
+    pub(crate) fn identifier(&self, key: &str) -> Read<&'v str> {
+        read::identifier(self.get(key), &self.at(key))
+    }
+
+    pub(crate) fn optional_identifier(&self, key: &str) -> Read<Option<&'v str>> {
+        read::optional_identifier(self.get(key), &self.at(key))
+    }
+
+    pub(crate) fn integer(&self, key: &str, minimum: i64) -> Read<i64> {
+        read::integer(self.get(key), &self.at(key), minimum)
+    }
+
+    pub(crate) fn optional_integer(&self, key: &str, minimum: i64) -> Read<Option<i64>> {
+        read::optional_integer(self.get(key), &self.at(key), minimum)
+    }
+
+    pub(crate) fn timestamp(&self, key: &str) -> Read<&'v str> {
+        read::timestamp(self.get(key), &self.at(key))
+    }
+
+    pub(crate) fn optional_timestamp(&self, key: &str) -> Read<Option<&'v str>> {
+        read::optional_timestamp(self.get(key), &self.at(key))
+    }
+
+    pub(crate) fn boolean(&self, key: &str) -> Read<bool> {
+        read::boolean(self.get(key), &self.at(key))
+    }
+
+    pub(crate) fn one_of<'a>(&self, key: &str, allowed: &[&'a str]) -> Read<&'a str> {
+        read::one_of(self.get(key), allowed, &self.at(key))
+    }
+
+    /// `readEnum` of a member that may be absent.
+    pub(crate) fn optional_one_of<'a>(
+        &self,
+        key: &str,
+        allowed: &[&'a str],
+    ) -> Read<Option<&'a str>> {
+        read::optional(self.get(key), |v| read::one_of(v, allowed, &self.at(key)))
     }
 }
 
@@ -356,7 +430,7 @@ pub const OPS: &[Op] = &[
     },
     Op {
         name: "boss.rebindMigrationEvidenceDigest",
-        run: |a| parsed(rebind::evidence_digest(a.get(0)).map(Js::str)),
+        run: |a| parsed(evidence::evidence_digest(a.get(0)).map(Js::str)),
     },
     Op {
         name: "boss.parseSubscriberRebindMigration",

@@ -1,40 +1,24 @@
-//! Subscriber rebind migrations: the authoritative evidence for each old delivery group, its
-//! digest, and `parseSubscriberRebindMigration`, which classifies every old group as migrated,
-//! delivered at the old epoch, not replayed, or blocked on ambiguous evidence.
+//! Subscriber rebind migrations: `parseSubscriberRebindMigration`, which classifies every old
+//! delivery group of a subscriber, by its authoritative evidence ([`super::evidence`]), as
+//! migrated, delivered at the old epoch, not replayed, or blocked on ambiguous evidence.
 
-use super::delivery::{
-    check_delivery_claim_record, check_delivery_group_record, delivery_group_id,
-};
-use super::subscription::hash_of;
+use super::delivery::delivery_group_id;
+use super::evidence::link_evidence;
+use super::lease::{s, version};
 use super::{
-    REBIND_MIGRATION_STATES, Rec, SUBSCRIBER_REBIND_MIGRATION_VERSION, SUBSCRIPTION_STATES, get,
-    int, millis, num, own_dense_array, same, strs, text,
+    REBIND_MIGRATION_STATES, Rec, SUBSCRIBER_REBIND_MIGRATION_VERSION, SUBSCRIPTION_STATES, fields,
+    get, int, millis, num, own_dense_array, same, text,
 };
 use crate::contract::canonical::canonical_json;
-use crate::contract::read::{
-    Read, boolean, element, exact_keys, fail, field, hex_digest, integer, member, one_of,
-    optional_string, optional_timestamp, record, string, string_array, timestamp,
-};
+use crate::contract::read::{Read, element, exact_keys, fail, member, record};
 use crate::contract::{Failure, Js, JsObject};
 
-const EVIDENCE_DOMAIN: &str = "orc-subscriber-rebind-authoritative-evidence-v1";
 const DISPOSITIONS: &[&str] = &[
     "migrated",
     "delivered_old_epoch",
     "blocked_ambiguous",
     "not_replayed",
 ];
-const DRAINED: &[&str] = &[
-    "noSessionEntry",
-    "noAdapterQueue",
-    "noInflightInvocation",
-    "operativePathsDrained",
-];
-
-/// `rebindMigrationEvidenceDigest(evidence)`: the hash of the evidence as given.
-pub fn evidence_digest(evidence: &Js) -> Result<String, Failure> {
-    hash_of(EVIDENCE_DOMAIN, evidence)
-}
 
 /// The canonical JSON of a value already known to be canonical (two values compare equal under
 /// `canonicalHash` exactly when these texts are equal).
@@ -43,381 +27,6 @@ fn canonical(value: &Js) -> Result<String, Failure> {
         f.code = None;
         f
     })
-}
-
-/// The fields that bind an old group revision to its recipient: read as a record at `path`,
-/// in the TypeScript member order, from `deliveryGroupId` through `recipientTransferGeneration`.
-fn binding(v: &Js, path: &str, rec: Rec) -> Read<Rec> {
-    let at = |key: &str| member(path, key);
-    Ok(rec
-        .put(
-            "deliveryGroupId",
-            Js::str(string(field(v, "deliveryGroupId"), &at("deliveryGroupId"))?),
-        )
-        .put(
-            "membershipRevision",
-            num(integer(
-                field(v, "membershipRevision"),
-                &at("membershipRevision"),
-                1,
-            )?),
-        )
-        .put(
-            "recipientPrincipalId",
-            Js::str(string(
-                field(v, "recipientPrincipalId"),
-                &at("recipientPrincipalId"),
-            )?),
-        )
-        .put(
-            "recipientBindingEpoch",
-            num(integer(
-                field(v, "recipientBindingEpoch"),
-                &at("recipientBindingEpoch"),
-                1,
-            )?),
-        )
-        .put(
-            "recipientTransferGeneration",
-            num(integer(
-                field(v, "recipientTransferGeneration"),
-                &at("recipientTransferGeneration"),
-                0,
-            )?),
-        ))
-}
-
-/// The current-claim observation: `{status, observedAt, claim?}`; the claim is the caller's
-/// object once it parses as a delivery claim.
-fn current_claim(v: &Js, path: &str) -> Read<Js> {
-    record(v, path)?;
-    exact_keys(v, &["status", "observedAt"], &["claim"], path)?;
-    let status = one_of(
-        field(v, "status"),
-        &["unclaimed", "claimed"],
-        &member(path, "status"),
-    )?;
-    let observed = timestamp(field(v, "observedAt"), &member(path, "observedAt"))?;
-    let claim = field(v, "claim");
-    let has_claim = !matches!(claim, Js::Undefined);
-    if has_claim {
-        check_delivery_claim_record(claim)?;
-    }
-    if (status == "claimed") != has_claim {
-        return fail(
-            &member(path, "claim"),
-            "is required exactly when the authoritative observation is claimed",
-        );
-    }
-    if has_claim {
-        let proof = field(claim, "releaseProof");
-        let latest = [
-            "deliveryAttemptedAt",
-            "insertedAt",
-            "deliveredAt",
-            "releasedAt",
-        ]
-        .iter()
-        .map(|k| field(claim, k))
-        .chain(std::iter::once(field(proof, "establishedAt")))
-        .filter_map(Js::as_str)
-        .map(millis)
-        .max();
-        if latest.is_some_and(|latest| millis(observed) < latest) {
-            return fail(
-                &member(path, "observedAt"),
-                "must not precede the claim evidence it observes",
-            );
-        }
-    }
-    Ok(Rec::new()
-        .put("status", Js::str(status))
-        .put("observedAt", Js::str(observed))
-        .opt("claim", has_claim.then(|| claim.clone()))
-        .build())
-}
-
-fn target_ledger(v: &Js, path: &str) -> Read<Js> {
-    record(v, path)?;
-    exact_keys(
-        v,
-        &[
-            "deliveryGroupId",
-            "membershipRevision",
-            "recipientPrincipalId",
-            "recipientBindingEpoch",
-            "recipientTransferGeneration",
-            "state",
-            "checkedAt",
-        ],
-        &["targetLedgerEntryId", "insertedAt"],
-        path,
-    )?;
-    let at = |key: &str| member(path, key);
-    let state = one_of(
-        field(v, "state"),
-        &["absent", "inserting", "inserted", "ambiguous"],
-        &at("state"),
-    )?;
-    let entry = optional_string(field(v, "targetLedgerEntryId"), &at("targetLedgerEntryId"))?;
-    let inserted = optional_timestamp(field(v, "insertedAt"), &at("insertedAt"))?;
-    if (state == "inserted") != (entry.is_some() && inserted.is_some()) {
-        return fail(
-            path,
-            "target ledger entry and insertion time are required exactly for inserted evidence",
-        );
-    }
-    let checked = binding(v, path, Rec::new())?
-        .put("state", Js::str(state))
-        .put(
-            "checkedAt",
-            Js::str(timestamp(field(v, "checkedAt"), &at("checkedAt"))?),
-        );
-    let ledger = checked
-        .opt("targetLedgerEntryId", entry.map(Js::str))
-        .opt("insertedAt", inserted.map(Js::str))
-        .build();
-    if let Some(inserted) = inserted
-        && millis(text(&ledger, "checkedAt").expect("read")) < millis(inserted)
-    {
-        return fail(&at("checkedAt"), "must not precede the proved insertion");
-    }
-    Ok(ledger)
-}
-
-fn receipt(v: &Js, path: &str) -> Read<Js> {
-    record(v, path)?;
-    exact_keys(
-        v,
-        &[
-            "deliveryClaimId",
-            "claimGeneration",
-            "deliveryGroupId",
-            "membershipRevision",
-            "recipientPrincipalId",
-            "recipientBindingEpoch",
-            "recipientTransferGeneration",
-            "deliveryReceiptId",
-            "targetLedgerEntryId",
-            "insertedAt",
-            "deliveredAt",
-        ],
-        &[],
-        path,
-    )?;
-    let at = |key: &str| member(path, key);
-    let s = |key: &str| string(field(v, key), &at(key)).map(Js::str);
-    let head = Rec::new()
-        .put("deliveryClaimId", s("deliveryClaimId")?)
-        .put(
-            "claimGeneration",
-            num(integer(
-                field(v, "claimGeneration"),
-                &at("claimGeneration"),
-                1,
-            )?),
-        );
-    let receipt = binding(v, path, head)?
-        .put("deliveryReceiptId", s("deliveryReceiptId")?)
-        .put("targetLedgerEntryId", s("targetLedgerEntryId")?)
-        .put(
-            "insertedAt",
-            Js::str(timestamp(field(v, "insertedAt"), &at("insertedAt"))?),
-        )
-        .put(
-            "deliveredAt",
-            Js::str(timestamp(field(v, "deliveredAt"), &at("deliveredAt"))?),
-        )
-        .build();
-    let time = |key: &str| millis(text(&receipt, key).expect("read"));
-    if time("deliveredAt") < time("insertedAt") {
-        return fail(&at("deliveredAt"), "must not precede insertedAt");
-    }
-    Ok(receipt)
-}
-
-fn drain_barrier(v: &Js, path: &str) -> Read<Js> {
-    record(v, path)?;
-    exact_keys(
-        v,
-        &[
-            "deliveryGroupId",
-            "membershipRevision",
-            "recipientPrincipalId",
-            "recipientBindingEpoch",
-            "recipientTransferGeneration",
-            "barrierId",
-            "noSessionEntry",
-            "noAdapterQueue",
-            "noInflightInvocation",
-            "operativePathsDrained",
-            "establishedAt",
-        ],
-        &[],
-        path,
-    )?;
-    let at = |key: &str| member(path, key);
-    for key in DRAINED {
-        if !boolean(field(v, key), &at(key))? {
-            return fail(&at(key), "must be true to prove absence");
-        }
-    }
-    let mut barrier = binding(v, path, Rec::new())?.put(
-        "barrierId",
-        Js::str(string(field(v, "barrierId"), &at("barrierId"))?),
-    );
-    for key in DRAINED {
-        barrier = barrier.put(key, Js::Bool(true));
-    }
-    Ok(barrier
-        .put(
-            "establishedAt",
-            Js::str(timestamp(field(v, "establishedAt"), &at("establishedAt"))?),
-        )
-        .build())
-}
-
-fn acknowledgment(v: &Js, path: &str) -> Read<Js> {
-    record(v, path)?;
-    exact_keys(
-        v,
-        &[
-            "deliveryGroupId",
-            "noticeIds",
-            "recipientPrincipalId",
-            "recipientBindingEpoch",
-            "acknowledgedAt",
-        ],
-        &[],
-        path,
-    )?;
-    let at = |key: &str| member(path, key);
-    let notices = string_array(field(v, "noticeIds"), &at("noticeIds"))?;
-    let unique = notices
-        .iter()
-        .enumerate()
-        .all(|(i, n)| !notices[..i].contains(n));
-    if notices.is_empty() || !unique {
-        return fail(&at("noticeIds"), "must be non-empty and unique");
-    }
-    Ok(Rec::new()
-        .put(
-            "deliveryGroupId",
-            Js::str(string(field(v, "deliveryGroupId"), &at("deliveryGroupId"))?),
-        )
-        .put("noticeIds", strs(&notices))
-        .put(
-            "recipientPrincipalId",
-            Js::str(string(
-                field(v, "recipientPrincipalId"),
-                &at("recipientPrincipalId"),
-            )?),
-        )
-        .put(
-            "recipientBindingEpoch",
-            num(integer(
-                field(v, "recipientBindingEpoch"),
-                &at("recipientBindingEpoch"),
-                1,
-            )?),
-        )
-        .put(
-            "acknowledgedAt",
-            Js::str(timestamp(
-                field(v, "acknowledgedAt"),
-                &at("acknowledgedAt"),
-            )?),
-        )
-        .build())
-}
-
-/// An optional evidence part: parsed when present.
-fn part(v: &Js, key: &str, path: &str, parse: fn(&Js, &str) -> Read<Js>) -> Read<Option<Js>> {
-    match field(v, key) {
-        Js::Undefined => Ok(None),
-        value => parse(value, &member(path, key)).map(Some),
-    }
-}
-
-/// One link's authoritative evidence, checked for internal consistency and bound by its digest.
-fn link_evidence(v: &Js, path: &str) -> Read<Js> {
-    record(v, path)?;
-    exact_keys(
-        v,
-        &[
-            "authorityPrincipalId",
-            "authoritySessionId",
-            "authenticatedAt",
-            "evidenceDigest",
-            "oldGroup",
-            "currentClaim",
-            "targetLedger",
-        ],
-        &["receipt", "drainBarrier", "acknowledgment"],
-        path,
-    )?;
-    let old_group = field(v, "oldGroup");
-    check_delivery_group_record(old_group)?;
-    let claim = current_claim(field(v, "currentClaim"), &member(path, "currentClaim"))?;
-    let ledger = target_ledger(field(v, "targetLedger"), &member(path, "targetLedger"))?;
-    let receipt = part(v, "receipt", path, receipt)?;
-    let barrier = part(v, "drainBarrier", path, drain_barrier)?;
-    let ack = part(v, "acknowledgment", path, acknowledgment)?;
-    let authenticated = timestamp(
-        field(v, "authenticatedAt"),
-        &member(path, "authenticatedAt"),
-    )?;
-    let principal = string(
-        field(v, "authorityPrincipalId"),
-        &member(path, "authorityPrincipalId"),
-    )?;
-    let session = string(
-        field(v, "authoritySessionId"),
-        &member(path, "authoritySessionId"),
-    )?;
-    let digest = hex_digest(field(v, "evidenceDigest"), &member(path, "evidenceDigest"))?;
-    let observations = [
-        text(&claim, "observedAt"),
-        text(&ledger, "checkedAt"),
-        receipt.as_ref().and_then(|r| text(r, "deliveredAt")),
-        barrier.as_ref().and_then(|b| text(b, "establishedAt")),
-        ack.as_ref().and_then(|a| text(a, "acknowledgedAt")),
-    ];
-    if observations
-        .into_iter()
-        .flatten()
-        .any(|t| millis(authenticated) < millis(t))
-    {
-        return fail(
-            &member(path, "authenticatedAt"),
-            "must not precede any authenticated observation",
-        );
-    }
-    let rest = |rec: Rec| {
-        rec.put("oldGroup", old_group.clone())
-            .put("currentClaim", claim.clone())
-            .put("targetLedger", ledger.clone())
-            .opt("receipt", receipt.clone())
-            .opt("drainBarrier", barrier.clone())
-            .opt("acknowledgment", ack.clone())
-    };
-    let head = Rec::new()
-        .put("authorityPrincipalId", Js::str(principal))
-        .put("authoritySessionId", Js::str(session))
-        .put("authenticatedAt", Js::str(authenticated));
-    let unsigned = rest(head).build();
-    if digest != evidence_digest(&unsigned)? {
-        return fail(
-            &member(path, "evidenceDigest"),
-            "does not bind the authoritative migration evidence",
-        );
-    }
-    let signed = Rec::new()
-        .put("authorityPrincipalId", Js::str(principal))
-        .put("authoritySessionId", Js::str(session))
-        .put("authenticatedAt", Js::str(authenticated))
-        .put("evidenceDigest", Js::str(digest));
-    Ok(rest(signed).build())
 }
 
 /// `{...key, recipientBindingEpoch: epoch}`.
@@ -468,7 +77,6 @@ fn binds_old_revision(
 
 /// One `deliveryGroups` entry.
 fn link(entry: &Js, path: &str, who: &Subscriber) -> Read<Js> {
-    let at = |key: &str| member(path, key);
     record(entry, path)?;
     exact_keys(
         entry,
@@ -483,16 +91,11 @@ fn link(entry: &Js, path: &str, who: &Subscriber) -> Read<Js> {
         &["successorDeliveryGroupId", "successorEquivalenceKey"],
         path,
     )?;
-    let disposition = one_of(
-        field(entry, "disposition"),
-        DISPOSITIONS,
-        &at("disposition"),
-    )?;
-    let successor_id = optional_string(
-        field(entry, "successorDeliveryGroupId"),
-        &at("successorDeliveryGroupId"),
-    )?;
-    let successor_key = field(entry, "successorEquivalenceKey");
+    let f = fields(entry, path);
+    let at = |key: &str| f.at(key);
+    let disposition = f.one_of("disposition", DISPOSITIONS)?;
+    let successor_id = f.optional_string("successorDeliveryGroupId")?;
+    let successor_key = f.get("successorEquivalenceKey");
     let has_successor_key = !matches!(successor_key, Js::Undefined);
     let migrated = disposition == "migrated";
     if migrated != successor_id.is_some() || migrated != has_successor_key {
@@ -501,11 +104,8 @@ fn link(entry: &Js, path: &str, who: &Subscriber) -> Read<Js> {
             "successor ID and equivalence key are required only for migrated groups",
         );
     }
-    let old_id = string(
-        field(entry, "oldDeliveryGroupId"),
-        &at("oldDeliveryGroupId"),
-    )?;
-    let old_key = field(entry, "oldEquivalenceKey");
+    let old_id = f.string("oldDeliveryGroupId")?;
+    let old_key = f.get("oldEquivalenceKey");
     if old_id != delivery_group_id(old_key)? {
         return fail(
             &at("oldDeliveryGroupId"),
@@ -526,19 +126,11 @@ fn link(entry: &Js, path: &str, who: &Subscriber) -> Read<Js> {
             "must differ from the old group",
         );
     }
-    let previous = integer(
-        field(entry, "previousRecipientTransferGeneration"),
-        &at("previousRecipientTransferGeneration"),
-        0,
-    )?;
-    let transfer = integer(
-        field(entry, "recipientTransferGeneration"),
-        &at("recipientTransferGeneration"),
-        0,
-    )?;
+    let previous = f.integer("previousRecipientTransferGeneration", 0)?;
+    let transfer = f.integer("recipientTransferGeneration", 0)?;
     let evidence_path = at("evidence");
-    let evidence = link_evidence(field(entry, "evidence"), &evidence_path)?;
-    let in_evidence = |key: &str| member(&evidence_path, key);
+    let evidence = link_evidence(f.get("evidence"), &evidence_path)?;
+    let in_evidence = |key: &str| fields(entry, &evidence_path).at(key);
     let group = get(&evidence, "oldGroup");
     let group_path = in_evidence("oldGroup");
     if text(group, "membershipState") != Some("sealed") {
@@ -770,19 +362,14 @@ pub fn parse_subscriber_rebind_migration(v: &Js) -> Read<Js> {
         &["committedAt"],
         "$",
     )?;
-    let version = string(field(v, "version"), "$.version")?;
-    if version != SUBSCRIBER_REBIND_MIGRATION_VERSION {
-        return fail("$.version", format!("unsupported version: {version}"));
-    }
-    let n = |key: &str| integer(field(v, key), &member("$", key), 1);
+    let f = fields(v, "$");
+    version(f, SUBSCRIBER_REBIND_MIGRATION_VERSION)?;
+    let n = |key: &str| f.integer(key, 1);
     let old_epoch = n("oldSubscriberBindingEpoch")?;
     let new_epoch = n("newSubscriberBindingEpoch")?;
     let old_generation = n("oldSubscriberBindingGeneration")?;
     let new_generation = n("newSubscriberBindingGeneration")?;
-    let principal = string(
-        field(v, "stableSubscriberPrincipalId"),
-        "$.stableSubscriberPrincipalId",
-    )?;
+    let principal = f.string("stableSubscriberPrincipalId")?;
     if new_epoch <= old_epoch {
         return fail("$.newSubscriberBindingEpoch", "must increase");
     }
@@ -797,7 +384,7 @@ pub fn parse_subscriber_rebind_migration(v: &Js) -> Read<Js> {
         old_epoch,
         new_epoch,
     };
-    let entries = own_dense_array(field(v, "deliveryGroups"), "$.deliveryGroups")?;
+    let entries = own_dense_array(f.get("deliveryGroups"), "$.deliveryGroups")?;
     let mut links = Vec::with_capacity(entries.len());
     for (index, entry) in entries.into_iter().enumerate() {
         links.push(link(entry, &element("$.deliveryGroups", index), &who)?);
@@ -819,12 +406,8 @@ pub fn parse_subscriber_rebind_migration(v: &Js) -> Read<Js> {
             "successor delivery group IDs must be unique",
         );
     }
-    let reauthorized = boolean(field(v, "reauthorized"), "$.reauthorized")?;
-    let resulting = one_of(
-        field(v, "resultingSubscriptionState"),
-        SUBSCRIPTION_STATES,
-        "$.resultingSubscriptionState",
-    )?;
+    let reauthorized = f.boolean("reauthorized")?;
+    let resulting = f.one_of("resultingSubscriptionState", SUBSCRIPTION_STATES)?;
     if !reauthorized && resulting != "suspended" {
         return fail(
             "$.resultingSubscriptionState",
@@ -838,15 +421,15 @@ pub fn parse_subscriber_rebind_migration(v: &Js) -> Read<Js> {
             "unauthorized subscriptions cannot migrate delivery to the new binding",
         );
     }
-    let state = one_of(field(v, "state"), REBIND_MIGRATION_STATES, "$.state")?;
-    let committed = optional_timestamp(field(v, "committedAt"), "$.committedAt")?;
+    let state = f.one_of("state", REBIND_MIGRATION_STATES)?;
+    let committed = f.optional_timestamp("committedAt")?;
     if (state == "committed") != committed.is_some() {
         return fail(
             "$.committedAt",
             "is required exactly when state is committed",
         );
     }
-    let created = timestamp(field(v, "createdAt"), "$.createdAt")?;
+    let created = f.timestamp("createdAt")?;
     if committed.is_some_and(|c| millis(c) < millis(created)) {
         return fail("$.committedAt", "must not precede createdAt");
     }
@@ -874,7 +457,7 @@ pub fn parse_subscriber_rebind_migration(v: &Js) -> Read<Js> {
             "ambiguous old-epoch evidence blocks projection and commit",
         );
     }
-    let s = |key: &str| string(field(v, key), &member("$", key)).map(Js::str);
+    let s = |key: &str| s(f, key);
     Ok(Rec::new()
         .put("version", Js::str(SUBSCRIBER_REBIND_MIGRATION_VERSION))
         .put("authorityTransitionId", s("authorityTransitionId")?)

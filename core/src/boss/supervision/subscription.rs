@@ -1,17 +1,15 @@
 //! Lifecycle targets, predicates and subscriptions; lifecycle triggers; inactivity edge keys and
 //! their transition ids.
 
+use super::lease::{n, s, version};
 use super::{
     ACTIVITY_BASES, INACTIVITY_MODES, LIFECYCLE_SUBSCRIPTION_VERSION, LIFECYCLE_TRIGGER_VERSION,
-    Rec, SUBSCRIPTION_STATES, SUPERVISED_ROLES, millis, num, own_dense_array, unproxied,
+    Rec, SUBSCRIPTION_STATES, SUPERVISED_ROLES, fields, millis, num, own_dense_array, unproxied,
 };
 use crate::boss::participant::PARTICIPANT_STATES;
 use crate::boss::supervision::delivery::DELIVERY_INTENTS;
 use crate::contract::canonical::canonical_json;
-use crate::contract::read::{
-    self, Read, boolean, element, exact_keys, fail, field, integer, member, one_of,
-    optional_integer, optional_string, optional_timestamp, record, string, timestamp,
-};
+use crate::contract::read::{Read, element, exact_keys, fail, field, member, one_of, record};
 use crate::contract::{Failure, Js};
 
 const INACTIVITY_EDGE_DOMAIN: &str = "orc-inactivity-edge-v1";
@@ -30,28 +28,21 @@ const MAX_SAFE_INTEGER: i64 = 9_007_199_254_740_991;
 pub fn parse_lifecycle_target(v: &Js, path: &str) -> Read<Js> {
     unproxied(v, path)?;
     record(v, path)?;
-    let kind = one_of(field(v, "kind"), &["worker", "role"], &member(path, "kind"))?;
+    let f = fields(v, path);
+    let kind = f.one_of("kind", &["worker", "role"])?;
     if kind == "worker" {
         exact_keys(v, &["kind", "workerId", "workerGeneration"], &[], path)?;
-        let worker_id = string(field(v, "workerId"), &member(path, "workerId"))?;
-        let generation = integer(
-            field(v, "workerGeneration"),
-            &member(path, "workerGeneration"),
-            1,
-        )?;
         return Ok(Rec::new()
             .put("kind", Js::str(kind))
-            .put("workerId", Js::str(worker_id))
-            .put("workerGeneration", num(generation))
+            .put("workerId", s(f, "workerId")?)
+            .put("workerGeneration", n(f, "workerGeneration", 1)?)
             .build());
     }
     exact_keys(v, &["kind", "bossRunId", "role"], &[], path)?;
-    let run = string(field(v, "bossRunId"), &member(path, "bossRunId"))?;
-    let role = one_of(field(v, "role"), SUPERVISED_ROLES, &member(path, "role"))?;
     Ok(Rec::new()
         .put("kind", Js::str(kind))
-        .put("bossRunId", Js::str(run))
-        .put("role", Js::str(role))
+        .put("bossRunId", s(f, "bossRunId")?)
+        .put("role", Js::str(f.one_of("role", SUPERVISED_ROLES)?))
         .build())
 }
 
@@ -113,10 +104,6 @@ fn parse_predicates(value: &Js, path: &str) -> Read<(Js, Vec<&'static str>)> {
     Ok((Js::array(out), kinds))
 }
 
-fn optional_enum<'a>(value: &Js, allowed: &[&'a str], path: &str) -> Read<Option<&'a str>> {
-    read::optional(value, |v| one_of(v, allowed, path))
-}
-
 fn opt_str(value: Option<&str>) -> Option<Js> {
     value.map(Js::str)
 }
@@ -157,19 +144,13 @@ pub fn parse_lifecycle_subscription(v: &Js) -> Read<Js> {
         ],
         "$",
     )?;
-    let version = string(field(v, "version"), "$.version")?;
-    if version != LIFECYCLE_SUBSCRIPTION_VERSION {
-        return fail("$.version", format!("unsupported version: {version}"));
-    }
-    let (predicates, kinds) = parse_predicates(field(v, "predicates"), "$.predicates")?;
+    let f = fields(v, "$");
+    version(f, LIFECYCLE_SUBSCRIPTION_VERSION)?;
+    let (predicates, kinds) = parse_predicates(f.get("predicates"), "$.predicates")?;
     let inactive = kinds.contains(&"inactive_for");
-    let mode = optional_enum(
-        field(v, "inactivityMode"),
-        INACTIVITY_MODES,
-        "$.inactivityMode",
-    )?;
-    let after = optional_integer(field(v, "inactiveAfterMs"), "$.inactiveAfterMs", 1)?;
-    let basis = optional_enum(field(v, "activityBasis"), ACTIVITY_BASES, "$.activityBasis")?;
+    let mode = f.optional_one_of("inactivityMode", INACTIVITY_MODES)?;
+    let after = f.optional_integer("inactiveAfterMs", 1)?;
+    let basis = f.optional_one_of("activityBasis", ACTIVITY_BASES)?;
     let any = mode.is_some() || after.is_some() || basis.is_some();
     let complete = mode.is_some() && after.is_some() && basis.is_some();
     if (inactive && !complete) || (!inactive && any) {
@@ -181,37 +162,34 @@ pub fn parse_lifecycle_subscription(v: &Js) -> Read<Js> {
             ),
         );
     }
-    let target = parse_lifecycle_target(field(v, "target"), "$.target")?;
-    let follow = boolean(field(v, "followReplacement"), "$.followReplacement")?;
+    let target = parse_lifecycle_target(f.get("target"), "$.target")?;
+    let follow = f.boolean("followReplacement")?;
     let role_target = super::text(&target, "kind") == Some("role");
     if follow && !role_target {
         return fail("$.followReplacement", "requires an authorized role target");
     }
-    let run = optional_string(field(v, "bossRunId"), "$.bossRunId")?;
+    let run = f.optional_string("bossRunId")?;
     if let Some(run) = run
         && role_target
         && Some(run) != super::text(&target, "bossRunId")
     {
         return fail("$.bossRunId", "must match the role target Boss run");
     }
-    let created = timestamp(field(v, "createdAt"), "$.createdAt")?;
-    let updated = timestamp(field(v, "updatedAt"), "$.updatedAt")?;
+    let created = f.timestamp("createdAt")?;
+    let updated = f.timestamp("updatedAt")?;
     if millis(updated) < millis(created) {
         return fail("$.updatedAt", "must not precede createdAt");
     }
-    let expires = optional_timestamp(field(v, "expiresAt"), "$.expiresAt")?;
+    let expires = f.optional_timestamp("expiresAt")?;
     if expires.is_some_and(|e| millis(e) < millis(created)) {
         return fail("$.expiresAt", "must not precede createdAt");
     }
-    let last_activity = optional_timestamp(field(v, "lastActivityAt"), "$.lastActivityAt")?;
-    let due = optional_timestamp(field(v, "dueAt"), "$.dueAt")?;
-    let last_transition = optional_string(
-        field(v, "lastSubscriberAuthorityTransitionId"),
-        "$.lastSubscriberAuthorityTransitionId",
-    )?;
-    let max_fires = optional_integer(field(v, "maxFires"), "$.maxFires", 1)?;
-    let last_source = optional_string(field(v, "lastSourceEventId"), "$.lastSourceEventId")?;
-    let trigger_generation = integer(field(v, "triggerGeneration"), "$.triggerGeneration", 0)?;
+    let last_activity = f.optional_timestamp("lastActivityAt")?;
+    let due = f.optional_timestamp("dueAt")?;
+    let last_transition = f.optional_string("lastSubscriberAuthorityTransitionId")?;
+    let max_fires = f.optional_integer("maxFires", 1)?;
+    let last_source = f.optional_string("lastSourceEventId")?;
+    let trigger_generation = f.integer("triggerGeneration", 0)?;
     if !inactive && due.is_some() {
         return fail(
             "$.dueAt",
@@ -238,27 +216,16 @@ pub fn parse_lifecycle_subscription(v: &Js) -> Read<Js> {
     if max_fires.is_some_and(|max| trigger_generation > max) {
         return fail("$.triggerGeneration", "must not exceed maxFires");
     }
-    let subscription_id = string(field(v, "subscriptionId"), "$.subscriptionId")?;
-    let principal = string(field(v, "subscriberPrincipalId"), "$.subscriberPrincipalId")?;
-    let epoch = integer(
-        field(v, "subscriberBindingEpoch"),
-        "$.subscriberBindingEpoch",
-        1,
-    )?;
-    let generation = integer(
-        field(v, "subscriberBindingGeneration"),
-        "$.subscriberBindingGeneration",
-        1,
-    )?;
-    let cooldown = integer(field(v, "cooldownMs"), "$.cooldownMs", 0)?;
-    let delivery = one_of(field(v, "delivery"), DELIVERY_INTENTS, "$.delivery")?;
-    let state = one_of(field(v, "state"), SUBSCRIPTION_STATES, "$.state")?;
-    Ok(Rec::new()
+    let head = Rec::new()
         .put("version", Js::str(LIFECYCLE_SUBSCRIPTION_VERSION))
-        .put("subscriptionId", Js::str(subscription_id))
-        .put("subscriberPrincipalId", Js::str(principal))
-        .put("subscriberBindingEpoch", num(epoch))
-        .put("subscriberBindingGeneration", num(generation))
+        .put("subscriptionId", s(f, "subscriptionId")?)
+        .put("subscriberPrincipalId", s(f, "subscriberPrincipalId")?)
+        .put("subscriberBindingEpoch", n(f, "subscriberBindingEpoch", 1)?)
+        .put(
+            "subscriberBindingGeneration",
+            n(f, "subscriberBindingGeneration", 1)?,
+        );
+    Ok(head
         .opt(
             "lastSubscriberAuthorityTransitionId",
             opt_str(last_transition),
@@ -270,11 +237,11 @@ pub fn parse_lifecycle_subscription(v: &Js) -> Read<Js> {
         .opt("inactivityMode", opt_str(mode))
         .opt("inactiveAfterMs", after.map(num))
         .opt("activityBasis", opt_str(basis))
-        .put("cooldownMs", num(cooldown))
+        .put("cooldownMs", n(f, "cooldownMs", 0)?)
         .opt("maxFires", max_fires.map(num))
         .opt("expiresAt", opt_str(expires))
-        .put("delivery", Js::str(delivery))
-        .put("state", Js::str(state))
+        .put("delivery", Js::str(f.one_of("delivery", DELIVERY_INTENTS)?))
+        .put("state", Js::str(f.one_of("state", SUBSCRIPTION_STATES)?))
         .put("triggerGeneration", num(trigger_generation))
         .opt("lastActivityAt", opt_str(last_activity))
         .opt("dueAt", opt_str(due))
@@ -321,16 +288,10 @@ pub fn parse_lifecycle_trigger(v: &Js) -> Read<Js> {
             format!("unsupported version: {}", version.js_string()),
         );
     }
-    let group = string(field(v, "deliveryGroupId"), "$.deliveryGroupId")?;
-    let successor = optional_string(
-        field(v, "successorDeliveryGroupId"),
-        "$.successorDeliveryGroupId",
-    )?;
-    let transfer = integer(
-        field(v, "recipientTransferGeneration"),
-        "$.recipientTransferGeneration",
-        0,
-    )?;
+    let f = fields(v, "$");
+    let group = f.string("deliveryGroupId")?;
+    let successor = f.optional_string("successorDeliveryGroupId")?;
+    let transfer = f.integer("recipientTransferGeneration", 0)?;
     if successor == Some(group) {
         return fail(
             "$.successorDeliveryGroupId",
@@ -343,14 +304,14 @@ pub fn parse_lifecycle_trigger(v: &Js) -> Read<Js> {
             "must be at least 1 when a successor group exists",
         );
     }
-    let created = timestamp(field(v, "createdAt"), "$.createdAt")?;
-    let acknowledged = optional_timestamp(field(v, "acknowledgedAt"), "$.acknowledgedAt")?;
+    let created = f.timestamp("createdAt")?;
+    let acknowledged = f.optional_timestamp("acknowledgedAt")?;
     if acknowledged.is_some_and(|a| millis(a) < millis(created)) {
         return fail("$.acknowledgedAt", "must not precede createdAt");
     }
-    let s = |key: &str| string(field(v, key), &member("$", key)).map(Js::str);
-    let n = |key: &str, min: i64| integer(field(v, key), &member("$", key), min).map(num);
-    let o = |key: &str| optional_string(field(v, key), &member("$", key)).map(opt_str);
+    let s = |key: &str| s(f, key);
+    let n = |key: &str, min: i64| n(f, key, min);
+    let o = |key: &str| f.optional_string(key).map(opt_str);
     Ok(Rec::new()
         .put("version", Js::str(LIFECYCLE_TRIGGER_VERSION))
         .put("triggerId", s("triggerId")?)
@@ -397,30 +358,23 @@ pub fn parse_inactivity_edge_key(v: &Js) -> Read<Js> {
         &[],
         "$",
     )?;
-    let s = |key: &str| string(field(v, key), &member("$", key)).map(Js::str);
-    let n = |key: &str, min: i64| integer(field(v, key), &member("$", key), min).map(num);
+    let f = fields(v, "$");
+    let s = |key: &str| s(f, key);
+    let n = |key: &str, min: i64| n(f, key, min);
     Ok(Rec::new()
         .put("workerId", s("workerId")?)
         .put("workerGeneration", n("workerGeneration", 1)?)
         .put("inactivityEpochId", s("inactivityEpochId")?)
         .put(
             "inactivityMode",
-            Js::str(one_of(
-                field(v, "inactivityMode"),
-                INACTIVITY_MODES,
-                "$.inactivityMode",
-            )?),
+            Js::str(f.one_of("inactivityMode", INACTIVITY_MODES)?),
         )
         .put(
             "activityBasis",
-            Js::str(one_of(
-                field(v, "activityBasis"),
-                ACTIVITY_BASES,
-                "$.activityBasis",
-            )?),
+            Js::str(f.one_of("activityBasis", ACTIVITY_BASES)?),
         )
         .put("inactiveAfterMs", n("inactiveAfterMs", 1)?)
-        .put("dueAt", Js::str(timestamp(field(v, "dueAt"), "$.dueAt")?))
+        .put("dueAt", Js::str(f.timestamp("dueAt")?))
         .build())
 }
 
