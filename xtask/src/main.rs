@@ -162,7 +162,7 @@ fn outputs() -> Vec<(String, String)> {
     .into_iter()
     .map(|(path, content): (&str, String)| (path.to_string(), content))
     .collect();
-    // The Boss policy and feature-routing corpora, embedded the same way.
+    // The Boss policy, feature-routing and supervision corpora, embedded the same way.
     for name in [
         "boss-policy-v1.json",
         "feature-routing-v1.json",
