@@ -11,6 +11,7 @@ export * from './worker-store.js'
 export * from './participant.js'
 export * from './credential.js'
 export * from './authority.js'
+export * from './supervision.js'
 
 type ParticipantBindingEpoch = number
 type BrokerGeneration = number

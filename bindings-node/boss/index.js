@@ -10,6 +10,7 @@ const workerStore = require('./worker-store.js')
 const participant = require('./participant.js')
 const credential = require('./credential.js')
 const authority = require('./authority.js')
+const supervision = require('./supervision.js')
 
 /** A capability advertisement refusal: a ContractValidationError with a denial `code`. */
 class BrokerCapabilityAdvertisementError extends ContractValidationError {
@@ -56,6 +57,7 @@ module.exports = {
   ...participant,
   ...credential,
   ...authority,
+  ...supervision,
   INTERCOM_BASE_PROTOCOL_VERSION: C.INTERCOM_BASE_PROTOCOL_VERSION,
   BOSS_RUN_FEATURE: C.BOSS_RUN_FEATURE,
   BOSS_RUN_FEATURE_VERSION: C.BOSS_RUN_FEATURE_VERSION,

@@ -6,6 +6,8 @@ import type {
   BossPolicyState,
 } from './policy.js'
 
+export * from './supervision-vectors.js'
+
 export declare const BOSS_POLICY_VECTOR_SCHEMA_VERSION: 1
 
 export interface BossPolicyVector {

@@ -2,9 +2,9 @@
 // The Boss policy and feature-routing corpora (vectors/boss-policy-v1.json and
 // vectors/feature-routing-v1.json, embedded in the core), with the semantics hashes the core
 // computes from them and bossPolicyStateForVector; the participant-state corpora
-// (participant-vectors.js); the worker-store migration corpus (./worker-store-vectors.js); and
-// the semantics hash of the supervision corpus, as the feature-semantics corpus embeds it. The
-// subpath ./boss/vectors; ./boss exports the same.
+// (participant-vectors.js), the worker-store migration corpus (./worker-store-vectors.js) and the
+// supervision corpus (./supervision-vectors.js), each with the semantics hash the core computes
+// from it. The subpath ./boss/vectors; ./boss exports the same.
 const { call, callFrozen } = require('../lib/contract.js')
 
 const policy = callFrozen('boss.policyVectors', [])
@@ -12,6 +12,7 @@ const routing = callFrozen('boss.featureRoutingVectors', [])
 const C = require('./constants.js')
 const workerStoreVectors = require('./worker-store-vectors.js')
 const participantVectors = require('./participant-vectors.js')
+const supervision = require('./supervision-vectors.js')
 const vectors = policy.corpus.vectors
 const roleEdges = policy.corpus.roleEdgeCount
 const controlEdges = policy.corpus.controlEdgeCount
@@ -35,4 +36,5 @@ module.exports = {
   SUPERVISION_VECTOR_SCHEMA_VERSION: C.SUPERVISION_VECTOR_SCHEMA_VERSION,
   SUPERVISION_VECTORS_HASH: C.SUPERVISION_VECTORS_HASH,
   ...workerStoreVectors,
+  ...supervision,
 }

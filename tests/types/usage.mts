@@ -105,3 +105,13 @@ export function participantUsage(): boolean {
   const dispatch: true = migrated.dispatchAllowed;
   return rule !== null && restart.length === 1 && none === undefined && dispatch && (stored.ok ? stored.value.version === 1 : true);
 }
+// Supervision (./boss and its corpus in ./boss/vectors): parsers answer the TypeScript record
+// types, the ACL a decision union, the store gates a StoreValidationResult.
+  authorizeSupervisorSubscription, parseLifecycleSubscription, validateLifecycleSubscriptionStore,
+  type LifecycleSubscriptionRecord, type SupervisorAuthorizationDecision,
+import { MANAGER_WORKER_SUBSCRIPTION_VECTOR, SUPERVISOR_ACL_VECTORS, stateForSupervisorAclVector } from "@ctliz/agent-intercom-core/boss/vectors";
+export const subscription: LifecycleSubscriptionRecord = parseLifecycleSubscription(MANAGER_WORKER_SUBSCRIPTION_VECTOR);
+export const supervisorDecision: SupervisorAuthorizationDecision =
+  authorizeSupervisorSubscription(stateForSupervisorAclVector(), SUPERVISOR_ACL_VECTORS[0].request);
+const storedSubscription = validateLifecycleSubscriptionStore(subscription);
+export const storedId: string = storedSubscription.ok ? storedSubscription.value.subscriptionId : storedSubscription.message;

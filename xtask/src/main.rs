@@ -169,6 +169,7 @@ fn outputs() -> Vec<(String, String)> {
         "worker-store-migration-v2.json",
         "boss-participant-state-v1.json",
         "boss-participant-state-transition-v1.json",
+        "orc-supervision-v1.json",
     ] {
         let source = root().join("vectors").join(name);
         let text = std::fs::read_to_string(&source).expect("a vectors/ corpus");

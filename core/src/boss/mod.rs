@@ -11,6 +11,7 @@ pub mod participant;
 pub mod policy;
 pub mod service;
 pub mod store;
+pub mod supervision;
 pub mod wire;
 pub mod worker;
 pub mod worker_store;

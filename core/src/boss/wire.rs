@@ -5,10 +5,10 @@
 //! computes them at load: `BOSS_RUN_FEATURE_SEMANTICS_HASH` over the feature-semantics corpus
 //! ([`feature_semantics_corpus_json`]), `BOSS_RUN_PROTOCOL_FEATURE_CONTRACT_HASH` over the
 //! feature contract, `BOSS_CAPABILITY_FEATURE_DIGEST` over the capability binding. The vector
-//! hashes those corpora embed come from their vector files where this crate has them (the
-//! participant-state and transition hashes, [`super::participant::vectors`]; the worker-store
-//! migration's, [`worker_store::vectors_hash`]); the supervision one is a literal, as in the
-//! TypeScript core.
+//! hashes those corpora embed come from their vector files: the participant-state and transition
+//! hashes ([`super::participant::vectors`]), the worker-store migration's
+//! ([`worker_store::vectors_hash`]) and the supervision one ([`crate::boss::supervision::vectors`]);
+//! all are literals in the TypeScript core.
 
 use std::sync::LazyLock;
 
@@ -16,6 +16,7 @@ use super::participant::vectors::{
     PARTICIPANT_STATE_TRANSITION_VECTOR_SCHEMA_VERSION, PARTICIPANT_STATE_VECTOR_SCHEMA_VERSION,
     participant_state_transition_vectors_hash, participant_state_vectors_hash,
 };
+use super::supervision::vectors as supervision;
 use super::{JsonObject, string_array_json, worker_store};
 use crate::canonical::canonical_hash_of_text;
 use crate::contract::read::{
@@ -35,11 +36,7 @@ pub const BOSS_CONTROL_ENVELOPE_VERSION: i64 = 1;
 /// The capability binding's version.
 pub const BOSS_CAPABILITY_FEATURE_CONTRACT_VERSION: i64 = 1;
 
-/// The supervision vector corpus's schema version.
-pub const SUPERVISION_VECTOR_SCHEMA_VERSION: i64 = 1;
-/// LITERAL (as in the TypeScript core): the supervision vector corpus's hash.
-pub const SUPERVISION_VECTORS_HASH: &str =
-    "6795156a761aa7fa404c06657e7ca3438a99b1a7e4d2919308379a5448e14b33";
+
 
 /// The Boss policy semantics version the feature corpus names.
 pub const BOSS_POLICY_SEMANTICS_VERSION: i64 = 1;
@@ -183,9 +180,9 @@ impl JsonObject {
         )
         .int(
             "supervisionVectorSchemaVersion",
-            SUPERVISION_VECTOR_SCHEMA_VERSION,
+            supervision::SCHEMA_VERSION,
         )
-        .str("supervisionVectorsHash", SUPERVISION_VECTORS_HASH)
+        .str("supervisionVectorsHash", supervision::vectors_hash())
         .int(
             "fullWorkerStoreMigrationVectorVersion",
             worker_store::vector_version(),
@@ -624,11 +621,6 @@ pub fn constants_json() -> String {
             participant_state_transition_vectors_hash(),
         )
         .int(
-            "SUPERVISION_VECTOR_SCHEMA_VERSION",
-            SUPERVISION_VECTOR_SCHEMA_VERSION,
-        )
-        .str("SUPERVISION_VECTORS_HASH", SUPERVISION_VECTORS_HASH)
-        .int(
             "FULL_WORKER_STORE_MIGRATION_VECTOR_VERSION",
             worker_store::vector_version(),
         )
@@ -676,6 +668,7 @@ pub fn constants_json() -> String {
         .then(worker_store::add_constants)
         .then(c::add_constants)
         .then(a::add_constants)
+        .then(crate::boss::supervision::add_constants)
         .finish()
 }
 

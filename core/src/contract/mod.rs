@@ -156,7 +156,7 @@ impl fmt::Debug for Op {
 }
 
 /// Every module's operations.
-fn modules() -> [&'static [Op]; 13] {
+fn modules() -> [&'static [Op]; 14] {
     use crate::boss;
     [
         ops::OPS,
@@ -172,6 +172,7 @@ fn modules() -> [&'static [Op]; 13] {
         boss::worker_store::OPS,
         boss::credential::OPS,
         boss::authority::OPS,
+        boss::supervision::OPS,
     ]
 }
 
