@@ -36,8 +36,6 @@ pub const BOSS_CONTROL_ENVELOPE_VERSION: i64 = 1;
 /// The capability binding's version.
 pub const BOSS_CAPABILITY_FEATURE_CONTRACT_VERSION: i64 = 1;
 
-
-
 /// The Boss policy semantics version the feature corpus names.
 pub const BOSS_POLICY_SEMANTICS_VERSION: i64 = 1;
 /// The feature-routing vector schema version the feature corpus names.
