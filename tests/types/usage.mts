@@ -107,8 +107,10 @@ export function participantUsage(): boolean {
 }
 // Supervision (./boss and its corpus in ./boss/vectors): parsers answer the TypeScript record
 // types, the ACL a decision union, the store gates a StoreValidationResult.
+import {
   authorizeSupervisorSubscription, parseLifecycleSubscription, validateLifecycleSubscriptionStore,
   type LifecycleSubscriptionRecord, type SupervisorAuthorizationDecision,
+} from "@ctliz/agent-intercom-core/boss";
 import { MANAGER_WORKER_SUBSCRIPTION_VECTOR, SUPERVISOR_ACL_VECTORS, stateForSupervisorAclVector } from "@ctliz/agent-intercom-core/boss/vectors";
 export const subscription: LifecycleSubscriptionRecord = parseLifecycleSubscription(MANAGER_WORKER_SUBSCRIPTION_VECTOR);
 export const supervisorDecision: SupervisorAuthorizationDecision =

@@ -7,8 +7,8 @@
 //! feature contract, `BOSS_CAPABILITY_FEATURE_DIGEST` over the capability binding. The vector
 //! hashes those corpora embed come from their vector files: the participant-state and transition
 //! hashes ([`super::participant::vectors`]), the worker-store migration's
-//! ([`worker_store::vectors_hash`]) and the supervision one ([`crate::boss::supervision::vectors`]);
-//! all are literals in the TypeScript core.
+//! ([`worker_store::vectors_hash`]) and the supervision one
+//! ([`crate::boss::supervision::vectors`]); all are literals in the TypeScript core.
 
 use std::sync::LazyLock;
 
