@@ -4,6 +4,7 @@
 //! Every rule reaches Node and C as a named contract operation (`boss.<function>`, see
 //! [`crate::contract`]); the modules here hold the rules and their constants once.
 
+pub mod delivery;
 pub mod feature;
 pub mod participant;
 pub mod policy;

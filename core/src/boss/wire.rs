@@ -586,7 +586,7 @@ fn parse_control_envelope(a: Args<'_>) -> Result<Out, Failure> {
 /// Every constant of `./boss` that this crate owns, as one JSON object (read once by the
 /// Node module at load).
 pub fn constants_json() -> String {
-    use super::{participant as p, service as s, worker as w};
+    use super::{delivery as d, participant as p, service as s, worker as w};
     let roles = string_array_json(BOSS_PARTICIPANT_ROLES);
     JsonObject::new()
         .int(
@@ -683,6 +683,7 @@ pub fn constants_json() -> String {
         .then(s::add_constants)
         .then(p::add_constants)
         .then(w::add_constants)
+        .then(d::add_constants)
         .finish()
 }
 

@@ -156,7 +156,7 @@ impl fmt::Debug for Op {
 }
 
 /// Every module's operations.
-fn modules() -> [&'static [Op]; 10] {
+fn modules() -> [&'static [Op]; 11] {
     use crate::boss;
     [
         ops::OPS,
@@ -169,6 +169,7 @@ fn modules() -> [&'static [Op]; 10] {
         boss::service::OPS,
         boss::participant::OPS,
         boss::worker::OPS,
+        boss::delivery::OPS,
     ]
 }
 
