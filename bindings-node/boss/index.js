@@ -6,6 +6,7 @@ const { call, registerError, ContractValidationError } = require('../lib/contrac
 const policy = require('./policy.js')
 const feature = require('./feature.js')
 const vectors = require('./vectors.js')
+const delivery = require('./delivery.js')
 
 /** A capability advertisement refusal: a ContractValidationError with a denial `code`. */
 class BrokerCapabilityAdvertisementError extends ContractValidationError {
@@ -50,6 +51,7 @@ module.exports = {
   ...policy,
   ...feature,
   ...vectors,
+  ...delivery,
   INTERCOM_BASE_PROTOCOL_VERSION: C.INTERCOM_BASE_PROTOCOL_VERSION,
   BOSS_RUN_FEATURE: C.BOSS_RUN_FEATURE,
   BOSS_RUN_FEATURE_VERSION: C.BOSS_RUN_FEATURE_VERSION,
