@@ -4,9 +4,9 @@
 
 use super::{
     CLAIM_RECIPIENT_CONTEXTS, DELIVERY_CLAIM_STATES, DELIVERY_CLAIM_VERSION, DELIVERY_INTENTS,
-    DELIVERY_MODES, claim_identity, drained_flags, millis, result_correlation, unique_strings,
+    DELIVERY_MODES, claim_identity, drained_flags, literal_version, millis, result_correlation,
+    unique_strings,
 };
-use crate::boss::wire::literal_version;
 use crate::contract::read::{
     self, exact_keys, exact_record, fail, field, integer, one_of, optional, optional_boolean,
     optional_string, optional_timestamp, record, string, timestamp,

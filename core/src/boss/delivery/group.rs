@@ -7,9 +7,9 @@
 use super::keys::{check_equivalence_key, delivery_group_id, effective_intent};
 use super::{
     DELIVERY_GROUP_ASSEMBLY_VERSION, DELIVERY_GROUP_MEMBERSHIP_STATES, DELIVERY_GROUP_STATES,
-    DELIVERY_GROUP_VERSION, DELIVERY_INTENTS, enum_array, unique_strings,
+    DELIVERY_GROUP_VERSION, DELIVERY_INTENTS, enum_array, literal_version, unique_strings,
 };
-use crate::boss::{JsonObject, string_array_json, wire::literal_version};
+use crate::boss::{JsonObject, string_array_json};
 use crate::canonical::compare_utf16;
 use crate::contract::read::{
     self, dense_array, element, exact_keys, exact_record, fail, field, integer, one_of,

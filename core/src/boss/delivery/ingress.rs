@@ -5,10 +5,9 @@ use super::claim::check_drained_barrier;
 use super::{
     CLAIM_RECIPIENT_CONTEXTS, DELIVERY_INTENTS, DELIVERY_MODES,
     NOTICE_RECIPIENT_INGRESS_OPERATIONS, NOTICE_RECIPIENT_INGRESS_VERSION,
-    TARGET_LEDGER_RESULT_VERSION, TARGET_LEDGER_STATES, claim_identity, millis,
+    TARGET_LEDGER_RESULT_VERSION, TARGET_LEDGER_STATES, claim_identity, literal_version, millis,
     primary_and_members, result_correlation, unique_strings,
 };
-use crate::boss::wire::literal_version;
 use crate::contract::read::{
     self, exact_keys, exact_record, fail, field, integer, member, one_of, optional_boolean,
     optional_integer, optional_string, optional_timestamp, record, string, timestamp,

@@ -249,9 +249,11 @@ mod tests {
     fn a_controller_authority_names_the_key_run() {
         let key = |run: &str| {
             js(&format!(
-                r#"{{"recipientPrincipalId":"m","recipientBindingEpoch":1,"sourceAuthorityId":
-                {{"kind":"controller","bossRunId":"r","controllerGeneration":1}},"sourceEventId":"e",
-                "workerId":"w","workerGeneration":1,"transitionId":"t","transitionVersion":1{run}}}"#
+                r#"{{"recipientPrincipalId":"m","recipientBindingEpoch":1,
+                "sourceAuthorityId":{{"kind":"controller","bossRunId":"r",
+                "controllerGeneration":1}},
+                "sourceEventId":"e","workerId":"w","workerGeneration":1,"transitionId":"t",
+                "transitionVersion":1{run}}}"#
             ))
         };
         assert!(check_equivalence_key(&key(r#","bossRunId":"r""#), "$").is_ok());

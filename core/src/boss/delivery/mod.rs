@@ -25,7 +25,7 @@ pub use notice::check_lifecycle_notice;
 
 use super::{JsonObject, string_array_json};
 use crate::contract::read::{self, dense_array, element, fail, member, one_of, string_array};
-use crate::contract::{Failure, Js, Op};
+use crate::contract::{Failure, Js, Op, Proto};
 
 /// `orc.lifecycle-notice.v1`.
 pub const LIFECYCLE_NOTICE_VERSION: &str = "orc.lifecycle-notice.v1";
@@ -323,4 +323,30 @@ pub(crate) fn path_argument(value: &Js) -> String {
 pub(crate) fn without_code(mut failure: Failure) -> Failure {
     failure.code = None;
     failure
+}
+
+/// `assertLiteralVersion`: the version is exactly `expected`, else `unsupported version:
+/// ${String(value)}; expected <expected>`. Where `String(value)` itself throws (a
+/// null-prototype object has no `toString`; `Array.prototype.join` cannot convert a symbol
+/// element), that `TypeError` is the refusal, as in TypeScript.
+pub(crate) fn literal_version(value: &Js, expected: &str, path: &str) -> read::Read<()> {
+    if value.as_str() == Some(expected) {
+        return Ok(());
+    }
+    if let Some(message) = unconvertible(value, 0) {
+        return Err(Failure::type_error(message));
+    }
+    crate::boss::wire::literal_version(value, expected, path)
+}
+
+/// Why `String(value)` throws, if it does (nested arrays are joined, to a bounded depth).
+fn unconvertible(value: &Js, depth: usize) -> Option<&'static str> {
+    match value {
+        Js::Object(o) if o.proto == Proto::Null => Some("Cannot convert object to primitive value"),
+        Js::Array(a) if depth < 64 => a.items.iter().flatten().find_map(|item| match item {
+            Js::Symbol => Some("Cannot convert a Symbol value to a string"),
+            other => unconvertible(other, depth + 1),
+        }),
+        _ => None,
+    }
 }

@@ -5,9 +5,8 @@
 use super::keys::lifecycle_notice_id;
 use super::{
     DELIVERY_INTENTS, DELIVERY_MODES, LIFECYCLE_NOTICE_VERSION, NOTICE_DELIVERY_CLAIM_STATES,
-    RECIPIENT_CONTEXTS, millis, result_correlation,
+    RECIPIENT_CONTEXTS, literal_version, millis, result_correlation,
 };
-use crate::boss::wire::literal_version;
 use crate::contract::read::{
     self, exact_record, fail, field, integer, one_of, optional, optional_boolean, optional_integer,
     optional_string, optional_timestamp, string, timestamp,

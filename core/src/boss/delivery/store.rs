@@ -4,10 +4,10 @@
 //! fail-closed result (`preserveExisting: true`, `mutationAllowed: false`), never a default.
 //!
 //! The version gate is the canonical module's ([`store_gate`]); so are the parser-failure
-//! results ([`parser_failure`]), whose `observedVersion` is written `null` (the Node binding puts
-//! the caller's own value there, as it does for `validateVersionedStoreRecord`). A valid record
-//! is answered with `value` written as the record's JSON; the binding answers the caller's very
-//! object.
+//! results ([`parser_failure`]). Both write `observedVersion` as `null`; here it is the record's
+//! version as JSON (still `null` where JSON has no form for it, `NaN` say), and a valid record's
+//! `value` is the record's JSON. The Node binding puts the caller's own version and record
+//! there instead, as `validateVersionedStoreRecord` does.
 
 use super::{
     DELIVERY_CLAIM_VERSION, DELIVERY_GROUP_VERSION, LIFECYCLE_NOTICE_VERSION,
@@ -23,7 +23,7 @@ use crate::contract::{Args, Failure, Js, Out};
 pub(crate) fn validate_store(value: &Js, version: &str, check: fn(&Js) -> Read<()>) -> String {
     let gate = store_gate(value, &Js::str(version));
     if !gate.starts_with(r#"{"ok":true"#) {
-        return gate;
+        return with_observed(gate, value);
     }
     match check(value) {
         Ok(()) => {
@@ -35,8 +35,20 @@ pub(crate) fn validate_store(value: &Js, version: &str, check: fn(&Js) -> Read<(
                 (Some(path), "ContractValidationError") => Js::str(path.as_str()),
                 _ => Js::Undefined,
             };
-            parser_failure(&Js::str(refusal.message()), &path)
+            with_observed(parser_failure(&Js::str(refusal.message()), &path), value)
         }
+    }
+}
+
+/// A failure result with the record's own version in its `observedVersion` placeholder (the
+/// first member after `status`, whose values never contain it).
+fn with_observed(result: String, value: &Js) -> String {
+    const PLACEHOLDER: &str = r#""observedVersion":null"#;
+    match value.get("version").and_then(Js::to_json) {
+        Some(version) if result.contains(PLACEHOLDER) => {
+            result.replacen(PLACEHOLDER, &format!(r#""observedVersion":{version}"#), 1)
+        }
+        _ => result,
     }
 }
 
@@ -93,14 +105,14 @@ mod tests {
         );
         let older = validate_store(&json(r#"{"version":"a.v0"}"#), "a.v1", check_nothing);
         assert!(
-            older.contains(r#""status":"unsupported_older_version""#),
+            older.contains(r#""status":"unsupported_older_version","observedVersion":"a.v0""#),
             "{older}"
         );
         let refused = validate_store(&json(r#"{"version":"a.v1"}"#), "a.v1", refuse);
         assert_eq!(
             refused,
             concat!(
-                r#"{"ok":false,"status":"corrupt","observedVersion":null,"path":"$.x","#,
+                r#"{"ok":false,"status":"corrupt","observedVersion":"a.v1","path":"$.x","#,
                 r#""message":"$.x: bad","preserveExisting":true,"mutationAllowed":false}"#
             )
         );
