@@ -7,6 +7,7 @@ import { ContractValidationError } from '../canonical/index.js'
 export * from './policy.js'
 export * from './feature.js'
 export * from './vectors.js'
+export * from './delivery.js'
 
 type ParticipantBindingEpoch = number
 type BrokerGeneration = number
