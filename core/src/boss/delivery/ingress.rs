@@ -21,11 +21,40 @@ fn at(key: &str) -> String {
     member(PAYLOAD, key)
 }
 
-/// The members every claim-bound payload carries after its identity: the group, its
-/// membership revision, the recipient principal and epoch, the worker generation.
+/// The group and its membership revision.
 fn group_binding(v: &Js) -> read::Read<()> {
     string(field(v, "deliveryGroupId"), &at("deliveryGroupId"))?;
     integer(field(v, "membershipRevision"), &at("membershipRevision"), 1)?;
+    Ok(())
+}
+
+/// The group binding, then the group's intent and members (the primary among them).
+fn group_membership(v: &Js) -> read::Read<()> {
+    group_binding(v)?;
+    one_of(
+        field(v, "effectiveDeliveryIntent"),
+        DELIVERY_INTENTS,
+        &at("effectiveDeliveryIntent"),
+    )?;
+    primary_and_members(
+        field(v, "primaryNoticeId"),
+        field(v, "memberNoticeIds"),
+        PAYLOAD,
+    )
+}
+
+/// The recipient's context (a claim's: Pi or OpenCode), session and optional target session.
+fn recipient_session(v: &Js) -> read::Read<()> {
+    one_of(
+        field(v, "recipientContext"),
+        CLAIM_RECIPIENT_CONTEXTS,
+        &at("recipientContext"),
+    )?;
+    string(field(v, "recipientSessionId"), &at("recipientSessionId"))?;
+    optional_string(
+        field(v, "recipientTargetSessionId"),
+        &at("recipientTargetSessionId"),
+    )?;
     Ok(())
 }
 
@@ -62,27 +91,8 @@ fn reserve_delivery(v: &Js) -> read::Read<()> {
         &["recipientTargetSessionId"],
         PAYLOAD,
     )?;
-    group_binding(v)?;
-    one_of(
-        field(v, "effectiveDeliveryIntent"),
-        DELIVERY_INTENTS,
-        &at("effectiveDeliveryIntent"),
-    )?;
-    primary_and_members(
-        field(v, "primaryNoticeId"),
-        field(v, "memberNoticeIds"),
-        PAYLOAD,
-    )?;
-    one_of(
-        field(v, "recipientContext"),
-        CLAIM_RECIPIENT_CONTEXTS,
-        &at("recipientContext"),
-    )?;
-    string(field(v, "recipientSessionId"), &at("recipientSessionId"))?;
-    optional_string(
-        field(v, "recipientTargetSessionId"),
-        &at("recipientTargetSessionId"),
-    )?;
+    group_membership(v)?;
+    recipient_session(v)?;
     recipient_binding(v)?;
     integer(
         field(v, "recipientTransferGeneration"),
@@ -108,16 +118,7 @@ fn lookup_target_ledger(v: &Js) -> read::Read<()> {
         PAYLOAD,
     )?;
     claim_identity(v, PAYLOAD)?;
-    one_of(
-        field(v, "recipientContext"),
-        CLAIM_RECIPIENT_CONTEXTS,
-        &at("recipientContext"),
-    )?;
-    string(field(v, "recipientSessionId"), &at("recipientSessionId"))?;
-    optional_string(
-        field(v, "recipientTargetSessionId"),
-        &at("recipientTargetSessionId"),
-    )?;
+    recipient_session(v)?;
     timestamp(field(v, "checkedAt"), &at("checkedAt"))?;
     Ok(())
 }
@@ -144,17 +145,7 @@ fn insert_or_attach(v: &Js) -> read::Read<()> {
         PAYLOAD,
     )?;
     claim_identity(v, PAYLOAD)?;
-    group_binding(v)?;
-    one_of(
-        field(v, "effectiveDeliveryIntent"),
-        DELIVERY_INTENTS,
-        &at("effectiveDeliveryIntent"),
-    )?;
-    primary_and_members(
-        field(v, "primaryNoticeId"),
-        field(v, "memberNoticeIds"),
-        PAYLOAD,
-    )?;
+    group_membership(v)?;
     unique_strings(field(v, "transitionIds"), &at("transitionIds"))?;
     recipient_binding(v)?;
     integer(field(v, "workerGeneration"), &at("workerGeneration"), 1)?;

@@ -20,6 +20,16 @@ fn hash(domain: &str, value: &Js) -> read::Read<String> {
     Ok(hash_of_payload(domain, &payload).expect("the delivery domains are valid"))
 }
 
+/// The worker and transition both keys name: identifiers and generations ≥ 1.
+fn worker_transition(v: &Js, path: &str) -> read::Read<()> {
+    let at = |key: &str| member(path, key);
+    identifier(field(v, "workerId"), &at("workerId"))?;
+    integer(field(v, "workerGeneration"), &at("workerGeneration"), 1)?;
+    identifier(field(v, "transitionId"), &at("transitionId"))?;
+    integer(field(v, "transitionVersion"), &at("transitionVersion"), 1)?;
+    Ok(())
+}
+
 /// A lifecycle notice's logical key at `path`: identifiers, generations ≥ 1, and the
 /// subscription pair present together.
 fn check_logical_key(v: &Js, path: &str) -> read::Read<()> {
@@ -42,10 +52,7 @@ fn check_logical_key(v: &Js, path: &str) -> read::Read<()> {
         path,
     )?;
     let at = |key: &str| member(path, key);
-    identifier(field(v, "workerId"), &at("workerId"))?;
-    integer(field(v, "workerGeneration"), &at("workerGeneration"), 1)?;
-    identifier(field(v, "transitionId"), &at("transitionId"))?;
-    integer(field(v, "transitionVersion"), &at("transitionVersion"), 1)?;
+    worker_transition(v, path)?;
     identifier(field(v, "kind"), &at("kind"))?;
     optional_identifier(field(v, "assignmentId"), &at("assignmentId"))?;
     optional(field(v, "watchdogGeneration"), |g| {
@@ -162,10 +169,7 @@ pub fn check_equivalence_key(v: &Js, path: &str) -> read::Read<()> {
             );
         }
     }
-    identifier(field(v, "workerId"), &at("workerId"))?;
-    integer(field(v, "workerGeneration"), &at("workerGeneration"), 1)?;
-    identifier(field(v, "transitionId"), &at("transitionId"))?;
-    integer(field(v, "transitionVersion"), &at("transitionVersion"), 1)?;
+    worker_transition(v, path)?;
     optional_identifier(field(v, "assignmentId"), &at("assignmentId"))?;
     optional_identifier(field(v, "turnId"), &at("turnId"))?;
     optional(field(v, "watchdogGeneration"), |g| {
