@@ -12,6 +12,7 @@ export * from './participant.js'
 export * from './credential.js'
 export * from './authority.js'
 export * from './supervision.js'
+export * from './delivery.js'
 
 type ParticipantBindingEpoch = number
 type BrokerGeneration = number

@@ -11,6 +11,7 @@ const participant = require('./participant.js')
 const credential = require('./credential.js')
 const authority = require('./authority.js')
 const supervision = require('./supervision.js')
+const delivery = require('./delivery.js')
 
 /** A capability advertisement refusal: a ContractValidationError with a denial `code`. */
 class BrokerCapabilityAdvertisementError extends ContractValidationError {
@@ -58,6 +59,7 @@ module.exports = {
   ...credential,
   ...authority,
   ...supervision,
+  ...delivery,
   INTERCOM_BASE_PROTOCOL_VERSION: C.INTERCOM_BASE_PROTOCOL_VERSION,
   BOSS_RUN_FEATURE: C.BOSS_RUN_FEATURE,
   BOSS_RUN_FEATURE_VERSION: C.BOSS_RUN_FEATURE_VERSION,

@@ -6,6 +6,7 @@
 
 pub mod authority;
 pub mod credential;
+pub mod delivery;
 pub mod feature;
 pub mod participant;
 pub mod policy;

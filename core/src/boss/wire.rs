@@ -571,7 +571,9 @@ fn parse_control_envelope(a: Args<'_>) -> Result<Out, Failure> {
 /// Every constant of `./boss` that this crate owns, as one JSON object (read once by the
 /// Node module at load).
 pub fn constants_json() -> String {
-    use super::{authority as a, credential as c, participant as p, service as s, worker as w};
+    use super::{
+        authority as a, credential as c, delivery as d, participant as p, service as s, worker as w,
+    };
     let roles = string_array_json(BOSS_PARTICIPANT_ROLES);
     JsonObject::new()
         .int(
@@ -667,6 +669,7 @@ pub fn constants_json() -> String {
         .then(c::add_constants)
         .then(a::add_constants)
         .then(crate::boss::supervision::add_constants)
+        .then(d::add_constants)
         .finish()
 }
 

@@ -156,7 +156,7 @@ impl fmt::Debug for Op {
 }
 
 /// Every module's operations.
-fn modules() -> [&'static [Op]; 14] {
+fn modules() -> [&'static [Op]; 15] {
     use crate::boss;
     [
         ops::OPS,
@@ -173,6 +173,7 @@ fn modules() -> [&'static [Op]; 14] {
         boss::credential::OPS,
         boss::authority::OPS,
         boss::supervision::OPS,
+        boss::delivery::OPS,
     ]
 }
 
