@@ -156,7 +156,7 @@ impl fmt::Debug for Op {
 }
 
 /// Every module's operations.
-fn modules() -> [&'static [Op]; 10] {
+fn modules() -> [&'static [Op]; 13] {
     use crate::boss;
     [
         ops::OPS,
@@ -167,6 +167,9 @@ fn modules() -> [&'static [Op]; 10] {
         boss::feature::OPS,
         boss::wire::OPS,
         boss::service::OPS,
+        boss::service::identity::OPS,
+        boss::service::recovery::OPS,
+        boss::service::restricted::OPS,
         boss::participant::OPS,
         boss::worker::OPS,
     ]
