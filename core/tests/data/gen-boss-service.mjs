@@ -181,7 +181,9 @@ function add (id, name, args, requires) {
       ...(e.code === undefined ? {} : { code: e.code }),
     }
   }
-  cases.push({ id, op: `boss.${name}`, ...(requires ? { requires } : {}), args, expect })
+  // A NUL in a string: C runners whose JSON reader ends strings there skip the case.
+  const nul = JSON.stringify(args).includes('\\u0000') ? { nul: true } : {}
+  cases.push({ id, op: `boss.${name}`, ...(requires ? { requires } : {}), ...nul, args, expect })
 }
 
 // Signing bytes.
@@ -651,7 +653,8 @@ const header = {
     '(a Uint8Array: the UTF-8 text of the frame), {kind: "undefined"}, or {kind: "error", class, path?, message, code?}. ' +
     'Anywhere in a case (and in `bases`), {"$ref": name} stands for a copy of `bases[name]`. ' +
     'Signatures are real Ed25519 signatures by keys made from fixed seeds; trust stores hold PEM text. A case with ' +
-    '`requires` needs those operations of other ./boss modules (a runner skips it, counted, when the build lacks one).',
+    '`requires` needs those operations of other ./boss modules (a runner skips it, counted, when the build lacks one); ' +
+    'a case with `nul: true` has a NUL character in a string argument.',
   count: cases.length,
 }
 const line = (x) => JSON.stringify(x)
