@@ -202,7 +202,12 @@ function retypedFacts () {
   }
   return out
 }
-const NOT_RETYPED = []
+// [file, what]: literals that only look like a fact. The restricted clients' health severities
+// ('info' | 'warning' | 'error' | 'critical', boss-service.ts) share two words with the log levels.
+const NOT_RETYPED = [
+  ['bindings-node/boss/service.d.ts', 'LogLevel "error"'],
+  ['bindings-node/boss/service.d.ts', 'LogLevel "info"'],
+]
 
 test('no hand-written declaration types a literal that facts.d.ts holds', () => {
   const files = handWrittenDts()
