@@ -275,9 +275,9 @@ fn snapshot_only_inputs() {
     assert_eq!(snapshot("boss.isTerminalParticipantState", "[p]"), "jfalse");
 }
 
+/// An identity whose signature is well-formed but wrong is refused at the Ed25519 step.
 #[test]
-fn a_boss_request_is_never_reported_compatible_unverified() {
-    // Every check before the Ed25519 step passes here, so the refusal is the verification's.
+fn a_boss_request_with_a_forged_identity_signature_is_refused() {
     let doc = cases();
     let case = items(doc.get("cases").unwrap())
         .into_iter()
@@ -306,8 +306,11 @@ fn a_boss_request_is_never_reported_compatible_unverified() {
     );
 }
 
+/// A trust-store entry the snapshot shows as a class instance stands for a `KeyObject` only
+/// when the Node module's table names it (with its SPKI DER); the request then comes back with
+/// `null` in its place, where the Node module puts the caller's own object.
 #[test]
-fn a_key_object_trust_store_cannot_be_returned() {
+fn a_key_object_trust_store_entry_comes_from_the_node_table() {
     let doc = cases();
     let case = items(doc.get("cases").unwrap())
         .into_iter()
@@ -323,14 +326,40 @@ fn a_key_object_trust_store_cannot_be_returned() {
     else {
         panic!("the case has a PEM identity key")
     };
-    let pem_json = Js::Str(pem).to_json().unwrap();
-    let with_key_object = format!(
-        "[{}]",
-        request.replacen(&format!("\"ik\":{pem_json}"), "\"ik\":{@}", 1)
+    let pem_json = Js::Str(pem.clone()).to_json().unwrap();
+    let with_key_object = request.replacen(&format!("\"ik\":{pem_json}"), "\"ik\":{@}", 1);
+    let answer = snapshot(
+        "boss.parseBrokerCompatibilityRequest",
+        &format!("[{with_key_object}]"),
     );
-    let answer = snapshot("boss.parseBrokerCompatibilityRequest", &with_key_object);
-    assert!(answer.contains(r#""class":"Error""#), "{answer}");
-    assert!(answer.contains("KeyObject"), "{answer}");
+    assert!(
+        answer.contains(
+            "$.identityVerification.trustedIdentityKeys.ik: must be a public KeyObject or \
+             encoded public key"
+        ),
+        "{answer}"
+    );
+    let body: String = pem
+        .text
+        .lines()
+        .filter(|l| !l.starts_with("-----"))
+        .collect();
+    let table =
+        format!(r#"[{{"field":"trustedIdentityKeys","id":"ik","type":"public","spki":"{body}"}}]"#);
+    let answer = snapshot(
+        "boss.parseBrokerCompatibilityRequest",
+        &format!("[{with_key_object},{table}]"),
+    );
+    assert!(
+        answer.contains(r#""trustedIdentityKeys":{"ik":null}"#),
+        "{answer}"
+    );
+    let private = table.replace(r#""type":"public""#, r#""type":"private""#);
+    let answer = snapshot(
+        "boss.parseBrokerCompatibilityRequest",
+        &format!("[{with_key_object},{private}]"),
+    );
+    assert!(answer.contains("must be a public KeyObject"), "{answer}");
 }
 
 /// `session.boss` as the Pi adapter's broker reads it (`parseBossParticipantRegistrationMetadata`):

@@ -166,7 +166,7 @@ test('participant states', () => {
   for (const s of boss.PARTICIPANT_STATES) assert.strictEqual(boss.isTerminalParticipantState(s), boss.TERMINAL_PARTICIPANT_STATES.includes(s))
 })
 
-test('a Boss request is refused at the identity signature, never reported compatible', () => {
+test('a Boss request with a forged identity signature is refused; KeyObjects come back as given', () => {
   const c = data.cases.find((x) => x.id === 'eval/boss-signature-shape')
   const [request, advertisement, identity] = c.args
   const decision = boss.evaluateBrokerCompatibility(request, advertisement, { ...identity, signature: 'A'.repeat(86) + '==' })
@@ -175,7 +175,9 @@ test('a Boss request is refused at the identity signature, never reported compat
   const { publicKey } = generateKeyPairSync('ed25519')
   const withKeyObject = { ...request, identityVerification: { ...request.identityVerification, trustedIdentityKeys: { ik: publicKey } } }
   assert.deepStrictEqual(boss.evaluateBrokerCompatibility(withKeyObject, advertisement, { ...identity, signature: 'A'.repeat(86) + '==' }), decision)
-  assert.throws(() => boss.parseBrokerCompatibilityRequest(withKeyObject), /KeyObject trust-store entry cannot be returned/)
+  const parsed = boss.parseBrokerCompatibilityRequest(withKeyObject)
+  assert.strictEqual(parsed.identityVerification.trustedIdentityKeys.ik, publicKey)
+  assert.deepStrictEqual(parsed, withKeyObject)
 })
 
 test('ESM names', async () => {

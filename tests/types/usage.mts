@@ -117,3 +117,21 @@ export const supervisorDecision: SupervisorAuthorizationDecision =
   authorizeSupervisorSubscription(stateForSupervisorAclVector(), SUPERVISOR_ACL_VECTORS[0].request);
 const storedSubscription = validateLifecycleSubscriptionStore(subscription);
 export const storedId: string = storedSubscription.ok ? storedSubscription.value.subscriptionId : storedSubscription.message;
+// The broker and restricted-client names of ./boss (boss-service.ts): verification decisions,
+// Uint8Array signing bytes, the store validators and the restricted-client unions.
+import {
+  authorizeBossRestrictedClientRequest, brokerIdentitySigningBytes, BOSS_MANAGER_OPERATIONS,
+  parseBossRestrictedClientRequest, validateBrokerJournalRecoveryStore, verifyProtectedBrokerIdentity,
+  type BossRestrictedClientAuthorizationContext, type BrokerIdentityVerificationContext,
+} from "@ctliz/agent-intercom-core/boss";
+export function restrictedUsage(context: BossRestrictedClientAuthorizationContext, identity: BrokerIdentityVerificationContext): string {
+  const bytes: Uint8Array = brokerIdentitySigningBytes({});
+  const verified = verifyProtectedBrokerIdentity({}, identity);
+  const code = verified.accepted ? "accepted" : verified.code;
+  const request = parseBossRestrictedClientRequest({});
+  const scope = request.client === "boss_manager" ? request.managerParticipantId : request.participantId;
+  const decision = authorizeBossRestrictedClientRequest(request, context);
+  const recovery = validateBrokerJournalRecoveryStore({});
+  const first: "manager_get_status" = BOSS_MANAGER_OPERATIONS[0];
+  return `${bytes.length}${code}${scope}${decision.allowed ? decision.record.scope : decision.code}${recovery.ok}${first}`;
+}

@@ -1,10 +1,8 @@
-//! Broker feature attestations, capability advertisements and compatibility.
-//!
-//! `evaluateBrokerCompatibility` is complete for ordinary clients. For a Boss client it runs
-//! every check the TypeScript core runs before the first Ed25519 verification (request,
-//! advertisement, feature, identity record, owner, divergence, identity key lookup, signature
-//! encoding); the verification itself is not in this crate yet, so such a request is refused
-//! there with `IDENTITY_SIGNATURE_INVALID` and never reported compatible (see `docs/boss.md`).
+//! `boss-service.ts` of the TypeScript core: broker feature attestations, capability
+//! advertisements and compatibility (here and [`compatibility`]), protected broker identities and
+//! provider attestations with their Ed25519 verification ([`identity`], [`keys`]), the legacy
+//! admin migration and journal recovery records and the four store validators ([`recovery`]),
+//! and the restricted Boss client requests, results and their authorization ([`restricted`]).
 
 use super::JsonObject;
 use super::wire::{
@@ -366,6 +364,10 @@ pub fn parse_advertisement(v: &Js) -> Result<Advertisement, Failure> {
 }
 
 mod compatibility;
+pub mod identity;
+pub mod keys;
+pub mod recovery;
+pub mod restricted;
 
 pub use compatibility::{Compatibility, evaluate_broker_compatibility};
 
@@ -383,16 +385,17 @@ fn parse_advertisement_op(a: Args<'_>) -> Result<Out, Failure> {
 }
 
 fn evaluate_op(a: Args<'_>) -> Result<Out, Failure> {
-    let decision = evaluate_broker_compatibility(a.get(0), a.get(1), a.get(2));
+    let table = keys::key_objects(a.get(3));
+    let decision = evaluate_broker_compatibility(a.get(0), a.get(1), a.get(2), &table);
     Ok(Out::Json(decision.to_json()))
 }
 
 fn parse_identity_record_op(a: Args<'_>) -> Result<Out, Failure> {
-    Ok(Out::Json(compatibility::identity_record(a.get(0))?.json))
+    Ok(Out::Json(identity::identity_record(a.get(0))?.json))
 }
 
 fn parse_provider_attestation_op(a: Args<'_>) -> Result<Out, Failure> {
-    Ok(Out::Json(compatibility::provider_attestation(a.get(0))?))
+    Ok(Out::Json(identity::provider_attestation(a.get(0))?.json))
 }
 
 fn parse_peer_expectation_op(a: Args<'_>) -> Result<Out, Failure> {
@@ -412,9 +415,10 @@ fn authorize_peer_op(a: Args<'_>) -> Result<Out, Failure> {
 }
 
 fn parse_request_op(a: Args<'_>) -> Result<Out, Failure> {
-    compatibility::parse_request(a.get(0))?
-        .to_json()
-        .map(Out::Json)
+    let table = keys::key_objects(a.get(1));
+    Ok(Out::Json(
+        compatibility::parse_request(a.get(0), &table)?.to_json(),
+    ))
 }
 
 /// This module's constants, added to `./boss`'s constant object.
@@ -467,6 +471,7 @@ pub(crate) fn add_constants(o: JsonObject) -> JsonObject {
         "BROKER_PROTECTED_PROVIDER_ROOT",
         BROKER_PROTECTED_PROVIDER_ROOT,
     )
+    .then(restricted::add_constants)
 }
 
 /// The operations of this module.

@@ -156,7 +156,7 @@ impl fmt::Debug for Op {
 }
 
 /// Every module's operations.
-fn modules() -> [&'static [Op]; 15] {
+fn modules() -> [&'static [Op]; 18] {
     use crate::boss;
     [
         ops::OPS,
@@ -167,6 +167,9 @@ fn modules() -> [&'static [Op]; 15] {
         boss::feature::OPS,
         boss::wire::OPS,
         boss::service::OPS,
+        boss::service::identity::OPS,
+        boss::service::recovery::OPS,
+        boss::service::restricted::OPS,
         boss::participant::OPS,
         boss::worker::OPS,
         boss::worker_store::OPS,
