@@ -11,12 +11,12 @@
 //!
 //! Modules, in the TypeScript order: [`subscription`] (targets, predicates, subscriptions,
 //! triggers, inactivity edges), [`lease`] (activity, leases, renewals, smart inactivity),
-//! [`delivery`] (the delivery-group and claim records a migration link carries), [`rebind`]
-//! (subscriber rebind migrations), [`acl`] (`authorizeSupervisorSubscription`), [`vectors`] (the
-//! corpus and its hash).
+//! [`evidence`] (a migration link's evidence), [`rebind`] (subscriber rebind migrations), [`acl`]
+//! (`authorizeSupervisorSubscription`), [`vectors`] (the corpus and its hash). The delivery-group
+//! and claim records a link carries, `deliveryGroupId` and the intent aggregate are
+//! [`crate::boss::delivery`]'s, called where `supervision.ts` calls `boss-wire.ts`.
 
 pub mod acl;
-pub mod delivery;
 pub mod evidence;
 pub mod lease;
 pub mod rebind;
@@ -167,14 +167,6 @@ impl<'v> Fields<'v, '_> {
 
     pub(crate) fn optional_string(&self, key: &str) -> Read<Option<&'v str>> {
         read::optional_string(self.get(key), &self.at(key))
-    }
-
-    pub(crate) fn identifier(&self, key: &str) -> Read<&'v str> {
-        read::identifier(self.get(key), &self.at(key))
-    }
-
-    pub(crate) fn optional_identifier(&self, key: &str) -> Read<Option<&'v str>> {
-        read::optional_identifier(self.get(key), &self.at(key))
     }
 
     pub(crate) fn integer(&self, key: &str, minimum: i64) -> Read<i64> {
@@ -442,7 +434,7 @@ pub const OPS: &[Op] = &[
     },
     Op {
         name: "boss.aggregateDeliveryIntent",
-        run: |a| parsed(delivery::effective_delivery_intent(a.get(0)).map(Js::str)),
+        run: |a| parsed(crate::boss::delivery::effective_delivery_intent(a.get(0)).map(Js::str)),
     },
     Op {
         name: "boss.validateLifecycleSubscriptionStore",
