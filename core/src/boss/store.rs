@@ -69,8 +69,13 @@ fn with_observed(refusal: String, value: &Js) -> String {
     refusal.replacen(OBSERVED_PLACEHOLDER, &observed, 1)
 }
 
-/// `validateVersionedStoreRecord(value, expected, parse)`, as JSON.
-pub fn validate(value: &Js, expected: StoreVersion, parse: Parser) -> String {
+/// `validateVersionedStoreRecord(value, expected, parse)`, as JSON. `parse` is a [`Parser`] or
+/// any closure of that shape (the store validators of every Boss module come here).
+pub fn validate(
+    value: &Js,
+    expected: StoreVersion,
+    parse: impl FnOnce(&Js) -> Result<Out, Failure>,
+) -> String {
     let gate = store_gate(value, &expected.as_js());
     if !gate.starts_with(r#"{"ok":true"#) {
         return with_observed(gate, value);
@@ -89,7 +94,7 @@ pub fn validate(value: &Js, expected: StoreVersion, parse: Parser) -> String {
         }
         Err(failure) => {
             // A ContractValidationError (or a subclass) carries its path; an Error or a
-            // TypeError only its message.
+            // TypeError only its message (no failure of another class has a path).
             let path = failure.path.as_deref().map_or(Js::Undefined, Js::str);
             with_observed(parser_failure(&Js::str(failure.message()), &path), value)
         }

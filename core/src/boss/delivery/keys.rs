@@ -202,15 +202,20 @@ pub fn effective_intent(intents: &[&str]) -> &'static str {
         .unwrap_or("status_only")
 }
 
-/// `effectiveDeliveryIntent(intents)`: a dense array of intents (paths `intents[i]`).
-pub(super) fn effective_intent_op(a: Args<'_>) -> Result<Out, Failure> {
-    let entries = dense_array(a.get(0), "intents")?;
+/// `effectiveDeliveryIntent(intents)`: a dense array of intents (paths `intents[i]`), their
+/// aggregate (supervision's `aggregateDeliveryIntent` answers the same).
+pub fn effective_delivery_intent(intents: &Js) -> read::Read<&'static str> {
+    let entries = dense_array(intents, "intents")?;
     let intents = entries
         .into_iter()
         .enumerate()
         .map(|(i, intent)| one_of(intent, DELIVERY_INTENTS, &element("intents", i)))
         .collect::<read::Read<Vec<_>>>()?;
-    Ok(Out::Json(json_text(effective_intent(&intents))))
+    Ok(effective_intent(&intents))
+}
+
+pub(super) fn effective_intent_op(a: Args<'_>) -> Result<Out, Failure> {
+    Ok(Out::Json(json_text(effective_delivery_intent(a.get(0))?)))
 }
 
 /// A string as JSON text.
@@ -233,6 +238,13 @@ mod tests {
         assert_eq!(effective_intent(&[]), "status_only");
         assert_eq!(effective_intent(&["status_only", "follow_up"]), "follow_up");
         assert_eq!(effective_intent(&["follow_up", "wake"]), "wake");
+        let of = |text: &str| effective_delivery_intent(&js(text));
+        assert_eq!(of(r#"["follow_up","wake","status_only"]"#).unwrap(), "wake");
+        assert_eq!(
+            of(r#"["interrupt"]"#).unwrap_err().message(),
+            "intents[0]: must be one of: wake, follow_up, status_only"
+        );
+        assert_eq!(of("{}").unwrap_err().message(), "intents: must be an array");
     }
 
     #[test]

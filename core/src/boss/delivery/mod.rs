@@ -20,7 +20,10 @@ mod store;
 pub use claim::check_claim_record;
 pub use group::{assemble_group_json, check_group_record};
 pub use ingress::{check_ingress_envelope, check_target_ledger_result};
-pub use keys::{check_equivalence_key, delivery_group_id, effective_intent, lifecycle_notice_id};
+pub use keys::{
+    check_equivalence_key, delivery_group_id, effective_delivery_intent, effective_intent,
+    lifecycle_notice_id,
+};
 pub use notice::check_lifecycle_notice;
 
 use super::{JsonObject, string_array_json};

@@ -14,7 +14,7 @@ pub mod transition;
 pub mod vectors;
 
 use super::{JsonObject, string_array_json};
-use crate::contract::canonical::{parser_failure, store_gate};
+use crate::boss::store::{self, StoreVersion};
 use crate::contract::read::{Read, fail, integer, one_of, string};
 use crate::contract::value::write_json_string;
 use crate::contract::{Args, Failure, Js, Op, Out, ops};
@@ -149,26 +149,9 @@ pub(crate) fn store_result(
     expected: i64,
     parse: impl FnOnce(&Js) -> Read<String>,
 ) -> String {
-    let gate = store_gate(value, &Js::Num(expected as f64));
-    let result = if gate.starts_with(r#"{"ok":true"#) {
-        match parse(value) {
-            Ok(parsed) => return format!(r#"{{"ok":true,"status":"valid","value":{parsed}}}"#),
-            Err(failure) => parser_failure(
-                &Js::str(failure.message()),
-                &failure.path.map_or(Js::Undefined, Js::str),
-            ),
-        }
-    } else {
-        gate
-    };
-    match crate::contract::read::field(value, "version").to_json() {
-        Some(observed) => result.replacen(
-            r#","observedVersion":null"#,
-            &format!(r#","observedVersion":{observed}"#),
-            1,
-        ),
-        None => result,
-    }
+    store::validate(value, StoreVersion::Number(expected), |v| {
+        parse(v).map(Out::Json)
+    })
 }
 
 fn parse_state(a: Args<'_>) -> Result<Out, Failure> {

@@ -2,9 +2,9 @@
 //! claim observation, the target-ledger observation, and the optional receipt, drain barrier and
 //! acknowledgment, each checked on its own, then bound together by `evidenceDigest`.
 
-use super::delivery::{check_delivery_claim_record, check_delivery_group_record};
 use super::subscription::hash_of;
 use super::{Fields, Rec, fields, millis, num, strs, text};
+use crate::boss::delivery::{check_claim_record, check_group_record};
 use crate::contract::read::{Read, exact_keys, fail, hex_digest, record, string_array};
 use crate::contract::{Failure, Js};
 
@@ -67,7 +67,7 @@ fn current_claim(v: &Js, path: &str) -> Read<Js> {
     let claim = f.get("claim");
     let has_claim = !matches!(claim, Js::Undefined);
     if has_claim {
-        check_delivery_claim_record(claim)?;
+        check_claim_record(claim)?;
     }
     if (status == "claimed") != has_claim {
         return fail(
@@ -250,7 +250,7 @@ pub(crate) fn link_evidence(v: &Js, path: &str) -> Read<Js> {
     )?;
     let f = fields(v, path);
     let old_group = f.get("oldGroup");
-    check_delivery_group_record(old_group)?;
+    check_group_record(old_group)?;
     let claim = current_claim(f.get("currentClaim"), &f.at("currentClaim"))?;
     let ledger = target_ledger(f.get("targetLedger"), &f.at("targetLedger"))?;
     let receipt = part(f, "receipt", receipt)?;

@@ -11,12 +11,12 @@
 //!
 //! Modules, in the TypeScript order: [`subscription`] (targets, predicates, subscriptions,
 //! triggers, inactivity edges), [`lease`] (activity, leases, renewals, smart inactivity),
-//! [`delivery`] (the delivery-group and claim records a migration link carries), [`rebind`]
-//! (subscriber rebind migrations), [`acl`] (`authorizeSupervisorSubscription`), [`vectors`] (the
-//! corpus and its hash).
+//! [`evidence`] (a migration link's evidence), [`rebind`] (subscriber rebind migrations), [`acl`]
+//! (`authorizeSupervisorSubscription`), [`vectors`] (the corpus and its hash). The delivery-group
+//! and claim records a link carries, `deliveryGroupId` and the intent aggregate are
+//! [`crate::boss::delivery`]'s, called where `supervision.ts` calls `boss-wire.ts`.
 
 pub mod acl;
-pub mod delivery;
 pub mod evidence;
 pub mod lease;
 pub mod rebind;
@@ -24,7 +24,7 @@ pub mod subscription;
 pub mod vectors;
 
 use super::{JsonObject, string_array_json};
-use crate::contract::canonical::{parser_failure, store_gate};
+use crate::boss::store::{self, StoreVersion};
 use crate::contract::read::{self, Read, fail};
 use crate::contract::value::write_json_string;
 use crate::contract::{Args, Failure, Js, JsObject, JsStr, Op, Out, Proto, ops};
@@ -169,14 +169,6 @@ impl<'v> Fields<'v, '_> {
         read::optional_string(self.get(key), &self.at(key))
     }
 
-    pub(crate) fn identifier(&self, key: &str) -> Read<&'v str> {
-        read::identifier(self.get(key), &self.at(key))
-    }
-
-    pub(crate) fn optional_identifier(&self, key: &str) -> Read<Option<&'v str>> {
-        read::optional_identifier(self.get(key), &self.at(key))
-    }
-
     pub(crate) fn integer(&self, key: &str, minimum: i64) -> Read<i64> {
         read::integer(self.get(key), &self.at(key), minimum)
     }
@@ -277,42 +269,25 @@ pub(crate) fn int(value: &Js, key: &str) -> Option<i64> {
     value.get(key).and_then(Js::safe_integer)
 }
 
-/// The refusal of `validateVersionedStoreRecord`'s parser as the store result; the version is
-/// written as JSON where it can be (the Node binding puts the caller's own value there).
-fn store_result(value: &Js, version: &str, parse: fn(&Js) -> Read<Js>) -> String {
-    let gate = store_gate(value, &Js::str(version));
-    if !gate.starts_with(r#"{"ok":true"#) {
-        return with_observed(gate, value);
-    }
-    match parse(value) {
-        Ok(parsed) => {
+/// `validateVersionedStoreRecord(value, version, parse)` as JSON ([`store::validate`]); the
+/// version is written as JSON where it can be (the Node binding puts the caller's own value
+/// there).
+fn store_answer(
+    value: &Js,
+    version: &'static str,
+    parse: fn(&Js) -> Read<Js>,
+) -> Result<Out, Failure> {
+    Ok(Out::Json(store::validate(
+        value,
+        StoreVersion::Text(version),
+        |v| {
+            let parsed = parse(v)?;
             let json = parsed
                 .to_json()
                 .expect("a supervision projection is plain JSON data");
-            format!(r#"{{"ok":true,"status":"valid","value":{json}}}"#)
-        }
-        Err(failure) => {
-            let message = Js::str(failure.message());
-            let path = failure.path.as_deref().map_or(Js::Undefined, Js::str);
-            with_observed(parser_failure(&message, &path), value)
-        }
-    }
-}
-
-/// Fills in the `observedVersion` placeholder the store gate writes.
-fn with_observed(result: String, value: &Js) -> String {
-    let observed = read::field(value, "version")
-        .to_json()
-        .unwrap_or_else(|| "null".into());
-    result.replacen(
-        r#""observedVersion":null"#,
-        &format!(r#""observedVersion":{observed}"#),
-        1,
-    )
-}
-
-fn store(value: &Js, version: &str, parse: fn(&Js) -> Read<Js>) -> Result<Out, Failure> {
-    Ok(Out::Json(store_result(value, version, parse)))
+            Ok(Out::Json(json))
+        },
+    )))
 }
 
 /// `validateLifecycleSubscriptionStore`: a proxy is corrupt before the gate looks at it.
@@ -323,7 +298,7 @@ fn subscription_store(a: Args<'_>) -> Result<Out, Failure> {
         out.push_str(r#","preserveExisting":true,"mutationAllowed":false}"#);
         return Ok(Out::Json(out));
     }
-    store(
+    store_answer(
         a.get(0),
         LIFECYCLE_SUBSCRIPTION_VERSION,
         subscription::parse_lifecycle_subscription,
@@ -442,7 +417,7 @@ pub const OPS: &[Op] = &[
     },
     Op {
         name: "boss.aggregateDeliveryIntent",
-        run: |a| parsed(delivery::effective_delivery_intent(a.get(0)).map(Js::str)),
+        run: |a| parsed(crate::boss::delivery::effective_delivery_intent(a.get(0)).map(Js::str)),
     },
     Op {
         name: "boss.validateLifecycleSubscriptionStore",
@@ -451,7 +426,7 @@ pub const OPS: &[Op] = &[
     Op {
         name: "boss.validateAuthenticatedActivityStore",
         run: |a| {
-            store(
+            store_answer(
                 a.get(0),
                 ACTIVITY_RECORD_VERSION,
                 lease::parse_authenticated_activity,
@@ -461,7 +436,7 @@ pub const OPS: &[Op] = &[
     Op {
         name: "boss.validateActiveOperationLeaseStore",
         run: |a| {
-            store(
+            store_answer(
                 a.get(0),
                 ACTIVE_OPERATION_LEASE_VERSION,
                 lease::parse_active_operation_lease,
@@ -471,7 +446,7 @@ pub const OPS: &[Op] = &[
     Op {
         name: "boss.validateExternalWaitLeaseStore",
         run: |a| {
-            store(
+            store_answer(
                 a.get(0),
                 EXTERNAL_WAIT_LEASE_VERSION,
                 lease::parse_external_wait_lease,
@@ -481,7 +456,7 @@ pub const OPS: &[Op] = &[
     Op {
         name: "boss.validateLifecycleTriggerStore",
         run: |a| {
-            store(
+            store_answer(
                 a.get(0),
                 LIFECYCLE_TRIGGER_VERSION,
                 subscription::parse_lifecycle_trigger,
@@ -491,7 +466,7 @@ pub const OPS: &[Op] = &[
     Op {
         name: "boss.validateSubscriberRebindMigrationStore",
         run: |a| {
-            store(
+            store_answer(
                 a.get(0),
                 SUBSCRIBER_REBIND_MIGRATION_VERSION,
                 rebind::parse_subscriber_rebind_migration,

@@ -2,13 +2,13 @@
 //! delivery group of a subscriber, by its authoritative evidence ([`super::evidence`]), as
 //! migrated, delivered at the old epoch, not replayed, or blocked on ambiguous evidence.
 
-use super::delivery::delivery_group_id;
 use super::evidence::link_evidence;
 use super::lease::{s, version};
 use super::{
     REBIND_MIGRATION_STATES, Rec, SUBSCRIBER_REBIND_MIGRATION_VERSION, SUBSCRIPTION_STATES, fields,
     get, int, millis, num, own_dense_array, same, text,
 };
+use crate::boss::delivery::delivery_group_id;
 use crate::contract::canonical::canonical_json;
 use crate::contract::read::{Read, element, exact_keys, fail, member, record};
 use crate::contract::{Failure, Js, JsObject};

@@ -6,8 +6,8 @@ use super::{
     ACTIVITY_BASES, INACTIVITY_MODES, LIFECYCLE_SUBSCRIPTION_VERSION, LIFECYCLE_TRIGGER_VERSION,
     Rec, SUBSCRIPTION_STATES, SUPERVISED_ROLES, fields, millis, num, own_dense_array, unproxied,
 };
+use crate::boss::delivery::DELIVERY_INTENTS;
 use crate::boss::participant::PARTICIPANT_STATES;
-use crate::boss::supervision::delivery::DELIVERY_INTENTS;
 use crate::contract::canonical::canonical_json;
 use crate::contract::read::{Read, element, exact_keys, fail, field, member, one_of, record};
 use crate::contract::{Failure, Js};

@@ -17,9 +17,9 @@ mod record;
 use std::sync::LazyLock;
 
 use super::{JsonObject, string_array_json};
+use crate::boss::store::{self, StoreVersion};
 use crate::canonical::{self, Value};
-use crate::contract::canonical::{parser_failure, store_gate};
-use crate::contract::read::{Read, field};
+use crate::contract::read::Read;
 use crate::contract::{Args, Failure, Js, Op, Out};
 
 pub use fields::{
@@ -92,34 +92,11 @@ impl JsonObject {
     }
 }
 
-/// `validateVersionedStoreRecord(value, expected, parse)` with the whole result as JSON; a
-/// refusal's `observedVersion` is the record's `version` as JSON (`null` when JSON cannot hold
-/// it: the Node module reads the caller's own value instead).
-fn validate(value: &Js, expected: &Js, parse: fn(&Js) -> Read<String>) -> String {
-    let with_observed = |result: String| {
-        let observed = field(value, "version")
-            .to_json()
-            .unwrap_or_else(|| "null".into());
-        result.replacen(
-            "\"observedVersion\":null",
-            &format!("\"observedVersion\":{observed}"),
-            1,
-        )
-    };
-    let gate = store_gate(value, expected);
-    if !gate.starts_with("{\"ok\":true") {
-        return with_observed(gate);
-    }
-    match parse(value) {
-        Ok(json) => format!("{{\"ok\":true,\"status\":\"valid\",\"value\":{json}}}"),
-        Err(failure) => {
-            let path = match (&failure.path, failure.class) {
-                (Some(p), "ContractValidationError") => Js::str(p),
-                _ => Js::Undefined,
-            };
-            with_observed(parser_failure(&Js::str(failure.message()), &path))
-        }
-    }
+/// `validateVersionedStoreRecord(value, expected, parse)` with the whole result as JSON
+/// ([`store::validate`]); a refusal's `observedVersion` is the record's `version` as JSON
+/// (`null` when JSON cannot hold it: the Node module reads the caller's own value instead).
+fn validate(value: &Js, expected: StoreVersion, parse: fn(&Js) -> Read<String>) -> String {
+    store::validate(value, expected, |v| parse(v).map(Out::Json))
 }
 
 fn parse_input_json(v: &Js) -> Read<String> {
@@ -136,15 +113,15 @@ fn parse_record_json(v: &Js) -> Read<String> {
 
 /// `validateFullWorkerStoreMigrationInputV1(value)` as JSON.
 pub fn validate_full_worker_store_migration_input(value: &Js) -> String {
-    let expected = Js::Num(FULL_WORKER_STORE_MIGRATION_VERSION as f64);
-    validate(value, &expected, parse_input_json)
+    let expected = StoreVersion::Number(FULL_WORKER_STORE_MIGRATION_VERSION);
+    validate(value, expected, parse_input_json)
 }
 
 /// `validateWorkerStoreRecordV2(value)` as JSON.
 pub fn validate_worker_store_record(value: &Js) -> String {
     validate(
         value,
-        &Js::str(FULL_WORKER_STORE_V2_RECORD_VERSION),
+        StoreVersion::Text(FULL_WORKER_STORE_V2_RECORD_VERSION),
         parse_record_json,
     )
 }
