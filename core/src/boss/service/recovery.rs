@@ -8,7 +8,6 @@ use super::{
 };
 use crate::boss::wire::{is_number, is_string};
 use crate::boss::{JsonObject, string_array_json};
-use crate::contract::canonical::{parser_failure, store_gate};
 use crate::contract::read::{
     self, exact_record, fail, field, hex_digest, integer, one_of, string, string_array, timestamp,
 };
@@ -164,37 +163,14 @@ pub(crate) fn journal_recovery(v: &Js) -> read::Read<String> {
         .finish())
 }
 
-/// `validateVersionedStoreRecord(value, expected, parse)` with the whole result as JSON; a
-/// refusal's `observedVersion` is the record's `version` as JSON (`null` when JSON cannot hold
-/// it: the Node module gives the caller's own value instead).
-///
-/// A private twin of the worker-store module's helper (the same TypeScript semantics), kept
-/// here until the Boss modules share one.
-fn validate(value: &Js, expected: &str, parse: fn(&Js) -> read::Read<String>) -> String {
-    let with_observed = |result: String| {
-        let observed = field(value, "version")
-            .to_json()
-            .unwrap_or_else(|| "null".into());
-        result.replacen(
-            "\"observedVersion\":null",
-            &format!("\"observedVersion\":{observed}"),
-            1,
-        )
-    };
-    let gate = store_gate(value, &Js::str(expected));
-    if !gate.starts_with("{\"ok\":true") {
-        return with_observed(gate);
-    }
-    match parse(value) {
-        Ok(json) => format!("{{\"ok\":true,\"status\":\"valid\",\"value\":{json}}}"),
-        Err(failure) => {
-            let path = match (&failure.path, failure.class) {
-                (Some(p), "ContractValidationError") => Js::str(p),
-                _ => Js::Undefined,
-            };
-            with_observed(parser_failure(&Js::str(failure.message()), &path))
-        }
-    }
+/// `validateVersionedStoreRecord(value, expected, parse)` with the whole result as JSON: the
+/// Boss modules' one gate ([`crate::boss::store`]) over a parser answering fresh JSON.
+fn validate(value: &Js, expected: &'static str, parse: fn(&Js) -> read::Read<String>) -> String {
+    crate::boss::store::validate(
+        value,
+        crate::boss::store::StoreVersion::Text(expected),
+        |v| parse(v).map(Out::Json),
+    )
 }
 
 fn attestation_json(v: &Js) -> read::Read<String> {
