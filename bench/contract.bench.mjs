@@ -91,6 +91,22 @@ function cases (m) {
   }])
   out.push(['workerIdentityFromEnvironment (no Boss keys)', swallow(() => m.boss.workerIdentityFromEnvironment({ PATH: '/usr/bin', HOME: '/root' }))])
   out.push(['parseParticipantState', () => m.boss.parseParticipantState('ready')])
+  // The heavier validators and authorizers of issue 11, on each implementation's own corpus.
+  const transitions = m.boss.PARTICIPANT_STATE_TRANSITION_VECTOR_CORPUS.transitionVectors
+  out.push([`validateParticipantStateTransition (${transitions.length} vectors, one batch)`, () => {
+    for (const t of transitions) swallow(() => m.boss.validateParticipantStateTransition(t.input))()
+  }])
+  const migrations = m.boss.FULL_WORKER_STORE_MIGRATION_VECTORS
+  out.push([`migrateFullWorkerStoreV1 (${migrations.length} vectors, one batch)`, () => {
+    for (const w of migrations) m.boss.migrateFullWorkerStoreV1(w.input)
+  }])
+  const acl = m.boss.SUPERVISOR_ACL_VECTORS
+  const aclState = m.boss.stateForSupervisorAclVector()
+  out.push([`authorizeSupervisorSubscription (${acl.length} vectors, one batch)`, () => {
+    for (const v of acl) m.boss.authorizeSupervisorSubscription(aclState, v.request)
+  }])
+  out.push(['parseLifecycleSubscription', () => m.boss.parseLifecycleSubscription(m.boss.MANAGER_WORKER_SUBSCRIPTION_VECTOR)])
+  out.push(['parseSubscriberRebindMigration (committed)', () => m.boss.parseSubscriberRebindMigration(m.boss.COMMITTED_REBIND_MIGRATION_VECTOR)])
   return out
 }
 
