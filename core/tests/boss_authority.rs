@@ -3,85 +3,29 @@
 //! TypeScript core 0.2.0 gives it) through `contract::call_json`, plus the snapshot-only inputs
 //! (undefined members, accessors, proxies, symbols) JSON cannot carry.
 
+#[path = "support/outcome_cases.rs"]
+mod outcome_cases;
 #[path = "support/vector_filter.rs"]
 mod vector_filter;
 
 use agent_intercom_core::boss::{authority, credential};
-use agent_intercom_core::contract::{Js, call_json, call_snapshot};
-use vector_filter::{Counts, Filter};
-
-fn cases() -> Js {
-    let path = format!(
-        "{}/tests/data/boss_authority_cases.json",
-        env!("CARGO_MANIFEST_DIR")
-    );
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
-    Js::parse_json(&text).unwrap()
-}
-
-fn items(value: &Js) -> Vec<&Js> {
-    match value {
-        Js::Array(a) => a.items.iter().map(|i| i.as_ref().unwrap()).collect(),
-        _ => panic!("not an array"),
-    }
-}
-
-fn text<'a>(value: &'a Js, key: &str) -> &'a str {
-    value.get(key).and_then(Js::as_str).unwrap_or("")
-}
+use agent_intercom_core::contract::{Js, call_snapshot};
 
 #[test]
 fn typescript_outcomes() {
-    let doc = cases();
-    let list = items(doc.get("cases").unwrap());
-    assert_eq!(
-        doc.get("count").and_then(Js::as_num),
-        Some(list.len() as f64)
-    );
-    let filter = Filter::from_env();
-    let mut counts = Counts::new(list.len());
-    let mut failures = Vec::new();
-    for case in list {
-        let id = text(case, "id");
-        if !filter.selects(id) {
-            counts.filtered += 1;
-            continue;
-        }
-        counts.executed += 1;
-        let args = case.get("args").unwrap();
-        let op = format!("boss.{}", text(case, "op"));
-        let answer = call_json(&op, &args.to_json().unwrap()).unwrap();
-        let answer = Js::parse_json(&answer).unwrap();
-        let expect = case.get("expect").unwrap();
-        let ok = match text(expect, "kind") {
-            "input" => answer.get("value") == items(args).first().copied(),
-            "value" => answer.get("value") == expect.get("value"),
-            _ => answer.get("error").is_some_and(|e| {
-                text(e, "class") == text(expect, "class")
-                    && text(e, "message") == text(expect, "message")
-                    && e.get("code") == expect.get("code")
-            }),
-        };
-        if !ok {
-            failures.push(format!(
-                "{id}: expected {}, got {}",
-                expect.to_json().unwrap(),
-                answer.to_json().unwrap()
-            ));
-        }
-    }
-    counts.report("boss_authority_cases.json", &filter);
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    outcome_cases::run("boss_authority_cases.json");
 }
 
 /// The first argument of a case, as snapshot text.
 fn case_arg(id: &str) -> String {
-    let doc = cases();
-    let case = items(doc.get("cases").unwrap())
+    let doc = outcome_cases::load("boss_authority_cases.json");
+    let case = outcome_cases::items(doc.get("cases").unwrap())
         .into_iter()
-        .find(|c| text(c, "id") == id)
+        .find(|c| outcome_cases::text(c, "id") == id)
         .unwrap_or_else(|| panic!("no case {id}"));
-    items(case.get("args").unwrap())[0].to_json().unwrap()
+    outcome_cases::items(case.get("args").unwrap())[0]
+        .to_json()
+        .unwrap()
 }
 
 fn snapshot(op: &str, args: &str) -> String {

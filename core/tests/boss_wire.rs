@@ -3,12 +3,13 @@
 //! outcome as the TypeScript core 0.2.0 gives it) through `contract::call_json`, plus the
 //! snapshot-only inputs (accessors, holes, proxies) JSON cannot carry.
 
+#[path = "support/outcome_cases.rs"]
+mod outcome_cases;
 #[path = "support/vector_filter.rs"]
 mod vector_filter;
 
 use agent_intercom_core::boss::{participant, service, wire, worker};
 use agent_intercom_core::contract::{Js, call_json, call_snapshot};
-use vector_filter::{Counts, Filter};
 
 /// Inventory §1.3: the values the TypeScript core 0.2.0 publishes (measured there).
 const PUBLISHED_FEATURE_SEMANTICS_HASH: &str =
@@ -120,71 +121,9 @@ fn constants_are_one_object() {
     }
 }
 
-fn cases() -> Js {
-    let path = format!(
-        "{}/tests/data/boss_wire_cases.json",
-        env!("CARGO_MANIFEST_DIR")
-    );
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
-    Js::parse_json(&text).unwrap()
-}
-
-fn items(value: &Js) -> Vec<&Js> {
-    match value {
-        Js::Array(a) => a.items.iter().map(|i| i.as_ref().unwrap()).collect(),
-        _ => panic!("not an array"),
-    }
-}
-
-fn text<'a>(value: &'a Js, key: &str) -> &'a str {
-    value.get(key).and_then(Js::as_str).unwrap_or("")
-}
-
 #[test]
 fn typescript_outcomes() {
-    let doc = cases();
-    let list = items(doc.get("cases").unwrap());
-    assert_eq!(
-        doc.get("count").and_then(Js::as_num),
-        Some(list.len() as f64)
-    );
-    let filter = Filter::from_env();
-    let mut counts = Counts::new(list.len());
-    let mut failures = Vec::new();
-    for case in list {
-        let id = text(case, "id");
-        if !filter.selects(id) {
-            counts.filtered += 1;
-            continue;
-        }
-        counts.executed += 1;
-        let args = case.get("args").unwrap();
-        let op = format!("boss.{}", text(case, "op"));
-        let answer = call_json(&op, &args.to_json().unwrap()).unwrap();
-        let answer = Js::parse_json(&answer).unwrap();
-        let expect = case.get("expect").unwrap();
-        let ok = match text(expect, "kind") {
-            "input" => answer.get("value") == items(args).first().copied(),
-            "value" => answer.get("value") == expect.get("value"),
-            _ => {
-                let error = answer.get("error");
-                error.is_some_and(|e| {
-                    text(e, "class") == text(expect, "class")
-                        && text(e, "message") == text(expect, "message")
-                        && e.get("code") == expect.get("code")
-                })
-            }
-        };
-        if !ok {
-            failures.push(format!(
-                "{id}: expected {}, got {}",
-                expect.to_json().unwrap(),
-                answer.to_json().unwrap()
-            ));
-        }
-    }
-    counts.report("boss_wire_cases.json", &filter);
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    outcome_cases::run("boss_wire_cases.json");
 }
 
 fn snapshot(op: &str, args: &str) -> String {
@@ -278,13 +217,13 @@ fn snapshot_only_inputs() {
 /// An identity whose signature is well-formed but wrong is refused at the Ed25519 step.
 #[test]
 fn a_boss_request_with_a_forged_identity_signature_is_refused() {
-    let doc = cases();
-    let case = items(doc.get("cases").unwrap())
+    let doc = outcome_cases::load("boss_wire_cases.json");
+    let case = outcome_cases::items(doc.get("cases").unwrap())
         .into_iter()
-        .find(|c| text(c, "id") == "eval/boss-signature-shape")
+        .find(|c| outcome_cases::text(c, "id") == "eval/boss-signature-shape")
         .unwrap()
         .clone();
-    let mut args = items(case.get("args").unwrap())
+    let mut args = outcome_cases::items(case.get("args").unwrap())
         .into_iter()
         .cloned()
         .collect::<Vec<_>>();
@@ -311,14 +250,16 @@ fn a_boss_request_with_a_forged_identity_signature_is_refused() {
 /// `null` in its place, where the Node module puts the caller's own object.
 #[test]
 fn a_key_object_trust_store_entry_comes_from_the_node_table() {
-    let doc = cases();
-    let case = items(doc.get("cases").unwrap())
+    let doc = outcome_cases::load("boss_wire_cases.json");
+    let case = outcome_cases::items(doc.get("cases").unwrap())
         .into_iter()
-        .find(|c| text(c, "id") == "request/boss")
+        .find(|c| outcome_cases::text(c, "id") == "request/boss")
         .unwrap()
         .clone();
-    let request = items(case.get("args").unwrap())[0].to_json().unwrap();
-    let Some(Js::Str(pem)) = items(case.get("args").unwrap())[0]
+    let request = outcome_cases::items(case.get("args").unwrap())[0]
+        .to_json()
+        .unwrap();
+    let Some(Js::Str(pem)) = outcome_cases::items(case.get("args").unwrap())[0]
         .get("identityVerification")
         .and_then(|v| v.get("trustedIdentityKeys"))
         .and_then(|k| k.get("ik"))
@@ -366,13 +307,15 @@ fn a_key_object_trust_store_entry_comes_from_the_node_table() {
 /// the one valid request, then each way to miss it, with the path the refusal names.
 #[test]
 fn participant_registration_requests() {
-    let doc = cases();
+    let doc = outcome_cases::load("boss_wire_cases.json");
     let case_arg = |id: &str| {
-        let case = items(doc.get("cases").unwrap())
+        let case = outcome_cases::items(doc.get("cases").unwrap())
             .into_iter()
-            .find(|c| text(c, "id") == id)
+            .find(|c| outcome_cases::text(c, "id") == id)
             .unwrap_or_else(|| panic!("no case {id}"));
-        items(case.get("args").unwrap())[0].to_json().unwrap()
+        outcome_cases::items(case.get("args").unwrap())[0]
+            .to_json()
+            .unwrap()
     };
     let credential = case_arg("credential/ok");
     let contract = wire::feature_contract_json();
@@ -429,11 +372,14 @@ fn participant_registration_requests() {
 /// with the transport message's.
 #[test]
 fn control_envelope_message_id() {
-    let doc = cases();
-    let list = items(doc.get("cases").unwrap());
+    let doc = outcome_cases::load("boss_wire_cases.json");
+    let list = outcome_cases::items(doc.get("cases").unwrap());
     let arg = |id: &str| {
-        let case = list.iter().find(|c| text(c, "id") == id).unwrap();
-        items(case.get("args").unwrap())[0].clone()
+        let case = list
+            .iter()
+            .find(|c| outcome_cases::text(c, "id") == id)
+            .unwrap();
+        outcome_cases::items(case.get("args").unwrap())[0].clone()
     };
     assert_eq!(wire::check_control_envelope(&arg("control/ok")), Ok("m-1"));
     assert_eq!(

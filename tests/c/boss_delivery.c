@@ -12,72 +12,7 @@
 #include "agent_intercom.h"
 #include "support.h"
 
-static int failed;
-
-static void fail(const char *name, const char *why) {
-    failed++;
-    fprintf(stderr, "FAIL %s: %s\n", name, why);
-}
-
-/* The parsed answer of `op` over `args` (a JSON array text); NULL when the call itself failed. */
-static cJSON *call(const char *op, const char *args, aic_status *status) {
-    char *out = NULL;
-    size_t len = 0;
-    aic_error *err = NULL;
-    *status = aic_contract_call(op, strlen(op), args, strlen(args), &out, &len, &err);
-    if (*status != AIC_STATUS_OK) {
-        aic_error_free(err);
-        return NULL;
-    }
-    cJSON *answer = cJSON_ParseWithLength(out, len);
-    aic_string_free(out);
-    return answer;
-}
-
-static const char *str(const cJSON *obj, const char *key) {
-    const cJSON *item = cJSON_GetObjectItemCaseSensitive(obj, key);
-    return cJSON_IsString(item) ? item->valuestring : NULL;
-}
-
-static int same_text(const char *a, const char *b) {
-    return (!a && !b) || (a && b && strcmp(a, b) == 0);
-}
-
-/* One case: runs it and compares with its expected outcome. */
-static void run_case(const cJSON *c) {
-    const char *id = str(c, "id");
-    char op[256];
-    snprintf(op, sizeof op, "boss.%s", str(c, "op"));
-    const cJSON *args = cJSON_GetObjectItemCaseSensitive(c, "args");
-    const cJSON *expect = cJSON_GetObjectItemCaseSensitive(c, "expect");
-    char *args_text = cJSON_PrintUnformatted(args);
-    aic_status status;
-    cJSON *answer = call(op, args_text, &status);
-    free(args_text);
-    if (!answer) {
-        fail(id, "the call failed");
-        return;
-    }
-    const char *kind = str(expect, "kind");
-    const cJSON *value = cJSON_GetObjectItemCaseSensitive(answer, "value");
-    const cJSON *error = cJSON_GetObjectItemCaseSensitive(answer, "error");
-    int ok;
-    if (strcmp(kind, "input") == 0) {
-        ok = value && cJSON_Compare(value, cJSON_GetArrayItem(args, 0), 1);
-    } else if (strcmp(kind, "value") == 0) {
-        ok = value && cJSON_Compare(value, cJSON_GetObjectItemCaseSensitive(expect, "value"), 1);
-    } else {
-        ok = error && same_text(str(error, "class"), str(expect, "class")) &&
-             same_text(str(error, "message"), str(expect, "message")) &&
-             same_text(str(error, "code"), str(expect, "code"));
-    }
-    if (!ok) {
-        char *got = cJSON_PrintUnformatted(answer);
-        fail(id, got);
-        free(got);
-    }
-    cJSON_Delete(answer);
-}
+#include "outcome_cases.h"
 
 /* The string value of an operation that answers one. */
 static void expect_value(const char *name, const char *op, const char *args, const char *want) {
