@@ -55,26 +55,8 @@ static void gates_never_fail(void) {
 
 int main(int argc, char **argv) {
     const char *path = argc > 1 ? argv[1] : "core/tests/data/boss_authority_cases.json";
-    char *text = read_text(path);
-    cJSON *doc = cJSON_Parse(text);
-    free(text);
-    const cJSON *cases = doc ? cJSON_GetObjectItemCaseSensitive(doc, "cases") : NULL;
-    if (!cJSON_IsArray(cases)) {
-        fprintf(stderr, "%s: no cases\n", path);
-        return 2;
-    }
-    int total = cJSON_GetArraySize(cases), executed = 0, filtered = 0;
-    const cJSON *c;
-    cJSON_ArrayForEach(c, cases) {
-        if (!vector_selected(str(c, "id"))) {
-            filtered++;
-            continue;
-        }
-        executed++;
-        run_case(c);
-    }
-    cJSON_Delete(doc);
-    int counted = vector_counts("boss_authority_cases.json", total, executed, 0, filtered);
+    int counted = run_case_file(path, "boss_authority_cases.json");
+    if (counted < 0) return 2;
     constants();
     gates_never_fail();
     if (failed || !counted) {

@@ -2,7 +2,7 @@
  * each case names a boss.* operation ("op"), its arguments ("args", a JSON array) and the
  * outcome the TypeScript core gives ("expect": "input", the first argument itself; "value"; or
  * an "error" of a class, message and code). run_case calls a case through aic_contract_call and
- * compares; fail counts and reports. Shared by the boss_wire, boss_delivery and boss_authority
+ * compares, run_case_file runs a whole file; fail counts and reports. Shared by the boss_wire, boss_delivery and boss_authority
  * tests (the Rust twin is core/tests/support/outcome_cases.rs). Include after cJSON.h,
  * agent_intercom.h and support.h. */
 #ifndef AIC_OUTCOME_CASES_H
@@ -78,6 +78,33 @@ static void run_case(const cJSON *c) {
         free(got);
     }
     cJSON_Delete(answer);
+}
+
+/* Runs every case of the file at `path` that AIC_VECTOR selects and prints its counts under
+ * `label`: 1 when every case was executed or filtered, 0 when not, -1 when the file holds no
+ * cases. */
+static int run_case_file(const char *path, const char *label) {
+    char *text = read_text(path);
+    cJSON *doc = cJSON_Parse(text);
+    free(text);
+    const cJSON *cases = doc ? cJSON_GetObjectItemCaseSensitive(doc, "cases") : NULL;
+    if (!cJSON_IsArray(cases)) {
+        fprintf(stderr, "%s: no cases\n", path);
+        cJSON_Delete(doc);
+        return -1;
+    }
+    int total = cJSON_GetArraySize(cases), executed = 0, filtered = 0;
+    const cJSON *c;
+    cJSON_ArrayForEach(c, cases) {
+        if (!vector_selected(str(c, "id"))) {
+            filtered++;
+            continue;
+        }
+        executed++;
+        run_case(c);
+    }
+    cJSON_Delete(doc);
+    return vector_counts(label, total, executed, 0, filtered);
 }
 
 #endif
