@@ -213,12 +213,7 @@ impl State {
             );
         }
         let Some(fields) = access.and_then(Value::as_object) else {
-            self.audit(AuditEntry {
-                event: "remote_registration_denied",
-                outcome: "denied",
-                reason: Some("MISSING_CREDENTIAL"),
-                ..AuditEntry::default()
-            });
+            self.audit_denied_credential("MISSING_CREDENTIAL");
             return self.refuse(
                 conn,
                 error_code::ACCESS_DENIED,
@@ -258,12 +253,7 @@ impl State {
                         format!("cannot store the access registry: {e}")
                     });
                 }
-                self.audit(AuditEntry {
-                    event: "remote_registration_denied",
-                    outcome: "denied",
-                    reason: Some("INVALID_CREDENTIAL"),
-                    ..AuditEntry::default()
-                });
+                self.audit_denied_credential("INVALID_CREDENTIAL");
                 return self.refuse(
                     conn,
                     error_code::ACCESS_DENIED,
@@ -530,12 +520,7 @@ impl State {
             })
         });
         let Some(parent) = authenticated else {
-            self.audit(AuditEntry {
-                event: "remote_registration_denied",
-                outcome: "denied",
-                reason: Some("INVALID_CONTROL_CREDENTIAL"),
-                ..AuditEntry::default()
-            });
+            self.audit_denied_credential("INVALID_CONTROL_CREDENTIAL");
             return Err(deny("Remote control credential was rejected"));
         };
         let state = self.registry_policy();
@@ -800,6 +785,17 @@ impl State {
         let key = (at, self.timer_seq);
         self.timers.insert(key, Timer::AccessSweep(self.timer_seq));
         self.sweep = Some(key);
+    }
+
+    /// Audits a refused gateway credential (`reason`: MISSING_CREDENTIAL, INVALID_CREDENTIAL
+    /// or INVALID_CONTROL_CREDENTIAL); the refused credential itself is never written.
+    fn audit_denied_credential(&self, reason: &str) {
+        self.audit(AuditEntry {
+            event: "remote_registration_denied",
+            outcome: "denied",
+            reason: Some(reason),
+            ..AuditEntry::default()
+        });
     }
 
     /// Audits a remote session's leaving (`reason`: SOCKET_CLOSED or UNREGISTERED).
