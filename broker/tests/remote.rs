@@ -764,3 +764,32 @@ fn no_secret_or_scope_where_it_does_not_belong() {
         }
     }
 }
+
+#[test]
+fn a_registry_change_that_cannot_be_stored_is_not_made() {
+    let r = start("unstored");
+    let _root = r.root("root");
+    let token = r.enroll("root", json!({}));
+    // The registry file becomes a directory: every write of the registry fails from here.
+    let file = intercom(&r.broker.dir.0).join("broker-access.json");
+    let kept = std::fs::read(&file).unwrap();
+    std::fs::remove_file(&file).unwrap();
+    std::fs::create_dir(&file).unwrap();
+    let refused = r.admin(
+        "issue_enrollment",
+        json!({ "enrollment": { "name": "n", "parentSessionId": "root",
+                 "rootSessionId": "root", "remoteHostId": "h" } }),
+    );
+    assert_eq!(refused["code"], "INVALID_REQUEST", "{refused}");
+    assert_eq!(
+        refused["error"],
+        "Remote access state could not be stored; nothing was changed"
+    );
+    // Consuming the token cannot be stored either: refused, and the token is not used up.
+    let consumed = r.refused(Some(json!({ "enrollmentToken": token })));
+    assert_eq!(consumed["code"], "ACCESS_DENIED");
+    std::fs::remove_dir(&file).unwrap();
+    std::fs::write(&file, &kept).unwrap();
+    let (_remote, registered) = r.join("m", json!({ "enrollmentToken": token }));
+    assert_eq!(registered["access"]["parentSessionId"], "root");
+}
