@@ -10,7 +10,7 @@ const assert = require('node:assert')
 const { readFileSync } = require('node:fs')
 const { join } = require('node:path')
 const boss = require('@ctliz/agent-intercom-core/boss')
-const { root, describeVectors } = require('./helpers.js')
+const { root, describeVectors, outcomeCase } = require('./helpers.js')
 
 const { ContractValidationError } = require('../../bindings-node/lib/contract.js')
 const data = JSON.parse(readFileSync(join(root, 'core', 'tests', 'data', 'boss_authority_cases.json'), 'utf8'))
@@ -20,27 +20,7 @@ test('the case file counts its cases', () => {
   assert.strictEqual(data.count, data.cases.length)
 })
 
-describeVectors('boss_authority_cases.json', data.cases, {
-  run (c) {
-    const fn = boss[c.op]
-    assert.strictEqual(typeof fn, 'function', c.op)
-    let result
-    let error
-    try { result = fn(...c.args) } catch (e) { error = e }
-    const expect = c.expect
-    if (expect.kind === 'error') {
-      assert.ok(error, `${c.id}: expected ${expect.message}`)
-      assert.strictEqual(error.constructor.name, expect.class)
-      assert.strictEqual(error.message, expect.message)
-      assert.strictEqual(error.code, expect.code)
-      assert.ok(error instanceof ContractValidationError)
-      return
-    }
-    if (error) throw error
-    if (expect.kind === 'input') assert.strictEqual(result, c.args[0], 'returns the very object')
-    else assert.deepStrictEqual(result, expect.value)
-  },
-})
+describeVectors('boss_authority_cases.json', data.cases, { run: outcomeCase(boss) })
 
 test('constants', () => {
   assert.deepStrictEqual(boss.BOSS_CREDENTIAL_STATES, ['issued', 'consumed', 'revoked', 'expired'])

@@ -9,7 +9,7 @@ const assert = require('node:assert')
 const { readFileSync } = require('node:fs')
 const { join } = require('node:path')
 const boss = require('@ctliz/agent-intercom-core/boss')
-const { root, describeVectors } = require('./helpers.js')
+const { root, describeVectors, outcomeCase } = require('./helpers.js')
 
 const { ContractValidationError } = require('../../bindings-node/lib/contract.js')
 const data = JSON.parse(readFileSync(join(root, 'core', 'tests', 'data', 'boss_delivery_cases.json'), 'utf8'))
@@ -19,26 +19,7 @@ test('the case file counts its cases', () => {
   assert.strictEqual(data.count, data.cases.length)
 })
 
-describeVectors('boss_delivery_cases.json', data.cases, {
-  run (c) {
-    const fn = boss[c.op]
-    assert.strictEqual(typeof fn, 'function', c.op)
-    let result
-    let error
-    try { result = fn(...c.args) } catch (e) { error = e }
-    const expect = c.expect
-    if (expect.kind === 'error') {
-      assert.ok(error, `${c.id}: expected ${expect.message}`)
-      assert.strictEqual(error.constructor.name, expect.class)
-      assert.strictEqual(error.message, expect.message)
-      assert.ok(error instanceof ContractValidationError)
-      return
-    }
-    if (error) throw error
-    if (expect.kind === 'input') assert.strictEqual(result, c.args[0], 'returns the very object')
-    else assert.deepStrictEqual(result, expect.value)
-  },
-})
+describeVectors('boss_delivery_cases.json', data.cases, { run: outcomeCase(boss) })
 
 test('golden ids', () => {
   const key = {

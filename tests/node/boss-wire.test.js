@@ -9,7 +9,7 @@ const assert = require('node:assert')
 const { readFileSync } = require('node:fs')
 const { join } = require('node:path')
 const boss = require('@ctliz/agent-intercom-core/boss')
-const { root, describeVectors } = require('./helpers.js')
+const { root, describeVectors, outcomeCase } = require('./helpers.js')
 
 const { ContractValidationError } = require('../../bindings-node/lib/contract.js')
 const data = JSON.parse(readFileSync(join(root, 'core', 'tests', 'data', 'boss_wire_cases.json'), 'utf8'))
@@ -18,27 +18,7 @@ test('the case file counts its cases', () => {
   assert.strictEqual(data.count, data.cases.length)
 })
 
-describeVectors('boss_wire_cases.json', data.cases, {
-  run (c) {
-    const fn = boss[c.op]
-    assert.strictEqual(typeof fn, 'function', c.op)
-    let result
-    let error
-    try { result = fn(...c.args) } catch (e) { error = e }
-    const expect = c.expect
-    if (expect.kind === 'error') {
-      assert.ok(error, `${c.id}: expected ${expect.message}`)
-      assert.strictEqual(error.constructor.name, expect.class)
-      assert.strictEqual(error.message, expect.message)
-      assert.strictEqual(error.code, expect.code)
-      if (expect.class !== 'Error') assert.ok(error instanceof ContractValidationError)
-      return
-    }
-    if (error) throw error
-    if (expect.kind === 'input') assert.strictEqual(result, c.args[0], 'returns the very object')
-    else assert.deepStrictEqual(result, expect.value)
-  },
-})
+describeVectors('boss_wire_cases.json', data.cases, { run: outcomeCase(boss) })
 
 test('computed hashes are the published ones', () => {
   assert.strictEqual(boss.BOSS_RUN_FEATURE_SEMANTICS_HASH, '8943eb60d29afa5264322b5cc7df3de245b01b1cf48a8cbf9cfb6188b02fcfa9')

@@ -71,4 +71,34 @@ function describeVectors (file, cases, { id = (c) => c.id, run, done }) {
   })
 }
 
-module.exports = { root, readVectors, throwsCode, vectorFilter, describeVectors }
+/**
+ * The run function of describeVectors for a case file of TypeScript outcomes
+ * (core/tests/data/<name>_cases.json): calls module[c.op](...c.args) and compares with c.expect,
+ * the very first argument ("input"), a value, or an error of a class, message and code (a
+ * ContractValidationError unless the class is a plain Error or TypeError). The Rust and C twins
+ * are core/tests/support/outcome_cases.rs and tests/c/outcome_cases.h.
+ */
+function outcomeCase (module) {
+  const { ContractValidationError } = require('../../bindings-node/lib/contract.js')
+  return (c) => {
+    const fn = module[c.op]
+    assert.strictEqual(typeof fn, 'function', c.op)
+    let result
+    let error
+    try { result = fn(...c.args) } catch (e) { error = e }
+    const expect = c.expect
+    if (expect.kind === 'error') {
+      assert.ok(error, `${c.id}: expected ${expect.message}`)
+      assert.strictEqual(error.constructor.name, expect.class)
+      assert.strictEqual(error.message, expect.message)
+      assert.strictEqual(error.code, expect.code)
+      if (expect.class !== 'Error' && expect.class !== 'TypeError') assert.ok(error instanceof ContractValidationError)
+      return
+    }
+    if (error) throw error
+    if (expect.kind === 'input') assert.strictEqual(result, c.args[0], 'returns the very object')
+    else assert.deepStrictEqual(result, expect.value)
+  }
+}
+
+module.exports = { root, readVectors, throwsCode, vectorFilter, describeVectors, outcomeCase }
