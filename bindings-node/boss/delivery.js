@@ -2,14 +2,15 @@
 // Lifecycle notices and their delivery (exported by ./boss), backed by the Rust core
 // (core/src/boss/delivery/): notice and group identities, group assembly, group, claim, ingress
 // and target-ledger records, and their store validators.
-const { call } = require('../lib/contract.js')
+const { call, callReadOnce } = require('../lib/contract.js')
 const C = require('./constants.js')
 
 const { hasOwn, getOwnPropertyDescriptor } = Object
 
 const lifecycleNoticeId = (key) => call('boss.lifecycleNoticeId', [key])
 const deliveryGroupId = (key) => call('boss.deliveryGroupId', [key])
-const parseDeliveryEquivalenceKey = (value, path) => call('boss.parseDeliveryEquivalenceKey', [value, path])
+// Its TypeScript twin reads a proxy argument (each member once); so does this (lib/contract.js).
+const parseDeliveryEquivalenceKey = (value, path) => callReadOnce('boss.parseDeliveryEquivalenceKey', value, path)
 const effectiveDeliveryIntent = (intents) => call('boss.effectiveDeliveryIntent', [intents])
 const parseLifecycleNotice = (value) => call('boss.parseLifecycleNotice', [value])
 const mintDeliveryGroupAssemblyMember = (value) => call('boss.mintDeliveryGroupAssemblyMember', [value])

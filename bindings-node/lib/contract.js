@@ -234,6 +234,42 @@ function call (op, args) {
   }
 }
 
+/**
+ * The one exception to "a proxy is refused without being entered", for the parsers whose
+ * TypeScript twin reads its argument through the proxy (`parseDeliveryEquivalenceKey`): a proxy
+ * `value` is read once, as the TypeScript parser reads it (its prototype, its own keys and their
+ * descriptors, then each enumerable data member through its `get` trap, once), into a stand-in
+ * the core checks; anything not a proxy is returned as it is. Members are not entered further (a
+ * proxy inside is refused as everywhere). Call `callReadOnce` rather than this.
+ */
+function readOnce (value) {
+  if (!isProxy(value) || typeof value !== 'object') return value
+  const proto = getPrototypeOf(value)
+  const standIn = isArray(value) ? [] : Object.create(proto)
+  for (const key of ownKeys(value)) {
+    const descriptor = getOwnPropertyDescriptor(value, key)
+    if (descriptor === undefined) continue
+    if (descriptor.enumerable && 'value' in descriptor) {
+      Object.defineProperty(standIn, key, { value: value[key], enumerable: true, writable: true, configurable: true })
+    } else {
+      // Kept as what it is (not an enumerable data member); the core refuses it by its path,
+      // and nothing here calls it.
+      Object.defineProperty(standIn, key, { ...descriptor, configurable: true })
+    }
+  }
+  return standIn
+}
+
+/**
+ * `call(op, [value, ...rest])` where the TypeScript twin reads `value` through a proxy (see
+ * `readOnce`): the answer "the argument itself" is the caller's proxy, not the stand-in.
+ */
+function callReadOnce (op, value, ...rest) {
+  const read = readOnce(value)
+  const out = call(op, [read, ...rest])
+  return out === read && read !== value ? value : out
+}
+
 /** Like `call`, for operations whose answer is a fresh value that callers may not mutate. */
 function callFrozen (op, args) {
   const out = call(op, args)
@@ -248,4 +284,4 @@ function deepFreeze (value) {
   return value
 }
 
-module.exports = { ContractValidationError, call, callFrozen, snapshot, registerError, deepFreeze, MAX_DEPTH }
+module.exports = { ContractValidationError, call, callFrozen, callReadOnce, snapshot, registerError, deepFreeze, MAX_DEPTH }

@@ -91,9 +91,37 @@ test('getters never run and proxies are never entered', () => {
   Object.defineProperty(intents, '0', { enumerable: true, get () { reads++; return 'wake' } })
   assert.throws(() => boss.effectiveDeliveryIntent(intents), /^ContractValidationError: intents\[0\]: must be an enumerable data property$/)
   const trap = new Proxy({ ...arg('key/controller') }, { get () { reads++ }, ownKeys () { reads++; return [] }, getPrototypeOf () { reads++; return Object.prototype } })
-  assert.throws(() => boss.parseDeliveryEquivalenceKey(trap), /^ContractValidationError: \$: must be a plain object$/)
   assert.strictEqual(boss.validateLifecycleNoticeStore(trap).status, 'corrupt')
   assert.strictEqual(reads, 0)
+})
+
+test('the equivalence key parser reads a proxy as its TypeScript twin does: each member once', () => {
+  const source = arg('key/controller')
+  const gets = new Map()
+  const counted = new Proxy({ ...source }, {
+    get (target, key, receiver) {
+      gets.set(key, (gets.get(key) ?? 0) + 1)
+      return Reflect.get(target, key, receiver)
+    },
+  })
+  assert.strictEqual(boss.parseDeliveryEquivalenceKey(counted), counted)
+  assert.deepStrictEqual([...gets.keys()].sort(), Object.keys(source).sort())
+  for (const [key, n] of gets) assert.strictEqual(n, 1, key)
+  // What the proxy answers is what is checked: a member it changes is refused by its path.
+  const changed = new Proxy({ ...source }, { get: (target, key) => key === 'workerGeneration' ? 0 : target[key] })
+  assert.throws(() => boss.parseDeliveryEquivalenceKey(changed), /^ContractValidationError: \$\.workerGeneration: /)
+  // An accessor behind the proxy is refused without its getter running; so is another prototype.
+  let getterRuns = 0
+  const withAccessor = Object.defineProperty({ ...source }, 'sourceEventId', { enumerable: true, get () { getterRuns++; return 'e' } })
+  assert.throws(() => boss.parseDeliveryEquivalenceKey(new Proxy(withAccessor, {})), /^ContractValidationError: \$\.sourceEventId: must be an enumerable data property$/)
+  assert.strictEqual(getterRuns, 0)
+  const foreign = new Proxy({ ...source }, { getPrototypeOf: () => Array.prototype })
+  assert.throws(() => boss.parseDeliveryEquivalenceKey(foreign), /^ContractValidationError: \$: must be a plain object$/)
+  // A proxy inside is not entered (refused as everywhere).
+  let inner = 0
+  const nested = { ...source, sourceAuthorityId: new Proxy({ ...source.sourceAuthorityId }, { get () { inner++ } }) }
+  assert.throws(() => boss.parseDeliveryEquivalenceKey(nested), /^ContractValidationError: \$\.sourceAuthorityId/)
+  assert.strictEqual(inner, 0)
 })
 
 test('arrays are dense own data', () => {
