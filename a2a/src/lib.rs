@@ -1,0 +1,3 @@
+//! # agent-intercom-a2a
+//!
+//! `agent-intercom serve`: the A2A HTTP endpoint over the scratchpad's SQLite store.
