@@ -138,6 +138,32 @@ enum aic_status
   AIC_STATUS_REMOTE_ACCESS_INCOMPATIBLE = 34,
   // The broker's refusal: its session cap is reached.
   AIC_STATUS_TOO_MANY_SESSIONS = 35,
+  // A transport envelope (or a request body) over its size limit (2 MB for an envelope).
+  AIC_STATUS_ENVELOPE_TOO_LARGE = 36,
+  // A transport envelope that is not a well-formed `TransportEnvelopeV1` (a member missing,
+  // unknown or of the wrong type, a content type not in the list).
+  AIC_STATUS_ENVELOPE_MALFORMED = 37,
+  // A transport envelope of another `format_version`.
+  AIC_STATUS_UNSUPPORTED_FORMAT_VERSION = 38,
+  // No signature where one is required (an unsigned envelope, a request without
+  // `Signature`/`Signature-Input`).
+  AIC_STATUS_SIGNATURE_MISSING = 39,
+  // A signature that cannot be read: not the profile's algorithm, components or parameters,
+  // bad structured-field syntax, a value of the wrong length or encoding.
+  AIC_STATUS_SIGNATURE_MALFORMED = 40,
+  // A signature by a key id that is not enrolled here (or enrolled for another algorithm).
+  AIC_STATUS_UNKNOWN_SIGNING_KEY = 41,
+  // A signature that does not verify over what it covers.
+  AIC_STATUS_SIGNATURE_INVALID = 42,
+  // An envelope or signature past its expiry (or created longer ago than the window allows).
+  AIC_STATUS_SIGNATURE_EXPIRED = 43,
+  // An envelope or signature created further in the future than the clock skew allows.
+  AIC_STATUS_SIGNATURE_NOT_YET_VALID = 44,
+  // A nonce already seen for this key within its validity: a replay, refused.
+  AIC_STATUS_REPLAYED = 45,
+  // A `Content-Digest` (RFC 9530) that is missing, of an algorithm not accepted, or not the
+  // digest of the body.
+  AIC_STATUS_CONTENT_DIGEST_MISMATCH = 46,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L

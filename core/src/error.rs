@@ -112,6 +112,32 @@ error_codes! {
     RemoteAccessIncompatible = 34 => "REMOTE_ACCESS_INCOMPATIBLE",
     /// The broker's refusal: its session cap is reached.
     TooManySessions = 35 => "TOO_MANY_SESSIONS",
+    /// A transport envelope (or a request body) over its size limit (2 MB for an envelope).
+    EnvelopeTooLarge = 36 => "ENVELOPE_TOO_LARGE",
+    /// A transport envelope that is not a well-formed `TransportEnvelopeV1` (a member missing,
+    /// unknown or of the wrong type, a content type not in the list).
+    EnvelopeMalformed = 37 => "ENVELOPE_MALFORMED",
+    /// A transport envelope of another `format_version`.
+    UnsupportedFormatVersion = 38 => "UNSUPPORTED_FORMAT_VERSION",
+    /// No signature where one is required (an unsigned envelope, a request without
+    /// `Signature`/`Signature-Input`).
+    SignatureMissing = 39 => "SIGNATURE_MISSING",
+    /// A signature that cannot be read: not the profile's algorithm, components or parameters,
+    /// bad structured-field syntax, a value of the wrong length or encoding.
+    SignatureMalformed = 40 => "SIGNATURE_MALFORMED",
+    /// A signature by a key id that is not enrolled here (or enrolled for another algorithm).
+    UnknownSigningKey = 41 => "UNKNOWN_SIGNING_KEY",
+    /// A signature that does not verify over what it covers.
+    SignatureInvalid = 42 => "SIGNATURE_INVALID",
+    /// An envelope or signature past its expiry (or created longer ago than the window allows).
+    SignatureExpired = 43 => "SIGNATURE_EXPIRED",
+    /// An envelope or signature created further in the future than the clock skew allows.
+    SignatureNotYetValid = 44 => "SIGNATURE_NOT_YET_VALID",
+    /// A nonce already seen for this key within its validity: a replay, refused.
+    Replayed = 45 => "REPLAYED",
+    /// A `Content-Digest` (RFC 9530) that is missing, of an algorithm not accepted, or not the
+    /// digest of the body.
+    ContentDigestMismatch = 46 => "CONTENT_DIGEST_MISMATCH",
 }
 
 impl ErrorCode {

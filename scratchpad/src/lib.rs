@@ -31,6 +31,7 @@ mod events;
 mod export;
 mod limits;
 mod messages;
+mod nonces;
 pub mod paths;
 mod tasks;
 
@@ -38,6 +39,7 @@ pub use events::{EVENT_KINDS, Event, EventFilter};
 pub use export::{MAX_EXPORT_ITEMS, SNAPSHOT_SCHEMA};
 pub use limits::{CostRow, Pricing, RateDecision, RateLimits, Usage};
 pub use messages::{NewMessage, Page, Posted};
+pub use nonces::MAX_NONCE_BYTES;
 pub use paths::default_path;
 pub use tasks::{Artifact, Task, Transition};
 
@@ -52,7 +54,7 @@ use agent_intercom_core::{Error, ErrorCode};
 use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, params};
 
 /// The store's schema version. A newer store is refused and left untouched.
-pub const SCHEMA_VERSION: i64 = 5;
+pub const SCHEMA_VERSION: i64 = 6;
 
 /// Where time comes from (tests inject a manual clock).
 pub trait Clock: Send + Sync {
@@ -204,6 +206,13 @@ const MIGRATIONS: [&str; SCHEMA_VERSION as usize] = [
     // Where in the commit sequence an agent joined its current team: team messages committed
     // before are not for it. Registrations that predate the column count from the start.
     "ALTER TABLE agents ADD COLUMN team_seq INTEGER NOT NULL DEFAULT 0;",
+    // Nonces seen in signed transport envelopes and signed HTTP requests, per scope ("envelope",
+    // "http") and key id, kept until the signature they came with expires: a replay within
+    // validity is refused (`Store::remember_nonce`).
+    "CREATE TABLE seen_nonces (
+     scope TEXT NOT NULL, key_id TEXT NOT NULL, nonce TEXT NOT NULL, expires_at INTEGER NOT NULL,
+     PRIMARY KEY (scope, key_id, nonce));
+     CREATE INDEX seen_nonces_expiry ON seen_nonces (expires_at);",
 ];
 
 /// How long a write waits for the store's lock before failing with `STORE_IO`.

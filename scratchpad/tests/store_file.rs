@@ -177,6 +177,7 @@ fn a_schema_v3_store_migrates_keeping_messages_and_read_marks() {
              DROP TABLE message_counts; DROP TABLE read_cursors; DROP TABLE counters;
              DROP INDEX messages_seq; DROP INDEX messages_project_seq;
              ALTER TABLE messages DROP COLUMN seq; ALTER TABLE agents DROP COLUMN team_seq;
+             DROP TABLE seen_nonces;
              PRAGMA user_version = 3;",
         )
         .unwrap();
@@ -318,8 +319,11 @@ fn a_schema_v4_store_migrates_keeping_what_team_members_could_read() {
     }
     {
         let conn = rusqlite::Connection::open(tmp.db()).unwrap();
-        conn.execute_batch("ALTER TABLE agents DROP COLUMN team_seq; PRAGMA user_version = 4;")
-            .unwrap();
+        conn.execute_batch(
+            "ALTER TABLE agents DROP COLUMN team_seq; DROP TABLE seen_nonces;
+             PRAGMA user_version = 4;",
+        )
+        .unwrap();
     }
     let mut s = open(&tmp, &clock, Config::default());
     // Registrations older than the join record count from the start: nothing is taken away.
