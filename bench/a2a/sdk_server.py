@@ -84,6 +84,9 @@ async def main() -> None:
         parser.error('--store sqlite needs --db PATH')
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    # Accepted sockets inherit it (Linux): uvicorn sets it only on sockets it binds itself, and
+    # without it every keep-alive response after the first waits for a delayed ACK (~40 ms).
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     sock.bind(('127.0.0.1', args.port))
     port = sock.getsockname()[1]
     url = f'http://127.0.0.1:{port}/a2a'

@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# The official A2A SDKs as real clients of `agent-intercom serve`: the Python a2a-sdk
+# (tests/a2a/python, pytest) and @a2a-js/sdk (tests/a2a/js, node:test), each starting the service
+# on loopback with a temporary store. The virtualenv (target/a2a-venv) and the npm folder
+# (target/a2a-npm) are made when missing or when their pins changed, and kept for the next run.
+# Prints executed / skipped / failed per suite; exits non-zero when any test fails.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+echo "== A2A interop (the official Python and JS SDKs as clients of agent-intercom serve)"
+venv=target/a2a-venv
+npm_dir=target/a2a-npm
+py_dir=tests/a2a/python
+js_dir=tests/a2a/js
+
+digest() { cat "$@" | sha256sum | cut -d' ' -f1; }
+
+py_pins=$(digest "$py_dir/requirements.txt" "$py_dir/constraints.txt")
+if [ ! -x "$venv/bin/python" ] || [ "$(cat "$venv/.pins" 2>/dev/null)" != "$py_pins" ]; then
+  rm -rf "$venv"
+  python3 -m venv "$venv"
+  "$venv/bin/pip" install -q --disable-pip-version-check -r "$py_dir/requirements.txt"
+  echo "$py_pins" >"$venv/.pins"
+fi
+js_pins=$(digest "$js_dir/package.json" "$js_dir/package-lock.json")
+if [ ! -f "$npm_dir/node_modules/@a2a-js/sdk/package.json" ] \
+  || [ "$(cat "$npm_dir/.pins" 2>/dev/null)" != "$js_pins" ]; then
+  rm -rf "$npm_dir"
+  mkdir -p "$npm_dir"
+  cp "$js_dir/package.json" "$js_dir/package-lock.json" "$npm_dir/"
+  (cd "$npm_dir" && npm ci --no-audit --no-fund --loglevel=error)
+  echo "$js_pins" >"$npm_dir/.pins"
+fi
+
+cargo build -p agent-intercom-cli --locked
+# The Node scratchpad API (the end-to-end test's local agent) needs the addon: build it when it
+# is missing or older than the sources it is made of.
+addon=bindings-node/agent_intercom.node
+if [ ! -f "$addon" ] || [ -n "$(find core/src scratchpad/src bindings-node/src -newer "$addon" \
+  -name '*.rs' -print -quit)" ]; then
+  bash scripts/build-node.sh debug
+fi
+
+export AIC_BIN="$PWD/target/debug/agent-intercom" A2A_NPM_DIR="$PWD/$npm_dir"
+export A2A_PYTHON="$PWD/$venv/bin/python" PYTHONDONTWRITEBYTECODE=1
+failed=0
+py_report=target/a2a-python.xml
+js_report=target/a2a-js.tap
+rm -f "$py_report" "$js_report"
+
+timeout 600 "$venv/bin/python" -m pytest -q -p no:cacheprovider --rootdir="$py_dir" \
+  --junitxml="$py_report" "$py_dir" || failed=1
+timeout 600 node --test --test-reporter=spec --test-reporter-destination=stdout \
+  --test-reporter=tap --test-reporter-destination="$js_report" "$js_dir"/*.test.js || failed=1
+
+py_counts=$("$venv/bin/python" - "$py_report" <<'PY'
+import sys
+import xml.etree.ElementTree as ET
+try:
+    root = ET.parse(sys.argv[1]).getroot()
+except (OSError, ET.ParseError):
+    print('no report')
+    raise SystemExit
+suites = [root] if root.tag == 'testsuite' else list(root)
+total = sum(int(s.get('tests', 0)) for s in suites)
+skipped = sum(int(s.get('skipped', 0)) for s in suites)
+bad = sum(int(s.get('failures', 0)) + int(s.get('errors', 0)) for s in suites)
+print(f'{total - skipped} executed, {skipped} skipped, {bad} failed')
+PY
+)
+js_counts=$(awk '/^# tests /{t=$3} /^# skipped /{s=$3} /^# fail /{f=$3}
+  END { if (t == "") print "no report"; else print t - s " executed, " s " skipped, " f " failed" }' \
+  "$js_report" 2>/dev/null || echo "no report")
+echo "a2a python (a2a-sdk 1.3.0 client): $py_counts"
+echo "a2a js (@a2a-js/sdk 1.3.0 client): $js_counts"
+if [ "$failed" -ne 0 ]; then
+  echo "A2A interop: FAILED"
+  exit 1
+fi
