@@ -68,7 +68,8 @@ print(f'{total - skipped} executed, {skipped} skipped, {bad} failed')
 PY
 )
 js_counts=$(awk '/^# tests /{t=$3} /^# skipped /{s=$3} /^# fail /{f=$3}
-  END { if (t == "") print "no report"; else print t - s " executed, " s " skipped, " f " failed" }' \
+  END { if (t == "") print "no report"
+        else print t - s " executed, " s " skipped, " f " failed" }' \
   "$js_report" 2>/dev/null || echo "no report")
 echo "a2a python (a2a-sdk 1.3.0 client): $py_counts"
 echo "a2a js (@a2a-js/sdk 1.3.0 client): $js_counts"

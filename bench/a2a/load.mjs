@@ -132,7 +132,8 @@ async function worker (conn, until, record) {
     record('send', t0, t1, sent.status === 200 && !!taskId)
     if (!taskId) continue
     t0 = process.hrtime.bigint()
-    const got = await conn.request({ jsonrpc: '2.0', id: ++id, method: 'GetTask', params: { id: taskId } })
+    const get = { jsonrpc: '2.0', id: ++id, method: 'GetTask', params: { id: taskId } }
+    const got = await conn.request(get)
     t1 = process.hrtime.bigint()
     let ok = false
     try { ok = got.status === 200 && JSON.parse(got.body).result.id === taskId } catch {}
@@ -184,8 +185,8 @@ async function main () {
   console.log(`${o.label || o.url.href}: ${o.connections} connections, ${f(elapsed)} s measured`)
   for (const k of ['all', 'send', 'get']) {
     const r = result[k]
-    console.log(`  ${k.padEnd(4)} ${r.count} requests, ${r.rps.toFixed(0)} req/s, p50 ${f(r.p50)} ms, ` +
-      `p99 ${f(r.p99)} ms, max ${f(r.max)} ms`)
+    console.log(`  ${k.padEnd(4)} ${r.count} requests, ${r.rps.toFixed(0)} req/s, ` +
+      `p50 ${f(r.p50)} ms, p99 ${f(r.p99)} ms, max ${f(r.max)} ms`)
   }
   console.log(`  errors: SendMessage ${errors.send}, GetTask ${errors.get}`)
 }

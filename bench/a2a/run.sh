@@ -38,7 +38,8 @@ start() {
   pid=$!
   url=""
   for _ in $(seq 1 600); do
-    url=$(sed -n 's/.*listening on \(http:\/\/127\.0\.0\.1:[0-9]*\).*/\1/p' "$work/$name.out" | head -n 1)
+    url=$(grep -o 'listening on http://127\.0\.0\.1:[0-9]*' "$work/$name.out" | head -n 1 \
+      | sed 's/^listening on //')
     [ -n "$url" ] && break
     kill -0 "$pid" 2>/dev/null || break
     sleep 0.1
@@ -61,14 +62,16 @@ measure "a2a-sdk 1.3 InMemoryTaskStore (not durable)"
 start sdk-sqlite "$venv/bin/python" bench/a2a/sdk_server.py --store sqlite --db "$work/sdk.sqlite"
 measure "a2a-sdk 1.3 DatabaseTaskStore sqlite (durable)"
 
-echo "$(nproc) cores, $(node --version), load average before the last run: $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "$conns keep-alive connections, ${secs} s measured after ${warmup} s warm-up; each connection" \
-  "repeats SendMessage then GetTask"
+echo "$(nproc) cores, $(node --version)," \
+  "load average after the runs: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "$conns keep-alive connections, ${secs} s measured after ${warmup} s warm-up;" \
+  "each connection repeats SendMessage then GetTask"
 echo
 node -e '
 const rows = require("fs").readFileSync(process.argv[1], "utf8").trim().split("\n").map(JSON.parse)
 const f = (x) => x.toFixed(2)
-console.log("| server | req/s (both) | SendMessage p50 / p99 ms | GetTask p50 / p99 ms | p99 ms (both) | errors |")
+console.log("| server | req/s (both) | SendMessage p50 / p99 ms | GetTask p50 / p99 ms " +
+  "| p99 ms (both) | errors |")
 console.log("| --- | ---: | ---: | ---: | ---: | ---: |")
 for (const r of rows) {
   console.log(`| ${r.label} | ${r.all.rps.toFixed(0)} | ${f(r.send.p50)} / ${f(r.send.p99)} | ` +

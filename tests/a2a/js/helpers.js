@@ -138,7 +138,7 @@ async function clientFor (baseUrl, version, { polling = true } = {}) {
   } else {
     const card = await cardResolver.resolve(baseUrl)
     const keep = card.supportedInterfaces.filter((i) =>
-      i.protocolBinding === 'JSONRPC' && i.protocolVersion.split('.').slice(0, 2).join('.') === '0.3')
+      i.protocolBinding === 'JSONRPC' && /^0\.3(\.|$)/.test(i.protocolVersion))
     if (keep.length === 0) throw new Error('the card has no JSONRPC 0.3 interface')
     client = await factory.createFromAgentCard({ ...card, supportedInterfaces: keep })
   }
@@ -147,7 +147,8 @@ async function clientFor (baseUrl, version, { polling = true } = {}) {
 
 function textMessage (text, messageId = randomUUID(), contextId) {
   const { Role } = sdk('@a2a-js/sdk')
-  const message = { messageId, role: Role.ROLE_USER, parts: [{ content: { $case: 'text', value: text } }] }
+  const parts = [{ content: { $case: 'text', value: text } }]
+  const message = { messageId, role: Role.ROLE_USER, parts }
   if (contextId) message.contextId = contextId
   return message
 }

@@ -4,7 +4,8 @@
 // not cancelable, list (1.0), a repeated messageId; protocol 1.0 and 0.3 (the SDK's legacyCompat).
 const { test, before, after } = require('node:test')
 const assert = require('node:assert')
-const { sdk, startDefault, onlyServe, clientFor, textMessage, randomUUID, root } = require('./helpers.js')
+const { sdk, startDefault, onlyServe, clientFor, textMessage, randomUUID, root } =
+  require('./helpers.js')
 
 const { TaskState } = sdk('@a2a-js/sdk')
 const { DefaultAgentCardResolver } = sdk('@a2a-js/sdk/client')
@@ -131,7 +132,8 @@ test('1.0: list by context, by state, in pages', async () => {
   const contextId = randomUUID()
   const ids = []
   for (let n = 0; n < 3; n++) {
-    const task = await client.sendMessage({ message: textMessage(`list ${n}`, randomUUID(), contextId) })
+    const message = textMessage(`list ${n}`, randomUUID(), contextId)
+    const task = await client.sendMessage({ message })
     assert.strictEqual(task.contextId, contextId)
     ids.push(task.id)
   }
@@ -153,4 +155,5 @@ test('1.0: list by context, by state, in pages', async () => {
   assert.deepStrictEqual(seen.sort(), [...ids].sort())
 })
 
-test('0.3: list', { skip: 'ListTasks has no 0.3 JSON-RPC method; the SDK legacy transport refuses it locally' }, () => {})
+const noList = 'ListTasks has no 0.3 JSON-RPC method; the SDK legacy transport refuses it locally'
+test('0.3: list', { skip: noList }, () => {})

@@ -76,6 +76,7 @@ def text_message(text: str, message_id: str, context_id: str | None = None) -> M
 
 async def send(client, message: Message, **context):
     """SendMessage; the one StreamResponse of a non-streaming client."""
-    responses = [r async for r in client.send_message(SendMessageRequest(message=message), **context)]
+    request = SendMessageRequest(message=message)
+    responses = [r async for r in client.send_message(request, **context)]
     assert len(responses) == 1, responses
     return responses[0]

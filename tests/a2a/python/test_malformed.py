@@ -28,7 +28,8 @@ def message(**over) -> dict:
 
 def post(service, body: bytes, headers=None) -> httpx.Response:
     with httpx.Client(timeout=60) as http:
-        return http.post(service.rpc_url, content=body, headers=JSON if headers is None else headers)
+        headers = JSON if headers is None else headers
+        return http.post(service.rpc_url, content=body, headers=headers)
 
 
 def error_of(response: httpx.Response, *ids) -> dict:
@@ -102,7 +103,8 @@ WRONG_TYPES = [
     ('CancelTask id null', 'CancelTask', {'id': None}),
     ('SendMessage without message', 'SendMessage', {}),
     ('messageId a number', 'SendMessage', {'message': message(messageId=5)}),
-    ('messageId missing', 'SendMessage', {'message': {'role': 'ROLE_USER', 'parts': [{'text': 'a'}]}}),
+    ('messageId missing', 'SendMessage',
+     {'message': {'role': 'ROLE_USER', 'parts': [{'text': 'a'}]}}),
     ('parts an object', 'SendMessage', {'message': message(parts={'text': 'hi'})}),
     ('parts empty', 'SendMessage', {'message': message(parts=[])}),
     ('part with no content', 'SendMessage', {'message': message(parts=[{}])}),
@@ -125,7 +127,8 @@ WRONG_TYPES = [
 
 @pytest.mark.parametrize('name,method,params', WRONG_TYPES, ids=[n for n, _, _ in WRONG_TYPES])
 def test_wrong_types_are_invalid_params(service, name, method, params):
-    headers = JSON if '/' not in method else {'Content-Type': 'application/json', 'A2A-Version': '0.3'}
+    v03 = {'Content-Type': 'application/json', 'A2A-Version': '0.3'}
+    headers = JSON if '/' not in method else v03
     body = rpc(method, params)
     if params is None:
         del body['params']
@@ -163,7 +166,9 @@ def test_unpaired_surrogate_is_refused(service):
     still_answers(service)
 
 
-@pytest.mark.parametrize('method', ['Frobnicate', 'tasks/frobnicate', 'sendmessage', '', 'rpc.discover'])
+@pytest.mark.parametrize(
+    'method', ['Frobnicate', 'tasks/frobnicate', 'sendmessage', '', 'rpc.discover']
+)
 def test_unknown_method(service, method):
     response = post(service, json.dumps(rpc(method, {})).encode())
     assert response.status_code == 200

@@ -239,7 +239,8 @@ def test_wire_is_json_rpc_2(service):
             response = await http.post(
                 service.rpc_url,
                 headers={'A2A-Version': '1.0'},
-                json={'jsonrpc': '2.0', 'id': 'req-7', 'method': 'GetTask', 'params': {'id': new_id()}},
+                json={'jsonrpc': '2.0', 'id': 'req-7', 'method': 'GetTask',
+                      'params': {'id': new_id()}},
             )
         assert response.headers['content-type'].startswith('application/json')
         answer = response.json()
