@@ -26,6 +26,8 @@ bash scripts/pack-accept.sh
 echo "== acceptance gate (the corpus through the Node, CLI and C embeddings of the broker)"
 bash scripts/acceptance-gate.sh
 
+bash scripts/test-a2a.sh
+
 echo "== typed usage"
 bash scripts/test-types.sh
 echo "all tests passed"
