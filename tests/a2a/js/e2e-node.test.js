@@ -12,9 +12,9 @@ const { sdk, tmp, startServe, onlyServe, clientFor, textMessage, randomUUID, roo
 const { TaskState, Role } = sdk('@a2a-js/sdk')
 const { TaskNotCancelableError } = sdk('@a2a-js/sdk/errors')
 
-// The local agent A2A tasks are assigned to (serve's --agent).
+// The local agent A2A tasks are assigned to (serve's --assignee).
 const AGENT = 'reviewer'
-const SERVE_ARGS = ['--agent', AGENT]
+const SERVE_ARGS = ['--assignee', AGENT]
 
 let server
 let store

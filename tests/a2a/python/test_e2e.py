@@ -22,9 +22,10 @@ from sdk import VERSIONS, client_for, send, text_message
 
 pytestmark = only_serve
 
-# The local agent A2A tasks are assigned to (serve's --agent).
+# The local agent A2A tasks are assigned to (serve's --assignee); blocking sends wait long enough
+# for the local agent below on a busy machine.
 AGENT = 'reviewer'
-SERVE_ARGS = ('--agent', AGENT)
+SERVE_ARGS = ('--assignee', AGENT, '--blocking-timeout', '60', '--request-timeout', '90')
 
 
 @pytest.fixture(scope='module')
