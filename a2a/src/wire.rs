@@ -600,7 +600,8 @@ mod tests {
                 "message.parts[0].text",
             ),
             (
-                json!({"messageId": "m", "role": "ROLE_USER", "parts": [{"text": "a", "url": "b"}]}),
+                json!({"messageId": "m", "role": "ROLE_USER",
+                       "parts": [{"text": "a", "url": "b"}]}),
                 "message.parts[0]",
             ),
             (
