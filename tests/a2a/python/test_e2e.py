@@ -187,3 +187,33 @@ def test_reused_message_id_with_other_content_is_refused(svc):
             assert [m.parts[0].text for m in users] == ['one thing']
 
     asyncio.run(body())
+
+
+@pytest.mark.parametrize('version', VERSIONS)
+def test_input_required_round_trip(svc, version):
+    """The local agent asks the client something (input-required with a reason): the client
+    sees the question as the status message, answers in the same task, and the agent goes on."""
+
+    async def body():
+        async with client_for(svc.base_url, version) as client:
+            task = (await send(client, text_message('deploy it', new_id()))).task
+            delivered(svc.db, task.id)
+            pad(svc.db, 'task.transition', {'id': task.id, 'by': AGENT, 'to': 'working'})
+            pad(svc.db, 'task.transition', {'id': task.id, 'by': AGENT, 'to': 'input-required',
+                                            'reason': 'Which environment?'})
+            asked = await client.get_task(GetTaskRequest(id=task.id))
+            assert asked.status.state == TaskState.TASK_STATE_INPUT_REQUIRED
+            assert asked.status.message.role == Role.ROLE_AGENT
+            assert [p.text for p in asked.status.message.parts] == ['Which environment?']
+            answer = Message(message_id=new_id(), role=Role.ROLE_USER, parts=[Part(text='staging')],
+                             task_id=task.id, context_id=task.context_id)
+            again = (await send(client, answer)).task
+            assert again.id == task.id
+            assert [n['content'] for n in delivered(svc.db, task.id)] == ['staging']
+            pad(svc.db, 'task.transition', {'id': task.id, 'by': AGENT, 'to': 'working'})
+            pad(svc.db, 'task.transition', {'id': task.id, 'by': AGENT, 'to': 'completed'})
+            done = await client.get_task(GetTaskRequest(id=task.id, history_length=1))
+            assert done.status.state == TaskState.TASK_STATE_COMPLETED
+            assert [m.parts[0].text for m in done.history] == ['staging']
+
+    asyncio.run(body())

@@ -162,7 +162,11 @@ def test_unpaired_surrogate_is_refused(service):
         + '","role":"ROLE_USER","parts":[{"text":"a\\ud800b"}]}}}'
     ).encode()
     response = post(service, body)
-    assert error_of(response, 1)['code'] in {INVALID_PARAMS, PARSE}
+    # Refused either as JSON (strict readers take a lone surrogate as no text: -32700, id null)
+    # or as a parameter (-32602): never stored with U+FFFD in its place.
+    error = error_of(response, 1, None)
+    assert error['code'] in {INVALID_PARAMS, PARSE}
+    assert (response.json()['id'] is None) == (error['code'] == PARSE)
     still_answers(service)
 
 
@@ -216,7 +220,7 @@ def test_non_json_content_type_is_415(service, content_type):
     with httpx.Client() as http:
         request = http.build_request('POST', service.rpc_url, content=body, headers=headers)
         if content_type is None:
-            del request.headers['content-type']
+            assert 'content-type' not in request.headers
         response = http.send(request)
     assert response.status_code == 415
     still_answers(service)
@@ -236,3 +240,18 @@ def test_get_on_rpc_endpoint_is_405(service):
 def test_unknown_route_is_404(service):
     with httpx.Client() as http:
         assert http.get(service.base_url + '/.well-known/nothing').status_code == 404
+
+
+def test_413_leaves_keep_alive_usable(service):
+    """Refusing a body over the limit before reading it: the client's next request on the same
+    pooled connection is answered (or the refusal said `Connection: close`)."""
+    body = json.dumps(rpc('SendMessage', {'message': message(parts=[{'text': 'x' * 1_200_000}])}))
+    outcomes = []
+    with httpx.Client(timeout=60) as http:
+        for _ in range(40):
+            try:
+                outcomes.append(http.post(service.rpc_url, content=body, headers=JSON).status_code)
+            except httpx.TransportError as e:
+                outcomes.append(type(e).__name__)
+    assert outcomes == [413] * 40, sorted(set(map(str, outcomes)))
+    still_answers(service)

@@ -8,7 +8,7 @@ import os
 import httpx
 import pytest
 
-from a2a.client import A2ACardResolver, ClientCallContext
+from a2a.client import A2ACardResolver, ClientCallContext, ClientConfig, ClientFactory
 from a2a.client.card_resolver import parse_agent_card
 from a2a.compat.v0_3 import types as types_v03
 from a2a.types.a2a_pb2 import (
@@ -247,5 +247,42 @@ def test_wire_is_json_rpc_2(service):
         assert answer['jsonrpc'] == '2.0' and answer['id'] == 'req-7'
         assert answer['error']['code'] == -32001 and 'result' not in answer
         json.dumps(answer)
+
+    run(body())
+
+
+@only_serve
+def test_concurrent_repeats_make_one_task(service):
+    """Sixteen clients send the same messageId at once (a retry storm after a lost answer):
+    one task, the same answer to all; sixteen other ids make sixteen tasks."""
+    message_id = new_id()
+
+    async def one(mid: str) -> str:
+        async with client_for(service.base_url, '1.0') as client:
+            return (await send(client, text_message('storm', mid))).task.id
+
+    async def body():
+        same = await asyncio.gather(*(one(message_id) for _ in range(16)))
+        distinct = await asyncio.gather(*(one(new_id()) for _ in range(16)))
+        assert len(set(same)) == 1
+        assert len(set(distinct)) == 16 and same[0] not in distinct
+
+    run(body())
+
+
+@only_serve
+def test_default_sdk_client_blocking_send_is_answered(service):
+    """The SDK's defaults (blocking send, its own httpx client with a 5 s timeout) with nobody
+    working on the task: an answer with the task as it stands, not a client timeout."""
+
+    async def body():
+        client = await ClientFactory(ClientConfig(streaming=False)).create_from_url(
+            service.base_url
+        )
+        try:
+            response = await send(client, text_message('nobody home', new_id()))
+        finally:
+            await client.close()
+        assert response.task.status.state == TaskState.TASK_STATE_SUBMITTED
 
     run(body())
