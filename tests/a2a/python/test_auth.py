@@ -13,7 +13,7 @@ from a2a.client import A2ACardResolver, ClientCallContext, ClientConfig, ClientF
 from a2a.client.errors import A2AClientError
 from a2a.types.a2a_pb2 import GetTaskRequest, TaskState
 
-from harness import new_id, only_serve, start_serve
+from harness import new_id, only_serve, pad, start_serve
 from sdk import send, text_message
 
 pytestmark = only_serve
@@ -96,24 +96,28 @@ def test_card_requires_the_signing_extension(signed_only):
 
 
 @pytest.mark.parametrize('name_extension', [False, True])
-def test_unsigned_requests_are_401(signed_only, name_extension):
+def test_unsigned_requests_are_refused(signed_only, name_extension):
     """Naming the extension is not signing: without Signature-Input / Signature the request is
-    refused at the HTTP level and nothing is stored."""
+    refused with HTTP 401 SIGNATURE_MISSING (one that does not even name the extension may get
+    -32008 instead), and nothing is stored or delivered."""
     with httpx.Client() as http:
         card = http.get(signed_only.base_url + '/.well-known/agent-card.json').json()
         uri = card['capabilities']['extensions'][0]['uri']
         headers = {'A2A-Version': '1.0', **({'A2A-Extensions': uri} if name_extension else {})}
-        message_id = new_id()
         send_body = {
             'jsonrpc': '2.0', 'id': 1, 'method': 'SendMessage',
-            'params': {'message': {'messageId': message_id, 'role': 'ROLE_USER',
+            'params': {'message': {'messageId': new_id(), 'role': 'ROLE_USER',
                                    'parts': [{'text': 'unsigned'}]},
                        'configuration': {'returnImmediately': True}},
         }
         response = http.post(signed_only.rpc_url, content=json.dumps(send_body), headers={
             'Content-Type': 'application/json', **headers})
+    if response.status_code == 200 and not name_extension:
+        assert response.json()['error']['code'] == -32008, response.text
+    else:
         assert response.status_code == 401, response.text
         assert response.json()['error']['code'] == 'SIGNATURE_MISSING'
+    assert pad(signed_only.db, 'unread', {'agent': 'a2a'}) == []
 
 
 def test_refused_requests_leave_keep_alive_usable(guarded):
