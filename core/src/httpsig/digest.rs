@@ -21,8 +21,11 @@ pub enum DigestAlgorithm {
 }
 
 impl DigestAlgorithm {
-    /// Both, in the order a verifier prefers them.
-    pub const ALL: [DigestAlgorithm; 2] = [DigestAlgorithm::Sha256, DigestAlgorithm::Sha512];
+    /// Both, in the order a verifier prefers them. (A function, not an associated constant:
+    /// cbindgen would put the constant in the C header.)
+    pub fn all() -> [DigestAlgorithm; 2] {
+        [DigestAlgorithm::Sha256, DigestAlgorithm::Sha512]
+    }
 
     /// The registry name (`sha-256`, `sha-512`).
     pub fn name(self) -> &'static str {
@@ -34,7 +37,9 @@ impl DigestAlgorithm {
 
     /// The algorithm of a registry name.
     pub fn from_name(name: &str) -> Option<DigestAlgorithm> {
-        DigestAlgorithm::ALL.into_iter().find(|a| a.name() == name)
+        DigestAlgorithm::all()
+            .into_iter()
+            .find(|a| a.name() == name)
     }
 
     /// The digest of `body`.

@@ -161,7 +161,7 @@ pub const OPS: &[Op] = &[
             }
             let body = bytes(a.get(1))?;
             answer(
-                super::check_content_digest(&headers, &body, &DigestAlgorithm::ALL).map(|algs| {
+                super::check_content_digest(&headers, &body, &DigestAlgorithm::all()).map(|algs| {
                     let names: Vec<String> = algs.iter().map(|a| string(a.name())).collect();
                     object(&[("algorithms", format!("[{}]", names.join(",")))])
                 }),

@@ -65,7 +65,7 @@ impl Profile {
             required_params: PARAM_ORDER.to_vec(),
             tag: REQUEST_TAG.to_string(),
             sign_digest: DigestAlgorithm::Sha256,
-            accepted_digests: DigestAlgorithm::ALL.to_vec(),
+            accepted_digests: DigestAlgorithm::all().to_vec(),
             max_skew_secs: 30,
             max_age_secs: 30,
             max_lifetime_secs: 300,

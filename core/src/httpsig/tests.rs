@@ -116,12 +116,12 @@ fn rfc9530_digests() {
             content_digest(DigestAlgorithm::Sha512, hello)
         ),
     );
-    let checked = check_content_digest(&both, hello, &DigestAlgorithm::ALL).unwrap();
-    assert_eq!(checked, DigestAlgorithm::ALL);
+    let checked = check_content_digest(&both, hello, &DigestAlgorithm::all()).unwrap();
+    assert_eq!(checked, DigestAlgorithm::all());
     let refused = |value: &str, body: &[u8]| {
         let mut h = Headers::new();
         h.push("content-digest", value);
-        check_content_digest(&h, body, &DigestAlgorithm::ALL)
+        check_content_digest(&h, body, &DigestAlgorithm::all())
             .unwrap_err()
             .code()
     };
@@ -151,7 +151,7 @@ fn rfc9530_digests() {
         ),
         mismatch
     );
-    let none = check_content_digest(&Headers::new(), b"", &DigestAlgorithm::ALL).unwrap_err();
+    let none = check_content_digest(&Headers::new(), b"", &DigestAlgorithm::all()).unwrap_err();
     assert_eq!(none.code(), mismatch);
 }
 
