@@ -577,3 +577,26 @@ fn parts_of_every_kind_are_kept_as_sent() {
     assert_eq!(reason(&e["error"]), "CONTENT_TOO_LARGE");
     assert_eq!(ok(addr, "1.0", "ListTasks", json!({}))["totalSize"], 1);
 }
+
+#[test]
+fn stopping_the_service_answers_a_waiting_blocking_send_with_the_current_state() {
+    let tmp = Tmp::new("v1-stop");
+    let mut cfg = config(&tmp);
+    cfg.blocking_timeout = Duration::from_secs(25);
+    let service = start(cfg);
+    let addr = service.addr();
+    let sender = std::thread::spawn(move || {
+        ok(
+            addr,
+            "1.0",
+            "SendMessage",
+            json!({"message": message("s-1", "wait for me")}),
+        )
+    });
+    let mut store = local_store(&tmp);
+    delivered(&mut store, 1);
+    // The send is waiting now (its task exists); a graceful stop lets it answer.
+    service.stop().unwrap();
+    let task = sender.join().unwrap();
+    assert_eq!(task["task"]["status"]["state"], "TASK_STATE_SUBMITTED");
+}
