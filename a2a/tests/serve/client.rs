@@ -217,6 +217,23 @@ pub fn local_store(tmp: &Tmp) -> Store {
     Store::open(&tmp.db(), Config::default(), Arc::new(SystemClock)).unwrap()
 }
 
+/// Waits (bounded by a number of polls, not by a clock) until the assignee `a2a` has been
+/// delivered `count` messages, as a local agent polling `unread` would; returns them.
+pub fn delivered(store: &mut Store, count: usize) -> Vec<agent_intercom_scratchpad::Message> {
+    let mut seen = Vec::new();
+    for _ in 0..3000 {
+        seen.extend(store.read_unread("a2a", None).unwrap());
+        if seen.len() >= count {
+            return seen;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    panic!(
+        "the local agent was delivered {} of {count} messages",
+        seen.len()
+    );
+}
+
 /// A 1.0 user message with one text part.
 pub fn message(id: &str, text: &str) -> Value {
     json!({"messageId": id, "role": "ROLE_USER", "parts": [{"text": text}]})

@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::client::{Tmp, config, err, local_store, message, message03, ok, start};
+use crate::client::{Tmp, config, delivered, err, local_store, message, message03, ok, start};
 
 /// Asserts that no state in `value` is a 1.0 name.
 fn no_1_0_names(value: &Value) {
@@ -101,15 +101,7 @@ fn a_blocking_0_3_send_returns_the_completed_task_with_its_artifacts() {
         )
     });
     let mut store = local_store(&tmp);
-    let mut delivered = Vec::new();
-    for _ in 0..3000 {
-        delivered = store.read_unread("a2a", None).unwrap();
-        if !delivered.is_empty() {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    let id = delivered[0].task_id.clone().unwrap();
+    let id = delivered(&mut store, 1)[0].task_id.clone().unwrap();
     store.transition_task(&id, "a2a", "working", None).unwrap();
     store.add_artifact(&id, "a2a", "count", "120").unwrap();
     store

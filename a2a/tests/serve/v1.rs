@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::client::{Tmp, call, config, err, local_store, message, ok, reason, start};
+use crate::client::{Tmp, call, config, delivered, err, local_store, message, ok, reason, start};
 
 /// Asserts that no object in `value` has a `kind` member (1.0 has none).
 fn no_kind(value: &Value) {
@@ -26,20 +26,6 @@ fn send_now(addr: std::net::SocketAddr, id: &str, text: &str) -> Value {
         json!({"message": message(id, text), "configuration": {"returnImmediately": true}}),
     );
     result["task"].clone()
-}
-
-/// Waits (bounded by a number of polls, not a clock) until the assignee has been delivered
-/// `count` messages, as a local agent polling `unread` would.
-fn delivered(store: &mut agent_intercom_scratchpad::Store, count: usize) {
-    let mut seen = 0;
-    for _ in 0..3000 {
-        seen += store.read_unread("a2a", None).unwrap().len();
-        if seen >= count {
-            return;
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    panic!("the local agent was never delivered {count} messages ({seen})");
 }
 
 #[test]
