@@ -208,6 +208,23 @@ pub fn config(tmp: &Tmp) -> ServeConfig {
     ServeConfig::new(tmp.db())
 }
 
+/// A service whose blocking sends wait long enough for a test's local agent to act.
+pub fn start_waiting(tmp: &Tmp) -> Running {
+    let mut cfg = config(tmp);
+    cfg.blocking_timeout = Duration::from_secs(25);
+    start(cfg)
+}
+
+/// [`ok`] on a thread of its own: a blocking send that a local agent then answers.
+pub fn in_background(
+    addr: SocketAddr,
+    version: &'static str,
+    method: &'static str,
+    params: Value,
+) -> std::thread::JoinHandle<Value> {
+    std::thread::spawn(move || ok(addr, version, method, params))
+}
+
 pub fn start(config: ServeConfig) -> Running {
     agent_intercom_a2a::spawn(config).unwrap_or_else(|e| panic!("the service did not start: {e}"))
 }
