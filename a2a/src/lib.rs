@@ -1,3 +1,23 @@
 //! # agent-intercom-a2a
 //!
-//! `agent-intercom serve`: the A2A HTTP endpoint over the scratchpad's SQLite store.
+//! `agent-intercom serve`: the A2A HTTP endpoint over the scratchpad's SQLite store. A2A clients
+//! (1.0 and 0.3 JSON-RPC, and the legacy 0.1 `tasks/send`) hand work to the local agents: a
+//! message becomes a scratchpad task assigned to a local agent, which works on it through
+//! `agent-intercom pad` or the Node API like on any other task. Documented in `docs/a2a.md`.
+
+pub mod auth;
+pub mod card;
+pub mod errors;
+mod fields;
+pub mod http;
+pub mod json;
+mod listener;
+pub mod ops;
+mod panics;
+pub mod rpc;
+pub mod server;
+mod signed;
+pub mod wire;
+mod worker;
+
+pub use server::{Running, ServeConfig, StartError, run, spawn};

@@ -12,6 +12,8 @@ use agent_intercom_core::protocol::{self, SCOPE_ENV};
 use agent_intercom_core::scope;
 use agent_intercom_vendored as vendored;
 
+mod serve;
+
 /// The help of each subcommand, in the order `agent-intercom --help` lists them. `pad`'s list of
 /// operations is added from the scratchpad's own table (`pad_help`), never typed here.
 const HELP: &[(&str, &str)] = &[
@@ -62,6 +64,7 @@ const HELP: &[(&str, &str)] = &[
                          else <agent-dir>/scratchpad.sqlite)
       --config JSON      store limits (docs/scratchpad.md)",
     ),
+    ("serve", serve::HELP),
     (
         "version",
         "  agent-intercom version
@@ -111,7 +114,11 @@ fn help(command: Option<&str>) -> String {
         String::from("agent-intercom: the canonical pi-intercom protocol-v4 contract\n\nusage:\n");
     for (name, text) in HELP {
         if command.is_none_or(|c| c == *name) {
-            out += &broker_facts(text);
+            out += &if *name == "serve" {
+                serve::help()
+            } else {
+                broker_facts(text)
+            };
             out.push('\n');
             if *name == "pad" {
                 out += &pad_help();
@@ -557,6 +564,9 @@ fn run(args: &[String]) -> ExitCode {
             broker(&options.iter().map(|s| s.to_string()).collect::<Vec<_>>())
         }
         ["pad", rest @ ..] => pad(&rest.iter().map(|s| s.to_string()).collect::<Vec<_>>()),
+        ["serve", rest @ ..] => {
+            serve::serve(&rest.iter().map(|s| s.to_string()).collect::<Vec<_>>())
+        }
         ["vectors"] => vectors(None),
         ["vectors", "--file", path] => vectors(Some(path)),
         ["hash", domain] => match read_stdin() {

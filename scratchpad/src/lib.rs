@@ -23,9 +23,11 @@
 //!   the evicted ids.
 
 // `impl Store` is split by concern: messages (post, unread, list), tasks, limits (rate limits and
-// costs), export and events. This file keeps opening, the schema and migrations, and what they all
-// share (row decoding, the visibility rule, the reader, the write transaction), so that no module
-// imports another except `events::emit` (no cycle).
+// costs), export, events, nonces, and a2a (what A2A adds to tasks). This file keeps opening, the
+// schema and migrations, and what they all share (row decoding, the visibility rule, the reader,
+// the write transaction). Modules import only `events::emit` and, for a2a, the in-transaction
+// inserts of messages and tasks (no cycle).
+mod a2a;
 pub mod api;
 mod events;
 mod export;
@@ -35,6 +37,10 @@ mod nonces;
 pub mod paths;
 mod tasks;
 
+pub use a2a::{
+    A2A_CATEGORY, A2aInbound, A2aPage, A2aQuery, A2aTask, A2aView, Canceled, MAX_A2A_ID_BYTES,
+    MAX_A2A_PAGE, Receipt,
+};
 pub use events::{EVENT_KINDS, Event, EventFilter};
 pub use export::{MAX_EXPORT_ITEMS, SNAPSHOT_SCHEMA};
 pub use limits::{CostRow, Pricing, RateDecision, RateLimits, Usage};
@@ -54,7 +60,7 @@ use agent_intercom_core::{Error, ErrorCode};
 use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, params};
 
 /// The store's schema version. A newer store is refused and left untouched.
-pub const SCHEMA_VERSION: i64 = 6;
+pub const SCHEMA_VERSION: i64 = 7;
 
 /// Where time comes from (tests inject a manual clock).
 pub trait Clock: Send + Sync {
@@ -213,6 +219,22 @@ const MIGRATIONS: [&str; SCHEMA_VERSION as usize] = [
      scope TEXT NOT NULL, key_id TEXT NOT NULL, nonce TEXT NOT NULL, expires_at INTEGER NOT NULL,
      PRIMARY KEY (scope, key_id, nonce));
      CREATE INDEX seen_nonces_expiry ON seen_nonces (expires_at);",
+    // What A2A adds to the tasks A2A clients create over `agent-intercom serve` (a2a.rs): the
+    // sender (the task's creator), the context, the id a 0.1 client chose and the version the
+    // task was created with; the client's messages in the task's history, one per sender and
+    // messageId (idempotent sends), with a digest of each.
+    "CREATE TABLE a2a_tasks (
+     task_id TEXT PRIMARY KEY REFERENCES tasks(id) ON DELETE CASCADE, sender TEXT NOT NULL,
+     context_id TEXT NOT NULL, legacy_id TEXT, dialect TEXT NOT NULL, created_at INTEGER NOT NULL);
+     CREATE INDEX a2a_tasks_context ON a2a_tasks (sender, context_id);
+     CREATE UNIQUE INDEX a2a_tasks_legacy ON a2a_tasks (sender, legacy_id)
+     WHERE legacy_id IS NOT NULL;
+     CREATE TABLE a2a_messages (
+     task_id TEXT NOT NULL REFERENCES tasks(id) ON DELETE CASCADE, seq INTEGER NOT NULL,
+     sender TEXT NOT NULL, message_id TEXT NOT NULL, digest TEXT NOT NULL, message TEXT NOT NULL,
+     at INTEGER NOT NULL, PRIMARY KEY (task_id, seq));
+     CREATE UNIQUE INDEX a2a_messages_id ON a2a_messages (sender, message_id);
+     CREATE INDEX tasks_updated ON tasks (updated_at, id);",
 ];
 
 /// How long a write waits for the store's lock before failing with `STORE_IO`.

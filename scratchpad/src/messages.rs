@@ -60,65 +60,18 @@ impl Store {
     /// a stable code (and nothing changed) for a bad TTL, a private message without recipient,
     /// an unknown priority or privacy, oversized content or invalid metadata.
     pub fn post(&mut self, m: &NewMessage) -> Result<Posted, Error> {
-        let (priority, privacy, ttl) = self.check_new(m)?;
-        let id = uuid::Uuid::now_v7().to_string();
-        let root = root_key(m.project_root.as_deref()).to_string();
+        let checked = self.check_new(m)?;
         let caps = (self.config.per_project_cap, self.config.per_recipient_cap);
         let Observed { tx, now, reader } = self.observe(&m.from, m.project_root.as_deref())?;
-        let expires_at = now + ttl as i64 * 3_600_000;
         // The team the sender has now is the one the message is for.
-        let sender_team = reader.team;
-        let evicted = make_room(&tx, &root, m.to.as_deref(), caps)?;
-        let seq: i64 = tx
-            .query_row(
-                "UPDATE counters SET value = value + 1 WHERE name = 'message_seq' RETURNING value",
-                [],
-                |r| r.get(0),
-            )
-            .map_err(io)?;
-        tx.execute(
-            &format!(
-                "INSERT INTO messages ({COLUMNS}, seq) \
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)"
-            ),
-            params![
-                id,
-                m.from,
-                m.to,
-                m.category,
-                priority as i64,
-                privacy as i64,
-                m.content,
-                m.metadata,
-                m.task_id,
-                root,
-                now,
-                expires_at,
-                sender_team,
-                seq
-            ],
-        )
-        .map_err(io)?;
-        emit(
-            &tx,
-            "message.posted",
-            &m.from,
-            m.to.as_deref(),
-            &root,
-            &id,
-            now,
-        )?;
+        let posted = insert_message(&tx, m, checked, caps, now, reader.team.as_deref())?;
         tx.commit().map_err(io)?;
-        Ok(Posted {
-            id,
-            expires_at,
-            evicted,
-        })
+        Ok(posted)
     }
 
     /// What [`Store::post`] refuses before touching the store, in this order; otherwise the
     /// message's priority, privacy and hours to live.
-    fn check_new(&self, m: &NewMessage) -> Result<(Priority, Privacy, u32), Error> {
+    pub(crate) fn check_new(&self, m: &NewMessage) -> Result<Checked, Error> {
         let priority = Priority::parse(m.priority.as_deref().unwrap_or("normal"), "priority")?;
         let privacy = Privacy::parse(m.privacy.as_deref().unwrap_or("public"), "privacy")?;
         let ttl = scratchpad::ttl_hours(m.ttl_hours)?;
@@ -283,6 +236,70 @@ impl Store {
             .flatten();
         Ok(Page { messages, next })
     }
+}
+
+/// What [`Store::check_new`] found: the message's priority, privacy and hours to live.
+pub(crate) type Checked = (Priority, Privacy, u32);
+
+/// Inserts a checked message in an open write transaction that observed the store at `now`
+/// (expired messages purged, see [`Store::observe`]), making room within `caps`; the sender's
+/// team is `sender_team`. The caller commits.
+pub(crate) fn insert_message(
+    tx: &Transaction<'_>,
+    m: &NewMessage,
+    (priority, privacy, ttl): Checked,
+    caps: (usize, usize),
+    now: i64,
+    sender_team: Option<&str>,
+) -> Result<Posted, Error> {
+    let id = uuid::Uuid::now_v7().to_string();
+    let root = root_key(m.project_root.as_deref()).to_string();
+    let expires_at = now + ttl as i64 * 3_600_000;
+    let evicted = make_room(tx, &root, m.to.as_deref(), caps)?;
+    let seq: i64 = tx
+        .query_row(
+            "UPDATE counters SET value = value + 1 WHERE name = 'message_seq' RETURNING value",
+            [],
+            |r| r.get(0),
+        )
+        .map_err(io)?;
+    tx.execute(
+        &format!(
+            "INSERT INTO messages ({COLUMNS}, seq) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)"
+        ),
+        params![
+            id,
+            m.from,
+            m.to,
+            m.category,
+            priority as i64,
+            privacy as i64,
+            m.content,
+            m.metadata,
+            m.task_id,
+            root,
+            now,
+            expires_at,
+            sender_team,
+            seq
+        ],
+    )
+    .map_err(io)?;
+    emit(
+        tx,
+        "message.posted",
+        &m.from,
+        m.to.as_deref(),
+        &root,
+        &id,
+        now,
+    )?;
+    Ok(Posted {
+        id,
+        expires_at,
+        evicted,
+    })
 }
 
 /// One of the bounds a post keeps: its key's kind in `message_counts` (kept by triggers, so a

@@ -2,7 +2,7 @@
 
 use agent_intercom_core::scratchpad::{self, TaskState, TaskView};
 use agent_intercom_core::{Error, ErrorCode};
-use rusqlite::{OptionalExtension, params};
+use rusqlite::{OptionalExtension, Transaction, params};
 
 use crate::events::emit;
 use crate::{Store, io, root_key, root_value, state_of};
@@ -81,37 +81,8 @@ impl Store {
             ));
         }
         let now = self.clock.now_ms();
-        let id = uuid::Uuid::now_v7().to_string();
         let tx = self.write()?;
-        tx.execute(
-            "INSERT INTO tasks (id, creator, assignee, title, state, project_root, created_at, \
-             updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7)",
-            params![
-                id,
-                creator,
-                assignee,
-                title,
-                TaskState::Submitted as i64,
-                root_key(project_root),
-                now
-            ],
-        )
-        .map_err(io)?;
-        tx.execute(
-            "INSERT INTO task_history (task_id, seq, from_state, to_state, by_agent, reason, at) \
-             VALUES (?1, 1, NULL, ?2, ?3, 'created', ?4)",
-            params![id, TaskState::Submitted as i64, creator, now],
-        )
-        .map_err(io)?;
-        emit(
-            &tx,
-            "task.created",
-            creator,
-            assignee,
-            root_key(project_root),
-            &id,
-            now,
-        )?;
+        let id = insert_task(&tx, creator, assignee, title, project_root, now)?;
         tx.commit().map_err(io)?;
         self.task_row(&id)
     }
@@ -124,7 +95,7 @@ impl Store {
         Ok(task)
     }
 
-    fn task_row(&self, id: &str) -> Result<Task, Error> {
+    pub(crate) fn task_row(&self, id: &str) -> Result<Task, Error> {
         self.conn
             .query_row(
                 "SELECT id, creator, assignee, title, state, project_root, created_at, updated_at \
@@ -314,4 +285,47 @@ impl Store {
             .map_err(io)?;
         rows.collect::<Result<_, _>>().map_err(io)
     }
+}
+
+/// Inserts a task in `submitted` with its first history entry and its `task.created` event, in
+/// an open write transaction (the caller commits); its new id.
+pub(crate) fn insert_task(
+    tx: &Transaction<'_>,
+    creator: &str,
+    assignee: Option<&str>,
+    title: &str,
+    project_root: Option<&str>,
+    now: i64,
+) -> Result<String, Error> {
+    let id = uuid::Uuid::now_v7().to_string();
+    tx.execute(
+        "INSERT INTO tasks (id, creator, assignee, title, state, project_root, created_at, \
+         updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7)",
+        params![
+            id,
+            creator,
+            assignee,
+            title,
+            TaskState::Submitted as i64,
+            root_key(project_root),
+            now
+        ],
+    )
+    .map_err(io)?;
+    tx.execute(
+        "INSERT INTO task_history (task_id, seq, from_state, to_state, by_agent, reason, at) \
+         VALUES (?1, 1, NULL, ?2, ?3, 'created', ?4)",
+        params![id, TaskState::Submitted as i64, creator, now],
+    )
+    .map_err(io)?;
+    emit(
+        tx,
+        "task.created",
+        creator,
+        assignee,
+        root_key(project_root),
+        &id,
+        now,
+    )?;
+    Ok(id)
 }

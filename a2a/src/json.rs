@@ -1,0 +1,266 @@
+//! JSON helpers of the service: the nesting limit checked before parsing, a stable digest of a
+//! value (idempotent sends compare digests), and ISO 8601 timestamps.
+
+use serde_json::Value;
+
+/// Domain of the digest of an A2A message ([`digest`]).
+const DIGEST_DOMAIN: &str = "agent-intercom-a2a-message-v1";
+
+/// The depth of the deepest array or object in `bytes` (the top-level value is depth 1), if it
+/// exceeds `max`: scanned before parsing, so a deeply nested body is refused without recursion.
+/// Nothing else is checked here (invalid JSON is the parser's to refuse).
+pub fn too_deep(bytes: &[u8], max: usize) -> Option<usize> {
+    let mut depth = 0usize;
+    let mut in_string = false;
+    let mut escaped = false;
+    for &b in bytes {
+        if in_string {
+            if escaped {
+                escaped = false;
+            } else if b == b'\\' {
+                escaped = true;
+            } else if b == b'"' {
+                in_string = false;
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                depth += 1;
+                if depth > max {
+                    return Some(depth);
+                }
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    None
+}
+
+/// `value` serialised with object keys sorted (by their UTF-8 bytes) at every depth, no
+/// whitespace: the same value always gives the same text, whatever the order it was sent in.
+pub fn stable_text(value: &Value) -> String {
+    let mut out = String::new();
+    write_stable(value, &mut out);
+    out
+}
+
+fn write_stable(value: &Value, out: &mut String) {
+    match value {
+        Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort();
+            out.push('{');
+            for (i, key) in keys.into_iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                out.push_str(&Value::String(key.clone()).to_string());
+                out.push(':');
+                write_stable(&map[key], out);
+            }
+            out.push('}');
+        }
+        Value::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_stable(item, out);
+            }
+            out.push(']');
+        }
+        scalar => out.push_str(&scalar.to_string()),
+    }
+}
+
+/// The hex SHA-256 digest of `value`'s [`stable_text`], in its own domain.
+pub fn digest(value: &Value) -> String {
+    // The domain is a constant of printable ASCII, which is all `hash_of_payload` checks.
+    agent_intercom_core::canonical::hash_of_payload(DIGEST_DOMAIN, &stable_text(value))
+        .unwrap_or_default()
+}
+
+/// Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's `days_from_civil`).
+fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
+    let y = if month <= 2 { year - 1 } else { year };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let m = (month + 9) % 12;
+    let doy = (153 * m + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+/// The date of a day count since 1970-01-01 (`civil_from_days`).
+fn civil_from_days(days: i64) -> (i64, i64, i64) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    (year, month, day)
+}
+
+/// Milliseconds since the epoch as ISO 8601 in UTC with milliseconds,
+/// `YYYY-MM-DDTHH:MM:SS.mmmZ` (times before the epoch read as the epoch).
+pub fn iso_ms(ms: i64) -> String {
+    let ms = ms.max(0);
+    let (days, rest) = (ms.div_euclid(86_400_000), ms.rem_euclid(86_400_000));
+    let (year, month, day) = civil_from_days(days);
+    let (h, m, s, milli) = (
+        rest / 3_600_000,
+        rest / 60_000 % 60,
+        rest / 1000 % 60,
+        rest % 1000,
+    );
+    format!("{year:04}-{month:02}-{day:02}T{h:02}:{m:02}:{s:02}.{milli:03}Z")
+}
+
+fn digits(text: &str) -> Option<i64> {
+    if text.is_empty() || !text.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    text.parse().ok()
+}
+
+/// An ISO 8601 / RFC 3339 timestamp (`2026-01-02T03:04:05Z`, with an optional fraction of up to
+/// nine digits and `Z` or a `±HH:MM` offset) as milliseconds since the epoch (the fraction is
+/// truncated to milliseconds); `None` for anything else.
+pub fn parse_iso(text: &str) -> Option<i64> {
+    let b = text.as_bytes();
+    if b.len() < 20 || b[4] != b'-' || b[7] != b'-' || !matches!(b[10], b'T' | b't') {
+        return None;
+    }
+    if b[13] != b':' || b[16] != b':' {
+        return None;
+    }
+    let year = digits(text.get(0..4)?)?;
+    let month = digits(text.get(5..7)?)?;
+    let day = digits(text.get(8..10)?)?;
+    let hour = digits(text.get(11..13)?)?;
+    let minute = digits(text.get(14..16)?)?;
+    let second = digits(text.get(17..19)?)?;
+    let mut rest = text.get(19..)?;
+    let mut milli = 0;
+    if let Some(fraction) = rest.strip_prefix('.') {
+        let end = fraction
+            .find(|c: char| !c.is_ascii_digit())
+            .unwrap_or(fraction.len());
+        if end == 0 || end > 9 {
+            return None;
+        }
+        let padded = format!("{:0<3}", &fraction[..end.min(3)]);
+        milli = digits(&padded)?;
+        rest = &fraction[end..];
+    }
+    let offset_minutes = match rest {
+        "Z" | "z" => 0,
+        _ => {
+            let sign = match rest.as_bytes().first()? {
+                b'+' => 1,
+                b'-' => -1,
+                _ => return None,
+            };
+            let zone = rest.get(1..)?;
+            if zone.len() != 5 || zone.as_bytes()[2] != b':' {
+                return None;
+            }
+            let (zh, zm) = (digits(&zone[0..2])?, digits(&zone[3..5])?);
+            if zh > 23 || zm > 59 {
+                return None;
+            }
+            sign * (zh * 60 + zm)
+        }
+    };
+    let leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
+    let month_days = [
+        31,
+        if leap { 29 } else { 28 },
+        31,
+        30,
+        31,
+        30,
+        31,
+        31,
+        30,
+        31,
+        30,
+        31,
+    ];
+    if !(1..=12).contains(&month)
+        || day < 1
+        || day > month_days[(month - 1) as usize]
+        || hour > 23
+        || minute > 59
+        || second > 60
+    {
+        return None;
+    }
+    let days = days_from_civil(year, month, day);
+    let seconds = days * 86_400 + hour * 3600 + minute * 60 + second - offset_minutes * 60;
+    Some(seconds * 1000 + milli)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn nesting_is_measured_outside_strings() {
+        assert_eq!(too_deep(b"[[[]]]", 3), None);
+        assert_eq!(too_deep(b"[[[[]]]]", 3), Some(4));
+        assert_eq!(too_deep(br#"{"a":"[[[[[[\"[["}"#, 1), None);
+        assert_eq!(too_deep(br#"["\\",[[]]]"#, 2), Some(3));
+    }
+
+    #[test]
+    fn the_stable_text_ignores_key_order() {
+        let a = json!({"b": [1, {"y": true, "x": null}], "a": "é\""});
+        let b = json!({"a": "é\"", "b": [1, {"x": null, "y": true}]});
+        assert_eq!(stable_text(&a), stable_text(&b));
+        assert_eq!(
+            stable_text(&a),
+            r#"{"a":"é\"","b":[1,{"x":null,"y":true}]}"#
+        );
+        assert_eq!(digest(&a), digest(&b));
+        assert_ne!(digest(&a), digest(&json!({"a": 1})));
+        assert_eq!(digest(&a).len(), 64);
+    }
+
+    #[test]
+    fn timestamps_round_trip() {
+        assert_eq!(iso_ms(0), "1970-01-01T00:00:00.000Z");
+        assert_eq!(iso_ms(1_700_000_000_123), "2023-11-14T22:13:20.123Z");
+        assert_eq!(iso_ms(951_782_400_000), "2000-02-29T00:00:00.000Z");
+        for ms in [0, 1_700_000_000_123, 951_782_400_000, 4_102_444_799_999] {
+            assert_eq!(parse_iso(&iso_ms(ms)), Some(ms));
+        }
+        assert_eq!(parse_iso("2023-11-14T22:13:20Z"), Some(1_700_000_000_000));
+        assert_eq!(
+            parse_iso("2023-11-15T00:13:20.5+02:00"),
+            Some(1_700_000_000_500)
+        );
+        for bad in [
+            "",
+            "2023-11-14",
+            "2023-13-01T00:00:00Z",
+            "2023-02-29T00:00:00Z",
+            "2023-11-14T22:13:20",
+            "2023-11-14T22:13:20.Z",
+            "2023-11-14T22:13:20+0200",
+            "2023-11-14T22:13:20.1234567890Z",
+            "２０２３-11-14T22:13:20Z",
+        ] {
+            assert_eq!(parse_iso(bad), None, "{bad}");
+        }
+    }
+}

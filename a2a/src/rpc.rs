@@ -1,0 +1,250 @@
+//! JSON-RPC 2.0 at `POST /a2a`: the request object, the method tables of A2A 1.0, 0.3 and the
+//! legacy 0.1 `tasks/send`, version negotiation through `A2A-Version`, and the response.
+
+use serde_json::{Value, json};
+
+use crate::errors::{
+    EXTENDED_CARD_NOT_CONFIGURED, EXTENSION_REQUIRED, INTERNAL_ERROR, METHOD_NOT_FOUND,
+    PARSE_ERROR, PUSH_NOT_SUPPORTED, RpcError, UNSUPPORTED_OPERATION, VERSION_NOT_SUPPORTED,
+};
+use crate::json::too_deep;
+use crate::ops::Service;
+use crate::panics::CatchPanic;
+use crate::wire::{Dialect, SUPPORTED_VERSIONS, header_version};
+
+/// What a method does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Op {
+    Send,
+    Get,
+    Cancel,
+    List,
+    /// Known, not offered: answered with this code, reason and message.
+    Refused(i64, &'static str, &'static str),
+}
+
+const STREAMING: Op = Op::Refused(
+    UNSUPPORTED_OPERATION,
+    "UNSUPPORTED_OPERATION",
+    "streaming is not supported (the Agent Card says streaming: false); send without streaming \
+     and poll the task",
+);
+const PUSH: Op = Op::Refused(
+    PUSH_NOT_SUPPORTED,
+    "PUSH_NOTIFICATION_NOT_SUPPORTED",
+    "push notifications are not supported (the Agent Card says pushNotifications: false)",
+);
+const EXTENDED_CARD: Op = Op::Refused(
+    UNSUPPORTED_OPERATION,
+    "UNSUPPORTED_OPERATION",
+    "there is no extended Agent Card (the Agent Card says extendedAgentCard: false)",
+);
+
+/// Every method name the service knows, with the version it belongs to.
+const METHODS: &[(&str, Dialect, Op)] = &[
+    ("SendMessage", Dialect::V1, Op::Send),
+    ("GetTask", Dialect::V1, Op::Get),
+    ("CancelTask", Dialect::V1, Op::Cancel),
+    ("ListTasks", Dialect::V1, Op::List),
+    ("SendStreamingMessage", Dialect::V1, STREAMING),
+    ("SubscribeToTask", Dialect::V1, STREAMING),
+    ("CreateTaskPushNotificationConfig", Dialect::V1, PUSH),
+    ("GetTaskPushNotificationConfig", Dialect::V1, PUSH),
+    ("ListTaskPushNotificationConfigs", Dialect::V1, PUSH),
+    ("DeleteTaskPushNotificationConfig", Dialect::V1, PUSH),
+    ("GetExtendedAgentCard", Dialect::V1, EXTENDED_CARD),
+    ("message/send", Dialect::V03, Op::Send),
+    ("tasks/get", Dialect::V03, Op::Get),
+    ("tasks/cancel", Dialect::V03, Op::Cancel),
+    ("message/stream", Dialect::V03, STREAMING),
+    ("tasks/resubscribe", Dialect::V03, STREAMING),
+    ("tasks/pushNotificationConfig/set", Dialect::V03, PUSH),
+    ("tasks/pushNotificationConfig/get", Dialect::V03, PUSH),
+    ("tasks/pushNotificationConfig/list", Dialect::V03, PUSH),
+    ("tasks/pushNotificationConfig/delete", Dialect::V03, PUSH),
+    (
+        "agent/getAuthenticatedExtendedCard",
+        Dialect::V03,
+        Op::Refused(
+            EXTENDED_CARD_NOT_CONFIGURED,
+            "AUTHENTICATED_EXTENDED_CARD_NOT_CONFIGURED",
+            "there is no authenticated extended Agent Card",
+        ),
+    ),
+    ("tasks/send", Dialect::V01, Op::Send),
+    ("tasks/sendSubscribe", Dialect::V01, STREAMING),
+    ("tasks/pushNotification/set", Dialect::V01, PUSH),
+    ("tasks/pushNotification/get", Dialect::V01, PUSH),
+];
+
+/// What the HTTP layer knows of a request besides its body.
+#[derive(Clone, Debug, Default)]
+pub struct RpcContext {
+    /// The sender identity (the creator of the tasks it sends).
+    pub identity: String,
+    /// The `A2A-Version` header (`None`: absent).
+    pub version: Option<String>,
+    /// The extension URIs the request activates (`A2A-Extensions`, `X-A2A-Extensions`).
+    pub extensions: Vec<String>,
+    /// An extension every request must activate (`--require-signatures`).
+    pub required_extension: Option<String>,
+    /// Deepest JSON nesting accepted.
+    pub max_depth: usize,
+}
+
+fn response(id: &Value, outcome: Result<Value, RpcError>, dialect: Dialect) -> Value {
+    match outcome {
+        Ok(result) => json!({ "jsonrpc": "2.0", "id": id, "result": result }),
+        Err(e) => json!({ "jsonrpc": "2.0", "id": id, "error": e.to_json(dialect) }),
+    }
+}
+
+/// The request's `id`: a string, a whole number or null (absent counts as null); anything else
+/// makes the request invalid.
+fn request_id(object: &serde_json::Map<String, Value>) -> Result<Value, RpcError> {
+    match object.get("id") {
+        None | Some(Value::Null) => Ok(Value::Null),
+        Some(Value::String(s)) => Ok(Value::String(s.clone())),
+        Some(Value::Number(n)) if n.is_i64() || n.is_u64() => Ok(Value::Number(n.clone())),
+        Some(_) => Err(RpcError::request(
+            "invalid request: id must be a string, a whole number or null",
+        )),
+    }
+}
+
+/// Answers one JSON-RPC request body: the response object (always one; batches are refused).
+pub async fn handle(service: &Service, ctx: &RpcContext, body: &[u8]) -> Value {
+    // `None`: a version this service does not speak.
+    let header = header_version(ctx.version.as_deref());
+    // Errors before the method is known are shaped by the version asked for.
+    let asked = header.unwrap_or(Dialect::V1);
+    let null = Value::Null;
+    if let Some(depth) = too_deep(body, ctx.max_depth) {
+        let e = RpcError::new(
+            crate::errors::INVALID_REQUEST,
+            "NESTING_TOO_DEEP",
+            format!(
+                "invalid request: JSON nested deeper than {} levels (at least {depth})",
+                ctx.max_depth
+            ),
+        );
+        return response(&null, Err(e), asked);
+    }
+    let value: Value = match serde_json::from_slice(body) {
+        Ok(v) => v,
+        Err(e) => {
+            let e = RpcError::new(PARSE_ERROR, "PARSE_ERROR", format!("invalid JSON: {e}"));
+            return response(&null, Err(e), asked);
+        }
+    };
+    let Value::Object(object) = &value else {
+        let what = if value.is_array() {
+            "batch requests are not supported"
+        } else {
+            "a request is a JSON object"
+        };
+        return response(&null, Err(RpcError::request(what)), asked);
+    };
+    let id = match request_id(object) {
+        Ok(id) => id,
+        Err(e) => return response(&null, Err(e), asked),
+    };
+    if object.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
+        let e = RpcError::request("invalid request: jsonrpc must be exactly \"2.0\"");
+        return response(&id, Err(e), asked);
+    }
+    let method = match object.get("method") {
+        Some(Value::String(m)) if !m.is_empty() => m.as_str(),
+        _ => {
+            let e = RpcError::request("invalid request: method must be a non-empty string");
+            return response(&id, Err(e), asked);
+        }
+    };
+    let dialect = match header {
+        Some(d) => d,
+        None => {
+            let e = RpcError::new(
+                VERSION_NOT_SUPPORTED,
+                "VERSION_NOT_SUPPORTED",
+                format!(
+                    "A2A-Version {:?} is not supported; supported: {}",
+                    ctx.version.as_deref().unwrap_or(""),
+                    SUPPORTED_VERSIONS.join(", ")
+                ),
+            )
+            .with("supportedVersions", SUPPORTED_VERSIONS.join(","));
+            return response(&id, Err(e), asked);
+        }
+    };
+    if let Some(uri) = &ctx.required_extension
+        && !ctx.extensions.iter().any(|e| e == uri)
+    {
+        let header = if dialect == Dialect::V1 {
+            "A2A-Extensions"
+        } else {
+            "X-A2A-Extensions"
+        };
+        let e = RpcError::new(
+            EXTENSION_REQUIRED,
+            "EXTENSION_SUPPORT_REQUIRED",
+            format!("this agent requires the extension {uri}: name it in the {header} header"),
+        )
+        .with("extension", uri.clone());
+        return response(&id, Err(e), dialect);
+    }
+    let Some(&(_, belongs, op)) = METHODS.iter().find(|(name, _, _)| *name == method) else {
+        let e = RpcError::new(
+            METHOD_NOT_FOUND,
+            "METHOD_NOT_FOUND",
+            format!("method not found: {method}"),
+        );
+        return response(&id, Err(e), dialect);
+    };
+    // 0.1's tasks/send goes with the 0.3 methods (0.1 clients send no header).
+    let speaks = if belongs == Dialect::V01 {
+        Dialect::V03
+    } else {
+        belongs
+    };
+    if speaks != dialect {
+        let e = RpcError::new(
+            VERSION_NOT_SUPPORTED,
+            "VERSION_NOT_SUPPORTED",
+            format!(
+                "{method} is an A2A {} method but the request says A2A-Version {} (an absent \
+                 or empty header means 0.3)",
+                speaks.as_str(),
+                dialect.as_str()
+            ),
+        )
+        .with("supportedVersions", SUPPORTED_VERSIONS.join(","));
+        return response(&id, Err(e), dialect);
+    }
+    let empty = Value::Object(serde_json::Map::new());
+    let params = match object.get("params") {
+        None | Some(Value::Null) => &empty,
+        Some(p @ Value::Object(_)) => p,
+        Some(_) => {
+            let e = RpcError::param("params", "must be an object (named parameters)");
+            return response(&id, Err(e), belongs);
+        }
+    };
+    let sender = ctx.identity.as_str();
+    let run = async {
+        match op {
+            Op::Send => service.send(sender, belongs, params).await,
+            Op::Get => service.get(sender, belongs, params).await,
+            Op::Cancel => service.cancel(sender, belongs, params).await,
+            Op::List => service.list(sender, params).await,
+            Op::Refused(code, reason, message) => Err(RpcError::new(code, reason, message)),
+        }
+    };
+    let outcome = CatchPanic::new(run).await.unwrap_or_else(|()| {
+        Err(RpcError::new(
+            INTERNAL_ERROR,
+            "INTERNAL_ERROR",
+            "internal error: the request failed unexpectedly (a panic, caught)",
+        ))
+    });
+    response(&id, outcome, belongs)
+}

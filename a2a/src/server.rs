@@ -1,0 +1,357 @@
+//! Starting and stopping the service: options checked before anything is bound (loopback unless
+//! explicitly allowed with a bearer token), the store opened, the socket bound, and a graceful
+//! stop on SIGTERM or SIGINT (or on a test's request).
+
+use std::net::{IpAddr, SocketAddr};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use agent_intercom_scratchpad::{Config, Store, SystemClock};
+use tokio::sync::watch;
+
+use crate::auth::Token;
+use crate::card::{CardOptions, SIGNING_EXTENSION_URI, agent_card};
+use crate::http::{AppState, Limits, router};
+use crate::listener::Guarded;
+use crate::ops::Service;
+use crate::worker::Worker;
+
+/// The local agent A2A tasks are assigned to when none is named.
+pub const DEFAULT_ASSIGNEE: &str = "a2a";
+/// How long a blocking send waits by default (below the 5 s default timeout of the Python
+/// SDK's HTTP client, so that its blocking sends get an answer rather than a timeout).
+pub const DEFAULT_BLOCKING_TIMEOUT: Duration = Duration::from_secs(4);
+/// Longest blocking wait that may be configured.
+pub const MAX_BLOCKING_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// The options of `agent-intercom serve`.
+#[derive(Clone, Debug)]
+pub struct ServeConfig {
+    /// Where to listen (port 0: any free port).
+    pub listen: SocketAddr,
+    /// The scratchpad store.
+    pub db: PathBuf,
+    /// Store limits.
+    pub store: Config,
+    /// The keyring directory (enrolled peer keys, for handoffs and signed requests).
+    pub keys: Option<PathBuf>,
+    /// The bearer token file (0600).
+    pub token_file: Option<PathBuf>,
+    /// Whether binding beyond loopback is allowed (it also needs a token).
+    pub allow_non_loopback: bool,
+    /// Whether every JSON-RPC request must be signed (RFC 9421).
+    pub require_signatures: bool,
+    /// The URL clients reach the service at (the Agent Card's URLs).
+    pub public_url: Option<String>,
+    /// The local agent new tasks are assigned to.
+    pub assignee: String,
+    /// The project root of new tasks.
+    pub project_root: Option<String>,
+    /// How long a blocking send waits for a terminal or interrupted state.
+    pub blocking_timeout: Duration,
+    /// Request limits.
+    pub limits: Limits,
+}
+
+impl ServeConfig {
+    /// Loopback, any free port, the store at `db`, every other option at its default.
+    pub fn new(db: PathBuf) -> ServeConfig {
+        ServeConfig {
+            listen: SocketAddr::from(([127, 0, 0, 1], 0)),
+            db,
+            store: Config::default(),
+            keys: None,
+            token_file: None,
+            allow_non_loopback: false,
+            require_signatures: false,
+            public_url: None,
+            assignee: DEFAULT_ASSIGNEE.to_string(),
+            project_root: None,
+            blocking_timeout: DEFAULT_BLOCKING_TIMEOUT,
+            limits: Limits::default(),
+        }
+    }
+}
+
+/// Why the service did not start.
+#[derive(Debug)]
+pub enum StartError {
+    /// The options are wrong (usage).
+    Config(String),
+    /// The store could not be opened.
+    Store(agent_intercom_core::Error),
+    /// The address could not be bound, or the runtime not started.
+    Io(String),
+}
+
+impl std::fmt::Display for StartError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            StartError::Config(m) | StartError::Io(m) => f.write_str(m),
+            StartError::Store(e) => write!(f, "{} [{}]", e.message(), e.code()),
+        }
+    }
+}
+
+fn is_loopback(ip: IpAddr) -> bool {
+    match ip {
+        IpAddr::V4(v4) => v4.is_loopback(),
+        IpAddr::V6(v6) => {
+            v6.is_loopback() || v6.to_ipv4_mapped().is_some_and(|v4| v4.is_loopback())
+        }
+    }
+}
+
+/// Checks a public URL: `http://` or `https://`, a host, no query, fragment or credentials;
+/// returned without a trailing slash.
+pub fn check_public_url(url: &str) -> Result<String, String> {
+    let bad = |why: &str| format!("--public-url {url:?} {why}");
+    let rest = url
+        .strip_prefix("https://")
+        .or_else(|| url.strip_prefix("http://"))
+        .ok_or_else(|| bad("must start with http:// or https://"))?;
+    let authority = rest.split('/').next().unwrap_or("");
+    if authority.is_empty() {
+        return Err(bad("names no host"));
+    }
+    if authority.contains('@') {
+        return Err(bad("must not hold credentials"));
+    }
+    if url.contains('?') || url.contains('#') {
+        return Err(bad("must not hold a query or a fragment"));
+    }
+    if url.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        return Err(bad("must not hold spaces or control characters"));
+    }
+    Ok(url.trim_end_matches('/').to_string())
+}
+
+/// What [`prepare`] checked and opened: ready to serve on the bound socket.
+struct Prepared {
+    listener: std::net::TcpListener,
+    local: SocketAddr,
+    state_parts: (Option<Token>, String, Worker),
+}
+
+/// Checks the options, opens the store and binds the socket, in this order, so that nothing is
+/// bound with options that would be refused.
+fn prepare(config: &ServeConfig) -> Result<Prepared, StartError> {
+    let loopback = is_loopback(config.listen.ip());
+    if !loopback && !config.allow_non_loopback {
+        return Err(StartError::Config(format!(
+            "refusing to listen on {}: it is not a loopback address; pass \
+             --allow-non-loopback and --token-file FILE (a 0600 file holding a bearer token) to \
+             accept connections from other machines",
+            config.listen
+        )));
+    }
+    if !loopback && config.token_file.is_none() {
+        return Err(StartError::Config(format!(
+            "refusing to listen on {} without a bearer token: --allow-non-loopback needs \
+             --token-file FILE (a 0600 file holding the token; never on the command line)",
+            config.listen
+        )));
+    }
+    if config.listen.ip().is_unspecified() && config.public_url.is_none() {
+        return Err(StartError::Config(format!(
+            "listening on {} needs --public-url URL: the Agent Card must tell clients where to \
+             connect",
+            config.listen
+        )));
+    }
+    if config.blocking_timeout > MAX_BLOCKING_TIMEOUT {
+        return Err(StartError::Config(format!(
+            "the blocking timeout must be at most {} s",
+            MAX_BLOCKING_TIMEOUT.as_secs()
+        )));
+    }
+    if config.blocking_timeout + Duration::from_secs(1) > config.limits.request_timeout {
+        return Err(StartError::Config(format!(
+            "the request timeout ({} s) must exceed the blocking timeout ({} s) by at least 1 s",
+            config.limits.request_timeout.as_secs(),
+            config.blocking_timeout.as_secs()
+        )));
+    }
+    if config.assignee.is_empty() {
+        return Err(StartError::Config(
+            "the assignee must be a non-empty name".into(),
+        ));
+    }
+    let public_url = match &config.public_url {
+        Some(url) => Some(check_public_url(url).map_err(StartError::Config)?),
+        None => None,
+    };
+    let token = match &config.token_file {
+        Some(path) => Some(Token::from_file(path).map_err(StartError::Config)?),
+        None => None,
+    };
+    let store = Store::open(&config.db, config.store.clone(), Arc::new(SystemClock))
+        .map_err(StartError::Store)?;
+    let worker = Worker::start(store).map_err(StartError::Store)?;
+    let listener = std::net::TcpListener::bind(config.listen)
+        .map_err(|e| StartError::Io(format!("cannot listen on {}: {e}", config.listen)))?;
+    let local = listener
+        .local_addr()
+        .map_err(|e| StartError::Io(format!("cannot read the bound address: {e}")))?;
+    listener
+        .set_nonblocking(true)
+        .map_err(|e| StartError::Io(format!("cannot configure the socket: {e}")))?;
+    let base_url = public_url.unwrap_or_else(|| format!("http://{local}"));
+    Ok(Prepared {
+        listener,
+        local,
+        state_parts: (token, base_url, worker),
+    })
+}
+
+/// Serves until `stop` resolves, then stops gracefully: no new connections, blocking sends
+/// answer at once, requests in flight finish.
+async fn serve(
+    config: ServeConfig,
+    prepared: Prepared,
+    stop: impl std::future::Future<Output = ()> + Send + 'static,
+) -> Result<(), StartError> {
+    let (token, base_url, worker) = prepared.state_parts;
+    let (shutdown_tx, shutdown_rx) = watch::channel(false);
+    let card = agent_card(&CardOptions {
+        base_url,
+        require_signatures: config.require_signatures,
+        bearer: token.is_some(),
+    });
+    let state = AppState {
+        service: Service {
+            store: worker.handle(),
+            assignee: config.assignee.clone(),
+            project_root: config.project_root.clone(),
+            blocking_timeout: config.blocking_timeout,
+            shutdown: shutdown_rx,
+        },
+        card: Arc::new(card),
+        token,
+        limits: config.limits.clone(),
+        required_extension: config
+            .require_signatures
+            .then(|| SIGNING_EXTENSION_URI.to_string()),
+    };
+    let listener = tokio::net::TcpListener::from_std(prepared.listener)
+        .map_err(|e| StartError::Io(format!("cannot use the socket: {e}")))?;
+    // Longer than any request may take, so only a connection that stalls is cut.
+    let idle = config.limits.request_timeout + Duration::from_secs(30);
+    let guarded = Guarded::new(listener, config.limits.max_connections, idle);
+    let app = router(state);
+    let shutdown = async move {
+        stop.await;
+        let _ = shutdown_tx.send(true);
+    };
+    let served = axum::serve(guarded, app)
+        .with_graceful_shutdown(shutdown)
+        .await;
+    drop(worker);
+    served.map_err(|e| StartError::Io(format!("the service failed: {e}")))
+}
+
+fn runtime() -> Result<tokio::runtime::Runtime, StartError> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .thread_name("a2a-serve")
+        .enable_all()
+        .build()
+        .map_err(|e| StartError::Io(format!("cannot start the runtime: {e}")))
+}
+
+/// Runs the service in this thread until SIGTERM or SIGINT. `on_bound` is told the bound address
+/// once the socket listens (the CLI prints it).
+pub fn run(config: ServeConfig, on_bound: impl FnOnce(SocketAddr)) -> Result<(), StartError> {
+    let prepared = prepare(&config)?;
+    let runtime = runtime()?;
+    on_bound(prepared.local);
+    runtime.block_on(async move {
+        let stop = async {
+            #[cfg(unix)]
+            {
+                use tokio::signal::unix::{SignalKind, signal};
+                match signal(SignalKind::terminate()) {
+                    Ok(mut term) => {
+                        tokio::select! {
+                            _ = term.recv() => {}
+                            _ = tokio::signal::ctrl_c() => {}
+                        }
+                    }
+                    Err(_) => {
+                        let _ = tokio::signal::ctrl_c().await;
+                    }
+                }
+            }
+            #[cfg(not(unix))]
+            {
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        };
+        serve(config, prepared, stop).await
+    })
+}
+
+/// A service running on a thread of its own (for tests and embedding): stopped gracefully by
+/// [`Running::stop`] or when dropped.
+pub struct Running {
+    addr: SocketAddr,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<Result<(), StartError>>>,
+}
+
+impl Running {
+    /// The bound address.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// `http://ADDR`.
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// Stops the service and waits until it has stopped (the store is closed then).
+    pub fn stop(mut self) -> Result<(), StartError> {
+        self.stop_now()
+    }
+
+    fn stop_now(&mut self) -> Result<(), StartError> {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        match self.thread.take() {
+            Some(thread) => thread
+                .join()
+                .unwrap_or_else(|_| Err(StartError::Io("the service thread panicked".into()))),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.stop_now();
+    }
+}
+
+/// Starts the service on a thread of its own; returns once it listens.
+pub fn spawn(config: ServeConfig) -> Result<Running, StartError> {
+    let prepared = prepare(&config)?;
+    let addr = prepared.local;
+    let runtime = runtime()?;
+    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+    let thread = std::thread::Builder::new()
+        .name("a2a-serve-main".into())
+        .spawn(move || {
+            runtime.block_on(serve(config, prepared, async {
+                let _ = stop_rx.await;
+            }))
+        })
+        .map_err(|e| StartError::Io(format!("cannot start the service thread: {e}")))?;
+    Ok(Running {
+        addr,
+        stop: Some(stop_tx),
+        thread: Some(thread),
+    })
+}

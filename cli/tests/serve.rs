@@ -1,0 +1,195 @@
+//! `agent-intercom serve` as a real process: the address line, a graceful stop on SIGTERM and
+//! SIGINT, tasks that survive kill -9, a local agent working through `agent-intercom pad`, and
+//! the options it refuses.
+
+#[path = "../../a2a/tests/serve/client.rs"]
+#[allow(dead_code)] // the a2a tests use the rest of it
+mod client;
+
+use std::io::{BufRead, BufReader};
+use std::net::SocketAddr;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+
+use client::{Tmp, message, ok};
+use serde_json::{Value, json};
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_agent-intercom"))
+}
+
+/// Starts `serve` over `db` and reads the address from its one line on stdout.
+fn serve(db: &Path, extra: &[&str]) -> (Child, SocketAddr) {
+    let mut child = bin()
+        .arg("serve")
+        .arg("--db")
+        .arg(db)
+        .args(extra)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let url = line
+        .trim()
+        .strip_prefix("agent-intercom serve listening on http://")
+        .unwrap_or_else(|| panic!("unexpected first line {line:?}"));
+    (child, url.parse().unwrap())
+}
+
+/// Sends `sig` to a process of this test.
+fn signal(child: &Child, sig: i32) {
+    // SAFETY: kill has no memory preconditions.
+    unsafe { libc::kill(child.id() as i32, sig) };
+}
+
+fn pad(db: &Path, op: &str, args: Value) -> Value {
+    let out = bin()
+        .arg("pad")
+        .arg("--db")
+        .arg(db)
+        .arg(op)
+        .arg(args.to_string())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "pad {op}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn serve_prints_its_address_and_stops_gracefully_on_sigterm_and_sigint() {
+    for sig in [libc::SIGTERM, libc::SIGINT] {
+        let tmp = Tmp::new("cli-stop");
+        let (mut child, addr) = serve(&tmp.db(), &[]);
+        assert!(addr.ip().is_loopback());
+        assert_eq!(
+            client::get(addr, "/.well-known/agent-card.json").status,
+            200
+        );
+        signal(&child, sig);
+        let status = child.wait().unwrap();
+        assert_eq!(status.code(), Some(0), "signal {sig}");
+        let mut err = String::new();
+        std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut err).unwrap();
+        assert!(err.contains("stopped"), "{err}");
+    }
+}
+
+#[test]
+fn tasks_survive_kill_9_and_a_local_agent_completes_one_through_pad() {
+    let tmp = Tmp::new("cli-kill");
+    let db = tmp.db();
+    let (mut child, addr) = serve(&db, &[]);
+    let sent = ok(
+        addr,
+        "1.0",
+        "SendMessage",
+        json!({"message": message("k-1", "write the release notes"),
+               "configuration": {"returnImmediately": true}}),
+    );
+    let id = sent["task"]["id"].as_str().unwrap().to_string();
+    child.kill().unwrap(); // SIGKILL: no chance to clean up
+    child.wait().unwrap();
+    // The local agent works on it while the service is down.
+    let unread = pad(&db, "unread", json!({"agent": "a2a"}));
+    assert_eq!(unread[0]["task_id"], id.as_str());
+    assert_eq!(unread[0]["content"], "write the release notes");
+    pad(
+        &db,
+        "task.transition",
+        json!({"id": id, "by": "a2a", "to": "working"}),
+    );
+    let (mut child, addr) = serve(&db, &[]);
+    let got = ok(addr, "1.0", "GetTask", json!({"id": id}));
+    assert_eq!(got["status"]["state"], "TASK_STATE_WORKING");
+    assert_eq!(
+        got["history"][0]["parts"][0]["text"],
+        "write the release notes"
+    );
+    // A blocking follow-up is answered when the agent, through pad, completes the task.
+    let follow = {
+        let id = id.clone();
+        std::thread::spawn(move || {
+            let mut m = message("k-2", "mention the new flag");
+            m["taskId"] = json!(id);
+            ok(addr, "1.0", "SendMessage", json!({"message": m}))
+        })
+    };
+    let mut delivered = json!([]);
+    for _ in 0..3000 {
+        delivered = pad(&db, "unread", json!({"agent": "a2a"}));
+        if !delivered.as_array().unwrap().is_empty() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    assert_eq!(delivered[0]["content"], "mention the new flag");
+    pad(
+        &db,
+        "task.artifact",
+        json!({"id": id, "by": "a2a", "name": "notes.md", "content": "# 0.3.0"}),
+    );
+    pad(
+        &db,
+        "task.transition",
+        json!({"id": id, "by": "a2a", "to": "completed", "reason": "written"}),
+    );
+    let done = follow.join().unwrap()["task"].clone();
+    assert_eq!(done["status"]["state"], "TASK_STATE_COMPLETED");
+    assert_eq!(done["artifacts"][0]["parts"][0]["text"], "# 0.3.0");
+    assert_eq!(done["history"].as_array().unwrap().len(), 2);
+    signal(&child, libc::SIGTERM);
+    assert_eq!(child.wait().unwrap().code(), Some(0));
+}
+
+fn refused(args: &[&str]) -> (i32, String) {
+    let out = bin().arg("serve").args(args).output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stderr).to_string(),
+    )
+}
+
+#[test]
+fn serve_refuses_bad_options_with_a_clear_message() {
+    let tmp = Tmp::new("cli-refuse");
+    let db = tmp.db().display().to_string();
+    let token = tmp.0.join("token");
+    std::fs::write(&token, "0123456789abcdef0123\n").unwrap();
+    let token = token.display().to_string();
+    for (args, needle) in [
+        (vec!["--listen", "0.0.0.0:0"], "--allow-non-loopback"),
+        (
+            vec!["--listen", "0.0.0.0:0", "--allow-non-loopback"],
+            "--token-file",
+        ),
+        (vec!["--token-file", token.as_str()], "0600"),
+        (vec!["--listen", "somewhere"], "ADDR:PORT"),
+        (vec!["--token", "abc"], "no option --token"),
+        (vec!["--listen"], "needs a value"),
+        (vec!["--assignee", "a", "--assignee", "b"], "twice"),
+        (vec!["--blocking-timeout", "-1"], "--blocking-timeout"),
+        (vec!["--public-url", "example.com"], "http://"),
+        (vec!["extra"], "no argument"),
+    ] {
+        let mut all = vec!["--db", db.as_str()];
+        all.extend(args.iter());
+        let (code, err) = refused(&all);
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert!(err.contains(needle), "{args:?}: {err}");
+    }
+    assert!(!tmp.db().exists(), "a refused start created the store");
+    // A port in use is a failure to start (1), not a usage error.
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = taken.local_addr().unwrap().to_string();
+    let (code, err) = refused(&["--db", db.as_str(), "--listen", port.as_str()]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("cannot listen"), "{err}");
+}
