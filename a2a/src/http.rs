@@ -101,7 +101,12 @@ pub fn router(state: AppState) -> Router {
         .route("/v1/a2a/agent-card", get(card))
         .route(
             "/a2a",
-            post(rpc_route).layer(from_fn_with_state((state.clone(), rpc_limit), intake)),
+            post(rpc_route)
+                .layer(from_fn_with_state(
+                    state.clone(),
+                    crate::signed::require_signature,
+                ))
+                .layer(from_fn_with_state((state.clone(), rpc_limit), intake)),
         )
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)

@@ -55,6 +55,20 @@ fn store_error(e: &Error, field: &str) -> RpcError {
     }
 }
 
+/// A refusal because `task` is in a terminal state: it `what` ("cannot be canceled" ...).
+fn terminal(code: i64, reason: &'static str, task: &A2aTask, what: &str) -> RpcError {
+    RpcError::new(
+        code,
+        reason,
+        format!(
+            "task {} is {} (a terminal state) and {what}",
+            task.task.id, task.task.state
+        ),
+    )
+    .with("taskId", task.task.id.clone())
+    .with("state", task.task.state.clone())
+}
+
 /// Done waiting: terminal, or interrupted (input required) by a transition after `after`.
 fn settled(task: &A2aTask, after: i64) -> bool {
     let state = TaskState::parse(&task.task.state, "state").unwrap_or(TaskState::Failed);
@@ -238,16 +252,12 @@ impl Service {
                 return Err(RpcError::task_not_found(&named));
             }
             Receipt::Terminal(t) => {
-                return Err(RpcError::new(
+                return Err(terminal(
                     UNSUPPORTED_OPERATION,
                     "TASK_TERMINAL",
-                    format!(
-                        "task {} is {} (a terminal state) and takes no more messages",
-                        t.task.id, t.task.state
-                    ),
-                )
-                .with("taskId", t.task.id)
-                .with("state", t.task.state));
+                    &t,
+                    "takes no more messages",
+                ));
             }
             Receipt::ContextMismatch(t) => {
                 return Err(RpcError {
@@ -344,16 +354,12 @@ impl Service {
             Canceled::Canceled(_) => {}
             Canceled::NoTask => return Err(RpcError::task_not_found(id)),
             Canceled::NotCancelable(t) => {
-                return Err(RpcError::new(
+                return Err(terminal(
                     TASK_NOT_CANCELABLE,
                     "TASK_NOT_CANCELABLE",
-                    format!(
-                        "task {} is {} (a terminal state) and cannot be canceled",
-                        t.task.id, t.task.state
-                    ),
-                )
-                .with("taskId", t.task.id)
-                .with("state", t.task.state));
+                    &t,
+                    "cannot be canceled",
+                ));
             }
         }
         let view = self

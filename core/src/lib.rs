@@ -24,6 +24,7 @@ pub mod canonical;
 pub mod contract;
 pub mod corpus;
 pub mod error;
+pub mod httpsig;
 pub mod policy;
 pub mod protocol;
 pub mod routing;

@@ -208,6 +208,23 @@ pub fn config(tmp: &Tmp) -> ServeConfig {
     ServeConfig::new(tmp.db())
 }
 
+/// A service whose blocking sends wait long enough for a test's local agent to act.
+pub fn start_waiting(tmp: &Tmp) -> Running {
+    let mut cfg = config(tmp);
+    cfg.blocking_timeout = Duration::from_secs(25);
+    start(cfg)
+}
+
+/// [`ok`] on a thread of its own: a blocking send that a local agent then answers.
+pub fn in_background(
+    addr: SocketAddr,
+    version: &'static str,
+    method: &'static str,
+    params: Value,
+) -> std::thread::JoinHandle<Value> {
+    std::thread::spawn(move || ok(addr, version, method, params))
+}
+
 pub fn start(config: ServeConfig) -> Running {
     agent_intercom_a2a::spawn(config).unwrap_or_else(|e| panic!("the service did not start: {e}"))
 }
@@ -215,6 +232,23 @@ pub fn start(config: ServeConfig) -> Running {
 /// A local agent's own connection to the store (another connection, as `pad` would open).
 pub fn local_store(tmp: &Tmp) -> Store {
     Store::open(&tmp.db(), Config::default(), Arc::new(SystemClock)).unwrap()
+}
+
+/// Waits (bounded by a number of polls, not by a clock) until the assignee `a2a` has been
+/// delivered `count` messages, as a local agent polling `unread` would; returns them.
+pub fn delivered(store: &mut Store, count: usize) -> Vec<agent_intercom_scratchpad::Message> {
+    let mut seen = Vec::new();
+    for _ in 0..3000 {
+        seen.extend(store.read_unread("a2a", None).unwrap());
+        if seen.len() >= count {
+            return seen;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    panic!(
+        "the local agent was delivered {} of {count} messages",
+        seen.len()
+    );
 }
 
 /// A 1.0 user message with one text part.

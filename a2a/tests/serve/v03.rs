@@ -1,10 +1,11 @@
 //! A2A 0.3 (`message/send`, `tasks/get`, `tasks/cancel`) and the legacy 0.1 `tasks/send`.
 
-use std::time::Duration;
-
 use serde_json::{Value, json};
 
-use crate::client::{Tmp, config, err, local_store, message, message03, ok, start};
+use crate::client::{
+    Tmp, config, delivered, err, in_background, local_store, message, message03, ok, start,
+    start_waiting,
+};
 
 /// Asserts that no state in `value` is a 1.0 name.
 fn no_1_0_names(value: &Value) {
@@ -88,28 +89,16 @@ fn message_send_get_and_cancel_speak_0_3() {
 #[test]
 fn a_blocking_0_3_send_returns_the_completed_task_with_its_artifacts() {
     let tmp = Tmp::new("v03-block");
-    let mut cfg = config(&tmp);
-    cfg.blocking_timeout = Duration::from_secs(25);
-    let service = start(cfg);
+    let service = start_waiting(&tmp);
     let addr = service.addr();
-    let sender = std::thread::spawn(move || {
-        ok(
-            addr,
-            "",
-            "message/send",
-            json!({"message": message03("b", "count lines")}),
-        )
-    });
+    let sender = in_background(
+        addr,
+        "",
+        "message/send",
+        json!({"message": message03("b", "count lines")}),
+    );
     let mut store = local_store(&tmp);
-    let mut delivered = Vec::new();
-    for _ in 0..3000 {
-        delivered = store.read_unread("a2a", None).unwrap();
-        if !delivered.is_empty() {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    let id = delivered[0].task_id.clone().unwrap();
+    let id = delivered(&mut store, 1)[0].task_id.clone().unwrap();
     store.transition_task(&id, "a2a", "working", None).unwrap();
     store.add_artifact(&id, "a2a", "count", "120").unwrap();
     store

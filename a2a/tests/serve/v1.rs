@@ -4,7 +4,10 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::client::{Tmp, call, config, err, local_store, message, ok, reason, start};
+use crate::client::{
+    Tmp, call, config, delivered, err, in_background, local_store, message, ok, reason, start,
+    start_waiting,
+};
 
 /// Asserts that no object in `value` has a `kind` member (1.0 has none).
 fn no_kind(value: &Value) {
@@ -26,20 +29,6 @@ fn send_now(addr: std::net::SocketAddr, id: &str, text: &str) -> Value {
         json!({"message": message(id, text), "configuration": {"returnImmediately": true}}),
     );
     result["task"].clone()
-}
-
-/// Waits (bounded by a number of polls, not a clock) until the assignee has been delivered
-/// `count` messages, as a local agent polling `unread` would.
-fn delivered(store: &mut agent_intercom_scratchpad::Store, count: usize) {
-    let mut seen = 0;
-    for _ in 0..3000 {
-        seen += store.read_unread("a2a", None).unwrap().len();
-        if seen >= count {
-            return;
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    panic!("the local agent was never delivered {count} messages ({seen})");
 }
 
 #[test]
@@ -150,18 +139,14 @@ fn a_repeated_message_id_returns_the_same_task_and_another_body_under_it_is_refu
 #[test]
 fn a_blocking_send_waits_for_the_local_agent_to_complete_the_task() {
     let tmp = Tmp::new("v1-block");
-    let mut cfg = config(&tmp);
-    cfg.blocking_timeout = Duration::from_secs(25);
-    let service = start(cfg);
+    let service = start_waiting(&tmp);
     let addr = service.addr();
-    let sender = std::thread::spawn(move || {
-        ok(
-            addr,
-            "1.0",
-            "SendMessage",
-            json!({"message": message("b-1", "summarise the log")}),
-        )
-    });
+    let sender = in_background(
+        addr,
+        "1.0",
+        "SendMessage",
+        json!({"message": message("b-1", "summarise the log")}),
+    );
     // The local agent, on its own connection: picks the task up, works, answers, completes.
     let mut store = local_store(&tmp);
     delivered(&mut store, 1);
@@ -207,18 +192,14 @@ fn a_blocking_send_waits_for_the_local_agent_to_complete_the_task() {
 #[test]
 fn input_required_interrupts_a_blocking_send_and_a_follow_up_continues_the_task() {
     let tmp = Tmp::new("v1-input");
-    let mut cfg = config(&tmp);
-    cfg.blocking_timeout = Duration::from_secs(25);
-    let service = start(cfg);
+    let service = start_waiting(&tmp);
     let addr = service.addr();
-    let first = std::thread::spawn(move || {
-        ok(
-            addr,
-            "1.0",
-            "SendMessage",
-            json!({"message": message("q-1", "rename the module")}),
-        )
-    });
+    let first = in_background(
+        addr,
+        "1.0",
+        "SendMessage",
+        json!({"message": message("q-1", "rename the module")}),
+    );
     let mut store = local_store(&tmp);
     delivered(&mut store, 1);
     let id = store
@@ -240,13 +221,10 @@ fn input_required_interrupts_a_blocking_send_and_a_follow_up_continues_the_task(
     );
     let context = asked["contextId"].as_str().unwrap().to_string();
     // The follow-up names the task; it waits for the next interruption or the end.
-    let (task, ctx) = (id.clone(), context.clone());
-    let follow = std::thread::spawn(move || {
-        let mut m = message("q-2", "call it lexer");
-        m["taskId"] = json!(task);
-        m["contextId"] = json!(ctx);
-        ok(addr, "1.0", "SendMessage", json!({"message": m}))
-    });
+    let mut m = message("q-2", "call it lexer");
+    m["taskId"] = json!(id);
+    m["contextId"] = json!(context);
+    let follow = in_background(addr, "1.0", "SendMessage", json!({"message": m}));
     delivered(&mut store, 1);
     store.transition_task(&id, "a2a", "working", None).unwrap();
     store
@@ -576,4 +554,23 @@ fn parts_of_every_kind_are_kept_as_sent() {
     assert_eq!(e["error"]["code"], -32602, "{e}");
     assert_eq!(reason(&e["error"]), "CONTENT_TOO_LARGE");
     assert_eq!(ok(addr, "1.0", "ListTasks", json!({}))["totalSize"], 1);
+}
+
+#[test]
+fn stopping_the_service_answers_a_waiting_blocking_send_with_the_current_state() {
+    let tmp = Tmp::new("v1-stop");
+    let service = start_waiting(&tmp);
+    let addr = service.addr();
+    let sender = in_background(
+        addr,
+        "1.0",
+        "SendMessage",
+        json!({"message": message("s-1", "wait for me")}),
+    );
+    let mut store = local_store(&tmp);
+    delivered(&mut store, 1);
+    // The send is waiting now (its task exists); a graceful stop lets it answer.
+    service.stop().unwrap();
+    let task = sender.join().unwrap();
+    assert_eq!(task["task"]["status"]["state"], "TASK_STATE_SUBMITTED");
 }
