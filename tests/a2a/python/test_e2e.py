@@ -217,3 +217,39 @@ def test_input_required_round_trip(svc, version):
             assert [m.parts[0].text for m in done.history] == ['staging']
 
     asyncio.run(body())
+
+
+def test_cancel_racing_completion_is_consistent(svc):
+    """The client cancels while the local agent completes, twelve times: whichever wins, what
+    the client was told is what the store holds (CANCELED and the agent refused, or not
+    cancelable and completed), never CANCELED over a completed task."""
+
+    async def body():
+        async with client_for(svc.base_url, '1.0') as client:
+            for _ in range(12):
+                task = (await send(client, text_message('race', new_id()))).task
+                pad(svc.db, 'task.transition', {'id': task.id, 'by': AGENT, 'to': 'working'})
+                complete = asyncio.create_task(asyncio.to_thread(
+                    _complete, svc.db, task.id))
+                try:
+                    told = (await client.cancel_task(CancelTaskRequest(id=task.id))).status.state
+                except TaskNotCancelableError:
+                    told = 'not cancelable'
+                agent_done = await complete
+                local = pad(svc.db, 'task.get', {'id': task.id, 'agent': AGENT})['state']
+                if told == TaskState.TASK_STATE_CANCELED:
+                    assert local == 'canceled' and not agent_done
+                else:
+                    assert told == 'not cancelable', told
+                    assert local == 'completed' and agent_done
+
+    asyncio.run(body())
+
+
+def _complete(db, task_id: str) -> bool:
+    try:
+        pad(db, 'task.transition', {'id': task_id, 'by': AGENT, 'to': 'completed'})
+        return True
+    except PadError as e:
+        assert e.code == 'INVALID_TRANSITION', e
+        return False
