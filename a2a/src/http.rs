@@ -70,6 +70,8 @@ pub struct AppState {
     pub limits: Limits,
     /// The extension every JSON-RPC request must activate, if any.
     pub required_extension: Option<String>,
+    /// The signature check of `POST /a2a` (`--require-signatures`), if required.
+    pub signing: Option<crate::signed::Signing>,
 }
 
 /// The identity a request was authenticated as (set by the intake layer, replaced by the

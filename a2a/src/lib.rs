@@ -16,7 +16,7 @@ pub mod ops;
 mod panics;
 pub mod rpc;
 pub mod server;
-mod signed;
+pub mod signed;
 pub mod wire;
 mod worker;
 
