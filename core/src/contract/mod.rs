@@ -156,7 +156,7 @@ impl fmt::Debug for Op {
 }
 
 /// Every module's operations.
-fn modules() -> [&'static [Op]; 18] {
+fn modules() -> [&'static [Op]; 19] {
     use crate::boss;
     [
         ops::OPS,
@@ -177,6 +177,7 @@ fn modules() -> [&'static [Op]; 18] {
         boss::authority::OPS,
         boss::supervision::OPS,
         boss::delivery::OPS,
+        crate::envelope::ops::OPS,
     ]
 }
 
