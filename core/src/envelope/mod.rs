@@ -122,7 +122,7 @@ pub enum ContentType {
 
 impl ContentType {
     /// Every content type.
-    pub const ALL: [ContentType; 4] = [
+    pub const ALL: &'static [ContentType] = &[
         ContentType::HandoffBundle,
         ContentType::ContextPackage,
         ContentType::A2aMessage,
@@ -141,7 +141,10 @@ impl ContentType {
 
     /// The content type of this wire name.
     pub fn parse(name: &str) -> Option<ContentType> {
-        ContentType::ALL.into_iter().find(|c| c.as_str() == name)
+        ContentType::ALL
+            .iter()
+            .copied()
+            .find(|c| c.as_str() == name)
     }
 }
 
@@ -156,7 +159,7 @@ pub enum SignatureKind {
 
 impl SignatureKind {
     /// Every kind.
-    pub const ALL: [SignatureKind; 2] = [SignatureKind::Ed25519, SignatureKind::HmacSha256];
+    pub const ALL: &'static [SignatureKind] = &[SignatureKind::Ed25519, SignatureKind::HmacSha256];
 
     /// The wire name.
     pub const fn as_str(self) -> &'static str {
@@ -168,7 +171,10 @@ impl SignatureKind {
 
     /// The kind of this wire name.
     pub fn parse(name: &str) -> Option<SignatureKind> {
-        SignatureKind::ALL.into_iter().find(|k| k.as_str() == name)
+        SignatureKind::ALL
+            .iter()
+            .copied()
+            .find(|k| k.as_str() == name)
     }
 
     /// The length of a signature value, in bytes.
