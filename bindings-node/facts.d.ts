@@ -148,3 +148,9 @@ export type EnvelopeContentType = "handoff_bundle" | "context_package" | "a2a_me
 
 /** Every signature kind (`envelope::SignatureKind::ALL.iter().map(|k| k.as_str())`). */
 export type EnvelopeSignatureKind = "ed25519" | "hmac-sha256";
+
+/** `envelope::SignatureKind::Ed25519.as_str()` */
+export type EnvelopeKindEd25519 = "ed25519";
+
+/** `envelope::SignatureKind::HmacSha256.as_str()` */
+export type EnvelopeKindHmacSha256 = "hmac-sha256";

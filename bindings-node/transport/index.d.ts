@@ -2,7 +2,7 @@
 // docs/envelope.md). Hand-written; literal facts come from ../facts.js, which `cargo xtask gen`
 // writes from the Rust core.
 import { IntercomError } from "../index.js";
-import type { DefaultEnvelopeSkewMs, EnvelopeContentType, EnvelopeFormatVersion, EnvelopeHkdfInfoPrefix, EnvelopeHkdfSalt, EnvelopeSignatureKind, EnvelopeSigningDomain, MaxEnvelopeBytes, MaxEnvelopeLifetimeMs, MaxEnvelopeSkewMs } from "../facts.js";
+import type { DefaultEnvelopeSkewMs, EnvelopeContentType, EnvelopeFormatVersion, EnvelopeHkdfInfoPrefix, EnvelopeHkdfSalt, EnvelopeKindEd25519, EnvelopeKindHmacSha256, EnvelopeSignatureKind, EnvelopeSigningDomain, MaxEnvelopeBytes, MaxEnvelopeLifetimeMs, MaxEnvelopeSkewMs } from "../facts.js";
 
 export { IntercomError };
 export type { EnvelopeContentType, EnvelopeSignatureKind };
@@ -64,15 +64,12 @@ export interface TransportEnvelopeV1 extends EnvelopeFields {
 /** A signing key: Ed25519 with its PKCS#8 PEM, or HMAC-SHA256 with the base64 stored secret
  * (the HMAC key is derived from it with HKDF-SHA256, never the secret itself). */
 export type EnvelopeSigningKey =
-  | { kind: "ed25519"; key_id: string; private_key: string }
-  | { kind: "hmac-sha256"; key_id: string; secret: string };
+  | { kind: EnvelopeKindEd25519; key_id: string; private_key: string }
+  | { kind: EnvelopeKindHmacSha256; key_id: string; secret: string };
 
 /** The keys a verifier trusts, by key id: Ed25519 public keys (SPKI PEM, or base64 SPKI DER)
  * and HMAC secrets (base64, at least 32 bytes). */
-export interface EnvelopeKeyring {
-  ed25519?: { [keyId: string]: string };
-  "hmac-sha256"?: { [keyId: string]: string };
-}
+export type EnvelopeKeyring = { [kind in EnvelopeSignatureKind]?: { [keyId: string]: string } };
 
 export interface EnvelopeVerifyOptions {
   /** The receiver's clock, in milliseconds since the epoch (default `Date.now()`). */

@@ -123,6 +123,8 @@ pub fn facts() -> Vec<Fact> {
             "Every content type";
         EnvelopeSignatureKind = union(envelope::SignatureKind::ALL.iter().map(|k| k.as_str())),
             "Every signature kind";
+        EnvelopeKindEd25519 = string(envelope::SignatureKind::Ed25519.as_str());
+        EnvelopeKindHmacSha256 = string(envelope::SignatureKind::HmacSha256.as_str());
     }
 }
 
