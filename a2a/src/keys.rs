@@ -322,12 +322,7 @@ impl KeyDir {
     pub fn generate(&self, kind: SignatureKind, id: &str) -> Result<KeyInfo, Error> {
         check_key_id(id)?;
         let mut seed = [0u8; 32];
-        getrandom::fill(&mut seed).map_err(|e| {
-            Error::new(
-                ErrorCode::Internal,
-                format!("no random bytes from the operating system: {e}"),
-            )
-        })?;
+        random_bytes(&mut seed)?;
         let (file_kind, content) = match kind {
             SignatureKind::Ed25519 => (FileKind::OwnEd25519, keys::private_key_pem(&seed)),
             SignatureKind::HmacSha256 => (FileKind::Hmac, format!("{}\n", keys::base64(&seed))),
@@ -439,6 +434,49 @@ impl KeyDir {
     }
 }
 
+/// Reads a secret file given by the user (an HMAC secret to import, a bearer token): not
+/// followed if it is a symbolic link, a regular file of this user, not readable or writable by
+/// group or others, at most [`MAX_KEY_FILE_BYTES`]. Its content is never echoed.
+pub fn read_secret_file(path: &Path) -> Result<String, Error> {
+    let file = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC | libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|e| match e.raw_os_error() {
+            Some(libc::ELOOP) => store_io(format!(
+                "refusing the secret file {}: it is a symbolic link (never followed)",
+                path.display()
+            )),
+            _ => store_io(format!("cannot open {}: {e}", path.display())),
+        })?;
+    let meta = file
+        .metadata()
+        .map_err(|e| store_io(format!("cannot inspect {}: {e}", path.display())))?;
+    check_file(path, &meta, FileKind::Hmac)?;
+    let mut text = String::new();
+    let read = file
+        .take(MAX_KEY_FILE_BYTES + 1)
+        .read_to_string(&mut text)
+        .map_err(|_| store_io(format!("cannot read {} as UTF-8 text", path.display())))?;
+    if read as u64 > MAX_KEY_FILE_BYTES {
+        return Err(store_io(format!(
+            "refusing the secret file {}: larger than {MAX_KEY_FILE_BYTES} bytes",
+            path.display()
+        )));
+    }
+    Ok(text)
+}
+
+/// Fills `bytes` from the operating system's random source (keys, secrets, nonces).
+pub fn random_bytes(bytes: &mut [u8]) -> Result<(), Error> {
+    getrandom::fill(bytes).map_err(|e| {
+        Error::new(
+            ErrorCode::Internal,
+            format!("no random bytes from the operating system: {e}"),
+        )
+    })
+}
+
 fn not_found(id: &str) -> Error {
     Error::new(
         ErrorCode::NotFound,
@@ -463,12 +501,7 @@ fn hmac_secret_of(text: &str) -> Result<Vec<u8>, String> {
 }
 
 fn check_file(path: &Path, meta: &std::fs::Metadata, kind: FileKind) -> Result<(), Error> {
-    let refuse = |why: String| {
-        Err(store_io(format!(
-            "refusing the key file {}: {why}",
-            path.display()
-        )))
-    };
+    let refuse = |why: String| Err(store_io(format!("refusing {}: {why}", path.display())));
     if !meta.is_file() {
         return refuse("it is not a regular file".into());
     }
@@ -478,8 +511,8 @@ fn check_file(path: &Path, meta: &std::fs::Metadata, kind: FileKind) -> Result<(
     let mode = meta.mode() & 0o7777;
     if kind.secret() && mode & 0o077 != 0 {
         return refuse(format!(
-            "its mode is {mode:04o}: a secret must not be readable or writable by group or others \
-             (chmod 600 it)"
+            "its mode is {mode:04o}: a secret must not be readable or writable by group or \
+             others (chmod 600 it)"
         ));
     }
     if !kind.secret() && mode & 0o022 != 0 {

@@ -12,6 +12,9 @@ use agent_intercom_core::protocol::{self, SCOPE_ENV};
 use agent_intercom_core::scope;
 use agent_intercom_vendored as vendored;
 
+mod keys;
+mod pack;
+
 /// The help of each subcommand, in the order `agent-intercom --help` lists them. `pad`'s list of
 /// operations is added from the scratchpad's own table (`pad_help`), never typed here.
 const HELP: &[(&str, &str)] = &[
@@ -62,6 +65,8 @@ const HELP: &[(&str, &str)] = &[
                          else <agent-dir>/scratchpad.sqlite)
       --config JSON      store limits (docs/scratchpad.md)",
     ),
+    ("keys", keys::HELP),
+    ("pack", pack::HELP),
     (
         "version",
         "  agent-intercom version
@@ -557,6 +562,8 @@ fn run(args: &[String]) -> ExitCode {
             broker(&options.iter().map(|s| s.to_string()).collect::<Vec<_>>())
         }
         ["pad", rest @ ..] => pad(&rest.iter().map(|s| s.to_string()).collect::<Vec<_>>()),
+        ["keys", rest @ ..] => keys::run(rest),
+        ["pack", rest @ ..] => pack::run(rest),
         ["vectors"] => vectors(None),
         ["vectors", "--file", path] => vectors(Some(path)),
         ["hash", domain] => match read_stdin() {
