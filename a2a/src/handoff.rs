@@ -183,7 +183,7 @@ fn payload<'v>(verified: &'v Verified, known: &[&str]) -> Result<&'v Members, Er
         return Err(Error::new(
             ErrorCode::EnvelopeMalformed,
             format!(
-                "$.payload: {} is not a member of a {kind} payload (it takes: {})",
+                "$.payload: {} is not a member of the {kind} payload (it takes: {})",
                 canonical::canonical_json(&Value::String(key.clone())).unwrap_or_default(),
                 known.join(", ")
             ),
