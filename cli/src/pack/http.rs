@@ -295,11 +295,14 @@ fn dechunk(mut data: &[u8]) -> Result<Option<Vec<u8>>, Error> {
         if size == 0 {
             return Ok(Some(out));
         }
-        if data.len() < size + 2 {
+        let Some(end) = size.checked_add(2).filter(|n| *n <= MAX_RESPONSE_BYTES + 2) else {
+            return Err(invalid("a chunk larger than the response limit"));
+        };
+        if data.len() < end {
             return Ok(None);
         }
         out.extend_from_slice(&data[..size]);
-        data = &data[size + 2..];
+        data = &data[end..];
     }
 }
 
@@ -345,6 +348,8 @@ mod tests {
         let chunked =
             b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n1\r\nd\r\n0\r\n\r\n";
         assert_eq!(complete(chunked).unwrap().unwrap().body, b"abcd");
+        let huge = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nffffffffffffffff\r\n";
+        assert!(complete(huge).is_err());
         assert_eq!(
             finish(b"HTTP/1.0 204 No Content\r\n\r\n").unwrap().status,
             204
