@@ -45,21 +45,7 @@ fn setup(name: &str) -> Setup {
 }
 
 fn json(text: &str) -> Value<'static> {
-    fn own(v: &Value<'_>) -> Value<'static> {
-        match v {
-            Value::String(s) => Value::String(s.to_string().into()),
-            Value::Array(items) => Value::Array(items.iter().map(own).collect()),
-            Value::Object(m) => Value::Object(
-                m.iter()
-                    .map(|(k, v)| (k.to_string().into(), own(v)))
-                    .collect(),
-            ),
-            Value::Null => Value::Null,
-            Value::Bool(b) => Value::Bool(*b),
-            Value::Int(n) => Value::Int(*n),
-        }
-    }
-    own(&canonical::parse(text).unwrap())
+    canonical::parse(text).unwrap().owned()
 }
 
 fn fields(content_type: ContentType, payload: &str, nonce: &str) -> Fields {

@@ -151,22 +151,7 @@ fn json_file(path: &str, what: &str) -> Result<Value<'static>, Error> {
     })?;
     let value = canonical::parse(&text)
         .map_err(|e| Error::new(e.code(), format!("{what} {path}: {}", e.message())))?;
-    Ok(owned(&value))
-}
-
-fn owned(v: &Value<'_>) -> Value<'static> {
-    match v {
-        Value::Null => Value::Null,
-        Value::Bool(b) => Value::Bool(*b),
-        Value::Int(n) => Value::Int(*n),
-        Value::String(s) => Value::String(s.to_string().into()),
-        Value::Array(items) => Value::Array(items.iter().map(owned).collect()),
-        Value::Object(m) => Value::Object(
-            m.iter()
-                .map(|(k, v)| (k.to_string().into(), owned(v)))
-                .collect(),
-        ),
-    }
+    Ok(value.owned())
 }
 
 fn nonce() -> Result<String, Error> {

@@ -165,11 +165,11 @@ pub(crate) fn read_fields(tree: &Value<'_>, signed: bool) -> Result<Fields, Erro
     };
     let payload = match tree.get("payload") {
         None => return Err(malformed("$.payload", "is required")),
-        Some(value) => owned(value),
+        Some(value) => value.owned(),
     };
     let metadata = match tree.get("metadata") {
         None => return Err(malformed("$.metadata", "is required ({} for none)")),
-        Some(Value::Object(m)) => m.iter().map(|(k, v)| (k.to_string(), owned(v))).collect(),
+        Some(Value::Object(m)) => m.iter().map(|(k, v)| (k.to_string(), v.owned())).collect(),
         Some(_) => return Err(malformed("$.metadata", "must be an object")),
     };
     let nonce = identifier(tree.get("nonce"), "$.nonce")?;
@@ -350,23 +350,6 @@ pub(crate) fn signing_input(tree: &Value<'_>) -> Result<Vec<u8>, Error> {
         })
         .collect();
     canonical::canonical_frame(SIGNING_DOMAIN, &Value::Object(covered))
-}
-
-/// A value that owns its strings.
-pub(crate) fn owned(value: &Value<'_>) -> Value<'static> {
-    match value {
-        Value::Null => Value::Null,
-        Value::Bool(b) => Value::Bool(*b),
-        Value::Int(n) => Value::Int(*n),
-        Value::String(s) => Value::String(Cow::Owned(s.to_string())),
-        Value::Array(items) => Value::Array(items.iter().map(owned).collect()),
-        Value::Object(members) => Value::Object(
-            members
-                .iter()
-                .map(|(k, v)| (Cow::Owned(k.to_string()), owned(v)))
-                .collect(),
-        ),
-    }
 }
 
 fn text(s: &str) -> Value<'static> {

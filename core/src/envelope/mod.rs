@@ -373,7 +373,7 @@ pub fn sign(fields: &Fields, signer: &Signer) -> Result<String, Error> {
 pub fn sign_text(text: &str, signer: &Signer) -> Result<String, Error> {
     let tree = fields::parse_input(text.as_bytes())?;
     fields::read_fields(&tree, false)?;
-    sign_value(fields::owned(&tree), signer)
+    sign_value(tree.owned(), signer)
 }
 
 fn sign_value(unsigned: Value<'static>, signer: &Signer) -> Result<String, Error> {

@@ -14,7 +14,7 @@ fn fields() -> Fields {
         recipient: Some("agent-b".into()),
         content_type: ContentType::A2aMessage,
         payload: canonical::parse(r#"{"content":"hello","n":[1,2,{"x":null}]}"#)
-            .map(|v| fields::owned(&v))
+            .map(|v| v.owned())
             .unwrap(),
         metadata: vec![("trace".into(), Value::String("t-1".into()))],
         nonce: "nonce-0123456789abcdef".into(),
