@@ -13,6 +13,7 @@ pub mod handoff;
 pub mod http;
 pub mod json;
 pub mod keys;
+mod landing;
 mod listener;
 pub mod ops;
 mod panics;

@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+use agent_intercom_core::envelope::MemoryKeyring;
 use agent_intercom_core::httpsig::EXTENSION_URI;
 use agent_intercom_scratchpad::{Clock, Config, Store, SystemClock};
 use tokio::sync::watch;
@@ -16,7 +17,8 @@ use crate::card::{CardOptions, agent_card};
 use crate::http::{AppState, Limits, router};
 use crate::listener::Guarded;
 use crate::ops::Service;
-use crate::signed::{NoKeys, PeerKeys, Signing};
+use crate::keys::KeyDir;
+use crate::signed::{Keys, Signing};
 use crate::worker::Worker;
 
 /// The local agent A2A tasks are assigned to when none is named.
@@ -36,7 +38,8 @@ pub struct ServeConfig {
     pub db: PathBuf,
     /// Store limits.
     pub store: Config,
-    /// The keyring directory (enrolled peer keys, for handoffs and signed requests).
+    /// The keys directory (enrolled peer keys, for handoffs and signed requests; `None`: no
+    /// key is enrolled, every signature is refused with `UNKNOWN_SIGNING_KEY`).
     pub keys: Option<PathBuf>,
     /// The bearer token file (0600).
     pub token_file: Option<PathBuf>,
@@ -159,7 +162,7 @@ struct Prepared {
     token: Option<Token>,
     base_url: String,
     worker: Worker,
-    peer_keys: Arc<dyn PeerKeys>,
+    peer_keys: Keys,
 }
 
 /// Checks the options, opens the store and binds the socket, in this order, so that nothing is
@@ -214,7 +217,10 @@ fn prepare(config: &ServeConfig) -> Result<Prepared, StartError> {
         Some(path) => Some(Token::from_file(path).map_err(StartError::Config)?),
         None => None,
     };
-    let peer_keys: Arc<dyn PeerKeys> = Arc::new(NoKeys);
+    let peer_keys: Keys = match &config.keys {
+        Some(dir) => Arc::new(KeyDir::open(dir).map_err(StartError::Store)?),
+        None => Arc::new(MemoryKeyring::new()),
+    };
     let store = Store::open(&config.db, config.store.clone(), config.clock.clone())
         .map_err(StartError::Store)?;
     let worker = Worker::start(store).map_err(StartError::Store)?;
@@ -274,9 +280,11 @@ async fn serve(
             .then(|| EXTENSION_URI.to_string()),
         signing: config.require_signatures.then(|| Signing {
             base_url,
-            keys: peer_keys,
+            keys: peer_keys.clone(),
             clock: config.clock.clone(),
         }),
+        keys: peer_keys,
+        clock: config.clock.clone(),
     };
     let listener = tokio::net::TcpListener::from_std(listener)
         .map_err(|e| StartError::Io(format!("cannot use the socket: {e}")))?;

@@ -16,11 +16,12 @@
 
 use std::sync::Arc;
 
+use agent_intercom_core::envelope::Keyring;
 use agent_intercom_core::httpsig::{self, Profile, PublicKey, verify_request};
 use agent_intercom_core::{Error, ErrorCode};
 use agent_intercom_scratchpad::Clock;
 use axum::extract::{Request, State};
-use axum::http::{HeaderValue, StatusCode, header};
+use axum::http::{HeaderValue, StatusCode};
 use axum::middleware::Next;
 use axum::response::Response;
 
@@ -30,22 +31,9 @@ use crate::http::{AppState, Buffered, Identity, refuse};
 /// The scope of the nonces of signed requests in the store's nonce table.
 pub const NONCE_SCOPE: &str = "http";
 
-/// Enrolled Ed25519 public keys by key id (the keys directory, `--keys DIR`).
-pub trait PeerKeys: Send + Sync {
-    /// The 32 bytes of the enrolled public key `key_id`, if any; `Err` when the keys could not
-    /// be read (the request is then refused, never accepted).
-    fn ed25519_public_key(&self, key_id: &str) -> Result<Option<[u8; 32]>, Error>;
-}
-
-/// No keys at all: every key id is unknown.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct NoKeys;
-
-impl PeerKeys for NoKeys {
-    fn ed25519_public_key(&self, _key_id: &str) -> Result<Option<[u8; 32]>, Error> {
-        Ok(None)
-    }
-}
+/// Enrolled keys: the keys directory (`--keys DIR`, [`crate::keys::KeyDir`]), shared by the
+/// threads of the service.
+pub type Keys = Arc<dyn Keyring + Send + Sync>;
 
 /// What the layer needs besides the store.
 #[derive(Clone)]
@@ -53,8 +41,8 @@ pub struct Signing {
     /// The public base URL (`scheme://authority[/prefix]`, no trailing slash): the target URI is
     /// this and the request's path and query.
     pub base_url: String,
-    /// The enrolled keys.
-    pub keys: Arc<dyn PeerKeys>,
+    /// The enrolled keys (their Ed25519 public keys, by key id).
+    pub keys: Keys,
     /// The store's clock: the verification time, so that the nonce store's expiry agrees.
     pub clock: Arc<dyn Clock>,
 }
@@ -75,13 +63,8 @@ fn accept_signature() -> String {
 /// A 401 for a signature refusal, with `WWW-Authenticate: Signature` and `Accept-Signature`.
 fn unauthorized(code: ErrorCode, message: &str) -> Response {
     let mut response = refuse(StatusCode::UNAUTHORIZED, code, message);
-    let headers = response.headers_mut();
-    headers.insert(
-        header::WWW_AUTHENTICATE,
-        HeaderValue::from_static("Signature"),
-    );
     if let Ok(value) = HeaderValue::from_str(&accept_signature()) {
-        headers.insert("accept-signature", value);
+        response.headers_mut().insert("accept-signature", value);
     }
     response
 }

@@ -6,5 +6,6 @@
 mod card;
 mod client;
 mod limits;
+mod signed;
 mod v03;
 mod v1;
