@@ -15,9 +15,9 @@ use tokio::sync::watch;
 use crate::auth::Token;
 use crate::card::{CardOptions, agent_card};
 use crate::http::{AppState, Limits, router};
+use crate::keys::KeyDir;
 use crate::listener::Guarded;
 use crate::ops::Service;
-use crate::keys::KeyDir;
 use crate::signed::{Keys, Signing};
 use crate::worker::Worker;
 
@@ -275,9 +275,7 @@ async fn serve(
         card: Arc::new(card),
         token,
         limits: config.limits.clone(),
-        required_extension: config
-            .require_signatures
-            .then(|| EXTENSION_URI.to_string()),
+        required_extension: config.require_signatures.then(|| EXTENSION_URI.to_string()),
         signing: config.require_signatures.then(|| Signing {
             base_url,
             keys: peer_keys.clone(),

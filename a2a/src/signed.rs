@@ -71,10 +71,7 @@ fn unauthorized(code: ErrorCode, message: &str) -> Response {
 
 /// The request as the signer saw it, or why it cannot be rebuilt (400).
 fn rebuild(base_url: &str, request: &Request) -> Result<httpsig::Request, Response> {
-    let path = request
-        .uri()
-        .path_and_query()
-        .map_or("/", |pq| pq.as_str());
+    let path = request.uri().path_and_query().map_or("/", |pq| pq.as_str());
     let target = format!("{base_url}{path}");
     let mut rebuilt = httpsig::Request::new(request.method().as_str(), &target).map_err(|e| {
         refuse(

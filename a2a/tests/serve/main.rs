@@ -5,6 +5,7 @@
 
 mod card;
 mod client;
+mod handoff;
 mod limits;
 mod signed;
 mod v03;
