@@ -69,17 +69,12 @@ fn unauthorized(code: ErrorCode, message: &str) -> Response {
     response
 }
 
-/// The request as the signer saw it, or why it cannot be rebuilt (400).
-fn rebuild(base_url: &str, request: &Request) -> Result<httpsig::Request, Response> {
+/// The request as the signer saw it, or why it cannot be rebuilt.
+fn rebuild(base_url: &str, request: &Request) -> Result<httpsig::Request, String> {
     let path = request.uri().path_and_query().map_or("/", |pq| pq.as_str());
     let target = format!("{base_url}{path}");
-    let mut rebuilt = httpsig::Request::new(request.method().as_str(), &target).map_err(|e| {
-        refuse(
-            StatusCode::BAD_REQUEST,
-            ErrorCode::InvalidRequest,
-            &format!("the target URI {target:?} cannot be read: {}", e.message()),
-        )
-    })?;
+    let mut rebuilt = httpsig::Request::new(request.method().as_str(), &target)
+        .map_err(|e| format!("the target URI {target:?} cannot be read: {}", e.message()))?;
     for (name, value) in request.headers() {
         rebuilt.headers.push(name.as_str(), value.as_bytes());
     }
@@ -129,7 +124,7 @@ pub async fn require_signature(
     };
     let rebuilt = match rebuild(&signing.base_url, &request) {
         Ok(rebuilt) => rebuilt,
-        Err(refused) => return refused,
+        Err(why) => return refuse(StatusCode::BAD_REQUEST, ErrorCode::InvalidRequest, &why),
     };
     let body = request
         .extensions()
