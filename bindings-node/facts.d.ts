@@ -118,3 +118,39 @@ export type ScratchpadDefaultMaxContentBytes = 65536;
 
 /** `pad::Config::default().allow_full_export` */
 export type ScratchpadDefaultAllowFullExport = false;
+
+/** `envelope::FORMAT_VERSION` */
+export type EnvelopeFormatVersion = 1;
+
+/** The largest envelope, in bytes (`envelope::MAX_ENVELOPE_BYTES`). */
+export type MaxEnvelopeBytes = 2097152;
+
+/** `envelope::MAX_LIFETIME_MS` */
+export type MaxEnvelopeLifetimeMs = 86400000;
+
+/** `envelope::DEFAULT_SKEW_MS` */
+export type DefaultEnvelopeSkewMs = 300000;
+
+/** `envelope::MAX_SKEW_MS` */
+export type MaxEnvelopeSkewMs = 3600000;
+
+/** `envelope::SIGNING_DOMAIN` */
+export type EnvelopeSigningDomain = "agent-intercom-core/transport-envelope/v1";
+
+/** `envelope::HKDF_SALT` */
+export type EnvelopeHkdfSalt = "agent-intercom-core/transport-envelope/v1/hkdf-salt";
+
+/** `envelope::HKDF_INFO_PREFIX` */
+export type EnvelopeHkdfInfoPrefix = "agent-intercom-core/transport-envelope/v1/hmac-sha256-key:";
+
+/** Every content type (`envelope::ContentType::ALL.iter().map(|c| c.as_str())`). */
+export type EnvelopeContentType = "handoff_bundle" | "context_package" | "a2a_message" | "a2a_task";
+
+/** Every signature kind (`envelope::SignatureKind::ALL.iter().map(|k| k.as_str())`). */
+export type EnvelopeSignatureKind = "ed25519" | "hmac-sha256";
+
+/** `envelope::SignatureKind::Ed25519.as_str()` */
+export type EnvelopeKindEd25519 = "ed25519";
+
+/** `envelope::SignatureKind::HmacSha256.as_str()` */
+export type EnvelopeKindHmacSha256 = "hmac-sha256";

@@ -15,7 +15,7 @@ case $profile in
   debug | release) ;;
   *) echo "usage: $0 [debug|release] [NAME...] (the profile comes first; got \"$profile\")" >&2; exit 2 ;;
 esac
-all=(abi vectors asks broker client pad hardening team policy boss_policy contract boss_wire worker_store boss_participant_state boss_authority supervision boss_delivery boss_service httpsig)
+all=(abi vectors asks broker client pad hardening team policy boss_policy contract boss_wire worker_store boss_participant_state boss_authority supervision boss_delivery boss_service httpsig envelope)
 tests=("${all[@]}")
 if [ $# -gt 1 ]; then
   tests=("${@:2}")

@@ -1,12 +1,8 @@
 //! The Agent Card (A2A 1.0 shape, with the 0.3 top-level connection fields for older clients):
 //! what it says is built from the service's options, never from local paths or secrets.
 
+use agent_intercom_core::httpsig::{self, EXTENSION_URI, Profile};
 use serde_json::{Value, json};
-
-/// The URI of the request-signing extension (RFC 9421, Ed25519): required of every client when
-/// the service runs with `--require-signatures`.
-pub const SIGNING_EXTENSION_URI: &str =
-    "https://github.com/ctliz/agent-intercom/blob/main/docs/http-signatures.md#rfc9421-ed25519-v1";
 
 /// Where the documentation of the service is.
 pub const DOCUMENTATION_URL: &str = "https://github.com/ctliz/agent-intercom/blob/main/docs/a2a.md";
@@ -27,14 +23,33 @@ pub fn agent_card(options: &CardOptions) -> Value {
     let rpc_url = format!("{}/a2a", options.base_url);
     let mut extensions = Vec::new();
     if options.require_signatures {
+        let profile = Profile::a2a_request();
+        let covered: Vec<String> = profile.components.iter().map(|c| c.serialize()).collect();
+        let if_sent: Vec<String> = profile
+            .components_if_present
+            .iter()
+            .map(|c| c.serialize())
+            .collect();
         extensions.push(json!({
-            "uri": SIGNING_EXTENSION_URI,
+            "uri": EXTENSION_URI,
             "description": "Every request is signed with RFC 9421 HTTP Message Signatures \
-                (Ed25519 over @method, @target-uri, content-digest, with created, expires, \
-                nonce and keyid) by a key enrolled here; unsigned or badly signed requests get \
-                HTTP 401.",
+                (Ed25519, label a2a, over @method, @target-uri, content-type and an RFC 9530 \
+                content-digest, and the A2A-Version and A2A-Extensions headers when sent; with \
+                created, expires, nonce, keyid, alg and tag) by a key enrolled with this \
+                service. Name this extension in A2A-Extensions. Unsigned, badly signed, stale \
+                or replayed requests get HTTP 401 with a stable code.",
             "required": true,
-            "params": { "protocol": "rfc9421-ed25519@1", "alg": "ed25519" },
+            "params": {
+                "label": profile.label,
+                "alg": httpsig::ALGORITHM,
+                "tag": profile.tag,
+                "components": covered,
+                "componentsWhenSent": if_sent,
+                "contentDigest": "sha-256",
+                "maxLifetimeSeconds": profile.max_lifetime_secs,
+                "maxSkewSeconds": profile.max_skew_secs,
+                "maxAgeSeconds": profile.max_age_secs,
+            },
         }));
     }
     let mut card = json!({

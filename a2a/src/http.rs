@@ -70,6 +70,12 @@ pub struct AppState {
     pub limits: Limits,
     /// The extension every JSON-RPC request must activate, if any.
     pub required_extension: Option<String>,
+    /// The signature check of `POST /a2a` (`--require-signatures`), if required.
+    pub signing: Option<crate::signed::Signing>,
+    /// The enrolled keys (handoffs).
+    pub keys: crate::signed::Keys,
+    /// The store's clock (handoffs are checked at its time).
+    pub clock: Arc<dyn agent_intercom_scratchpad::Clock>,
 }
 
 /// The identity a request was authenticated as (set by the intake layer, replaced by the
@@ -81,13 +87,20 @@ pub struct Identity(pub String);
 #[derive(Clone, Debug)]
 pub struct Buffered(pub Bytes);
 
-/// An HTTP-level refusal with the body `{"error":{"code","message"}}`.
+/// An HTTP-level refusal with the body `{"error":{"code","message"}}`. A 401 says which
+/// authentication failed: `WWW-Authenticate: Bearer` for the token (`ACCESS_DENIED`),
+/// `Signature` for a signature (of the request, or of a handoff's envelope).
 pub fn refuse(status: StatusCode, code: ErrorCode, message: &str) -> Response {
     let mut response = (status, axum::Json(http_error_body(code, message))).into_response();
     if status == StatusCode::UNAUTHORIZED {
+        let scheme = if code == ErrorCode::AccessDenied {
+            "Bearer"
+        } else {
+            "Signature"
+        };
         response
             .headers_mut()
-            .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+            .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static(scheme));
     }
     response
 }
@@ -107,6 +120,13 @@ pub fn router(state: AppState) -> Router {
                     crate::signed::require_signature,
                 ))
                 .layer(from_fn_with_state((state.clone(), rpc_limit), intake)),
+        )
+        .route(
+            "/v1/a2a/handoff",
+            post(crate::landing::handoff_route).layer(from_fn_with_state(
+                (state.clone(), state.limits.handoff_body_bytes),
+                intake,
+            )),
         )
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
@@ -183,15 +203,35 @@ async fn guard(State(state): State<AppState>, request: Request, next: Next) -> R
             ErrorCode::Internal,
             "the request failed unexpectedly (a panic, caught)",
         ),
-        Err(_) => refuse(
+        Err(_) => closing(refuse(
             StatusCode::SERVICE_UNAVAILABLE,
             ErrorCode::Internal,
             &format!(
-                "the request was not answered within {} s",
-                timeout.as_secs()
+                "the request was not answered within {} (the request timeout, \
+                 --request-timeout) and was abandoned; what it asked may still have been done: \
+                 repeating a send with the same messageId answers its task without storing it \
+                 twice, and a handoff already landed is refused as REPLAYED",
+                shown(timeout)
             ),
-        ),
+        )),
     }
+}
+
+/// A duration for people: whole seconds, or milliseconds below a second or between seconds.
+pub fn shown(d: Duration) -> String {
+    if d.subsec_millis() == 0 && d.as_secs() > 0 {
+        format!("{} s", d.as_secs())
+    } else {
+        format!("{} ms", d.as_millis())
+    }
+}
+
+/// The response with `Connection: close` (the rest of the request may not have been read).
+fn closing(mut response: Response) -> Response {
+    response
+        .headers_mut()
+        .insert(header::CONNECTION, HeaderValue::from_static("close"));
+    response
 }
 
 /// Whether a `Content-Type` names JSON (`application/json` or `application/a2a+json`, any
@@ -211,11 +251,11 @@ fn is_json(headers: &HeaderMap) -> bool {
 /// Reads a body in full, refusing one over `limit` bytes or slower than `within`.
 async fn read_body(body: Body, limit: usize, within: Duration) -> Result<Bytes, Response> {
     let too_large = || {
-        refuse(
+        closing(refuse(
             StatusCode::PAYLOAD_TOO_LARGE,
             ErrorCode::EnvelopeTooLarge,
             &format!("the request body is larger than {limit} bytes"),
-        )
+        ))
     };
     let mut body = body;
     let read = async {
@@ -241,14 +281,15 @@ async fn read_body(body: Body, limit: usize, within: Duration) -> Result<Bytes, 
     };
     match tokio::time::timeout(within, read).await {
         Ok(result) => result,
-        Err(_) => Err(refuse(
+        Err(_) => Err(closing(refuse(
             StatusCode::REQUEST_TIMEOUT,
             ErrorCode::InvalidRequest,
             &format!(
-                "the request body did not arrive within {} s",
-                within.as_secs()
+                "the request body did not arrive within {} (the body timeout); the request was \
+                 not read and nothing was done: send it again, whole",
+                shown(within)
             ),
-        )),
+        ))),
     }
 }
 
@@ -292,11 +333,11 @@ pub async fn intake(
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse::<u64>().ok());
     if declared.is_some_and(|n| n > limit as u64) {
-        return refuse(
+        return closing(refuse(
             StatusCode::PAYLOAD_TOO_LARGE,
             ErrorCode::EnvelopeTooLarge,
             &format!("the request body is larger than {limit} bytes"),
-        );
+        ));
     }
     let (mut parts, body) = request.into_parts();
     let bytes = match read_body(body, limit, state.limits.body_timeout).await {

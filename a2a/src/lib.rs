@@ -9,14 +9,17 @@ pub mod auth;
 pub mod card;
 pub mod errors;
 mod fields;
+pub mod handoff;
 pub mod http;
 pub mod json;
+pub mod keys;
+mod landing;
 mod listener;
 pub mod ops;
 mod panics;
 pub mod rpc;
 pub mod server;
-mod signed;
+pub mod signed;
 pub mod wire;
 mod worker;
 

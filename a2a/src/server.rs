@@ -7,14 +7,18 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use agent_intercom_scratchpad::{Config, Store, SystemClock};
+use agent_intercom_core::envelope::MemoryKeyring;
+use agent_intercom_core::httpsig::EXTENSION_URI;
+use agent_intercom_scratchpad::{Clock, Config, Store, SystemClock};
 use tokio::sync::watch;
 
 use crate::auth::Token;
-use crate::card::{CardOptions, SIGNING_EXTENSION_URI, agent_card};
+use crate::card::{CardOptions, agent_card};
 use crate::http::{AppState, Limits, router};
+use crate::keys::KeyDir;
 use crate::listener::Guarded;
 use crate::ops::Service;
+use crate::signed::{Keys, Signing};
 use crate::worker::Worker;
 
 /// The local agent A2A tasks are assigned to when none is named.
@@ -26,7 +30,7 @@ pub const DEFAULT_BLOCKING_TIMEOUT: Duration = Duration::from_secs(4);
 pub const MAX_BLOCKING_TIMEOUT: Duration = Duration::from_secs(600);
 
 /// The options of `agent-intercom serve`.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct ServeConfig {
     /// Where to listen (port 0: any free port).
     pub listen: SocketAddr,
@@ -34,7 +38,8 @@ pub struct ServeConfig {
     pub db: PathBuf,
     /// Store limits.
     pub store: Config,
-    /// The keyring directory (enrolled peer keys, for handoffs and signed requests).
+    /// The keys directory (enrolled peer keys, for handoffs and signed requests; `None`: no
+    /// key is enrolled, every signature is refused with `UNKNOWN_SIGNING_KEY`).
     pub keys: Option<PathBuf>,
     /// The bearer token file (0600).
     pub token_file: Option<PathBuf>,
@@ -52,6 +57,28 @@ pub struct ServeConfig {
     pub blocking_timeout: Duration,
     /// Request limits.
     pub limits: Limits,
+    /// Where time comes from: the store's clock, and the time signatures are checked at (the
+    /// system clock; tests give a manual one).
+    pub clock: Arc<dyn Clock>,
+}
+
+impl std::fmt::Debug for ServeConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ServeConfig")
+            .field("listen", &self.listen)
+            .field("db", &self.db)
+            .field("store", &self.store)
+            .field("keys", &self.keys)
+            .field("token_file", &self.token_file)
+            .field("allow_non_loopback", &self.allow_non_loopback)
+            .field("require_signatures", &self.require_signatures)
+            .field("public_url", &self.public_url)
+            .field("assignee", &self.assignee)
+            .field("project_root", &self.project_root)
+            .field("blocking_timeout", &self.blocking_timeout)
+            .field("limits", &self.limits)
+            .finish_non_exhaustive()
+    }
 }
 
 impl ServeConfig {
@@ -70,6 +97,7 @@ impl ServeConfig {
             project_root: None,
             blocking_timeout: DEFAULT_BLOCKING_TIMEOUT,
             limits: Limits::default(),
+            clock: Arc::new(SystemClock),
         }
     }
 }
@@ -131,7 +159,10 @@ pub fn check_public_url(url: &str) -> Result<String, String> {
 struct Prepared {
     listener: std::net::TcpListener,
     local: SocketAddr,
-    state_parts: (Option<Token>, String, Worker),
+    token: Option<Token>,
+    base_url: String,
+    worker: Worker,
+    peer_keys: Keys,
 }
 
 /// Checks the options, opens the store and binds the socket, in this order, so that nothing is
@@ -186,7 +217,11 @@ fn prepare(config: &ServeConfig) -> Result<Prepared, StartError> {
         Some(path) => Some(Token::from_file(path).map_err(StartError::Config)?),
         None => None,
     };
-    let store = Store::open(&config.db, config.store.clone(), Arc::new(SystemClock))
+    let peer_keys: Keys = match &config.keys {
+        Some(dir) => Arc::new(KeyDir::open(dir).map_err(StartError::Store)?),
+        None => Arc::new(MemoryKeyring::new()),
+    };
+    let store = Store::open(&config.db, config.store.clone(), config.clock.clone())
         .map_err(StartError::Store)?;
     let worker = Worker::start(store).map_err(StartError::Store)?;
     let listener = std::net::TcpListener::bind(config.listen)
@@ -201,7 +236,10 @@ fn prepare(config: &ServeConfig) -> Result<Prepared, StartError> {
     Ok(Prepared {
         listener,
         local,
-        state_parts: (token, base_url, worker),
+        token,
+        base_url,
+        worker,
+        peer_keys,
     })
 }
 
@@ -212,10 +250,17 @@ async fn serve(
     prepared: Prepared,
     stop: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> Result<(), StartError> {
-    let (token, base_url, worker) = prepared.state_parts;
+    let Prepared {
+        listener,
+        token,
+        base_url,
+        worker,
+        peer_keys,
+        ..
+    } = prepared;
     let (shutdown_tx, shutdown_rx) = watch::channel(false);
     let card = agent_card(&CardOptions {
-        base_url,
+        base_url: base_url.clone(),
         require_signatures: config.require_signatures,
         bearer: token.is_some(),
     });
@@ -230,11 +275,16 @@ async fn serve(
         card: Arc::new(card),
         token,
         limits: config.limits.clone(),
-        required_extension: config
-            .require_signatures
-            .then(|| SIGNING_EXTENSION_URI.to_string()),
+        required_extension: config.require_signatures.then(|| EXTENSION_URI.to_string()),
+        signing: config.require_signatures.then(|| Signing {
+            base_url,
+            keys: peer_keys.clone(),
+            clock: config.clock.clone(),
+        }),
+        keys: peer_keys,
+        clock: config.clock.clone(),
     };
-    let listener = tokio::net::TcpListener::from_std(prepared.listener)
+    let listener = tokio::net::TcpListener::from_std(listener)
         .map_err(|e| StartError::Io(format!("cannot use the socket: {e}")))?;
     // Longer than any request may take, so only a connection that stalls is cut.
     let idle = config.limits.request_timeout + Duration::from_secs(30);

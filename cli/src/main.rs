@@ -12,6 +12,8 @@ use agent_intercom_core::protocol::{self, SCOPE_ENV};
 use agent_intercom_core::scope;
 use agent_intercom_vendored as vendored;
 
+mod keys;
+mod pack;
 mod serve;
 
 /// The help of each subcommand, in the order `agent-intercom --help` lists them. `pad`'s list of
@@ -65,6 +67,8 @@ const HELP: &[(&str, &str)] = &[
       --config JSON      store limits (docs/scratchpad.md)",
     ),
     ("serve", serve::HELP),
+    ("keys", keys::HELP),
+    ("pack", pack::HELP),
     (
         "version",
         "  agent-intercom version
@@ -567,6 +571,8 @@ fn run(args: &[String]) -> ExitCode {
         ["serve", rest @ ..] => {
             serve::serve(&rest.iter().map(|s| s.to_string()).collect::<Vec<_>>())
         }
+        ["keys", rest @ ..] => keys::run(rest),
+        ["pack", rest @ ..] => pack::run(rest),
         ["vectors"] => vectors(None),
         ["vectors", "--file", path] => vectors(Some(path)),
         ["hash", domain] => match read_stdin() {

@@ -15,7 +15,8 @@ pub const HELP: &str = "  agent-intercom serve [OPTIONS]
       --listen ADDR:PORT       where to listen (default 127.0.0.1:0, any free port)
       --db PATH                store (default as for pad)
       --config JSON            store limits (as for pad)
-      --keys DIR               keyring of enrolled peer keys (handoffs, signed requests)
+      --keys DIR               keys directory: enrolled peer keys (handoffs, signed requests);
+                               default as for keys
       --token-file FILE        bearer token every POST must carry (a 0600 file)
       --allow-non-loopback     listen beyond loopback (needs --token-file)
       --require-signatures     every JSON-RPC request signed (RFC 9421); the card says so
@@ -113,7 +114,14 @@ fn config_of(args: &[String]) -> Result<ServeConfig, String> {
     if let Some(text) = value("--listen") {
         config.listen = listen_addr(text)?;
     }
-    config.keys = value("--keys").map(std::path::PathBuf::from);
+    // As for `keys` and `pack`: --keys, else $AGENT_INTERCOM_KEYS_DIR, else beside the store.
+    config.keys = Some(match value("--keys") {
+        Some(dir) => std::path::PathBuf::from(dir),
+        None => agent_intercom_a2a::keys::default_dir(
+            &env,
+            agent_intercom_broker::config::agent_dir_from_env,
+        ),
+    });
     config.token_file = value("--token-file").map(std::path::PathBuf::from);
     config.public_url = value("--public-url").map(str::to_string);
     if let Some(name) = value("--assignee") {

@@ -1,6 +1,6 @@
 //! `agent-intercom serve` as a real process: the address line, a graceful stop on SIGTERM and
-//! SIGINT, tasks that survive kill -9, a local agent working through `agent-intercom pad`, and
-//! the options it refuses.
+//! SIGINT, tasks that survive kill -9, a local agent working through `agent-intercom pad`, a
+//! handoff from `agent-intercom pack send --to` read through `pad`, and the options it refuses.
 
 #[path = "../../a2a/tests/serve/client.rs"]
 #[allow(dead_code)] // the a2a tests use the rest of it
@@ -20,7 +20,10 @@ fn bin() -> Command {
 
 /// Starts `serve` over `db` and reads the address from its one line on stdout.
 fn serve(db: &Path, extra: &[&str]) -> (Child, SocketAddr) {
+    // The default keys directory beside the store of the test, never the user's.
+    let keys = db.parent().unwrap().join("default-keys");
     let mut child = bin()
+        .env("AGENT_INTERCOM_KEYS_DIR", keys)
         .arg("serve")
         .arg("--db")
         .arg(db)
@@ -150,7 +153,15 @@ fn tasks_survive_kill_9_and_a_local_agent_completes_one_through_pad() {
 }
 
 fn refused(args: &[&str]) -> (i32, String) {
-    let out = bin().arg("serve").args(args).output().unwrap();
+    let out = bin()
+        .env(
+            "AGENT_INTERCOM_KEYS_DIR",
+            "/nonexistent/agent-intercom-keys",
+        )
+        .arg("serve")
+        .args(args)
+        .output()
+        .unwrap();
     (
         out.status.code().unwrap_or(-1),
         String::from_utf8_lossy(&out.stderr).to_string(),
@@ -192,4 +203,92 @@ fn serve_refuses_bad_options_with_a_clear_message() {
     let (code, err) = refused(&["--db", db.as_str(), "--listen", port.as_str()]);
     assert_eq!(code, 1, "{err}");
     assert!(err.contains("cannot listen"), "{err}");
+}
+
+/// Runs `agent-intercom` with `dir` as its keys directory.
+fn with_keys(dir: &Path, args: &[&str]) -> std::process::Output {
+    bin()
+        .env("AGENT_INTERCOM_KEYS_DIR", dir)
+        .env_remove("AGENT_INTERCOM_AGENT_ID")
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn a_pack_send_handoff_lands_and_is_read_through_pad() {
+    let tmp = Tmp::new("cli-handoff");
+    let (peer, service) = (tmp.0.join("peer-keys"), tmp.0.join("service-keys"));
+    for id in ["alpha", "stranger"] {
+        let out = with_keys(
+            &peer,
+            &["keys", "generate", "--kind", "ed25519", "--id", id],
+        );
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let public = with_keys(&peer, &["keys", "export-public", "--id", "alpha"]);
+    let file = tmp.0.join("alpha.pub");
+    std::fs::write(&file, &public.stdout).unwrap();
+    let file = file.display().to_string();
+    let imported = with_keys(
+        &service,
+        &["keys", "import", "--id", "alpha", "--public", &file],
+    );
+    assert!(imported.status.success());
+    let service_dir = service.display().to_string();
+    let (mut child, addr) = serve(&tmp.db(), &["--keys", &service_dir]);
+    let payload = tmp.0.join("payload.json");
+    std::fs::write(
+        &payload,
+        r#"{"content":"please review","privacy":"private"}"#,
+    )
+    .unwrap();
+    let payload = payload.display().to_string();
+    let url = format!("http://{addr}");
+    let send = |key: &str| {
+        with_keys(
+            &peer,
+            &[
+                "pack",
+                "send",
+                "--key",
+                key,
+                "--content-type",
+                "a2a_message",
+                "--payload",
+                &payload,
+                "--recipient",
+                "bob",
+                "--to",
+                &url,
+            ],
+        )
+    };
+    let sent = send("alpha");
+    assert!(
+        sent.status.success(),
+        "{}",
+        String::from_utf8_lossy(&sent.stderr)
+    );
+    let landed: Value = serde_json::from_slice(&sent.stdout).unwrap();
+    let unread = pad(&tmp.db(), "unread", json!({"agent": "bob"}));
+    assert_eq!(unread.as_array().unwrap().len(), 1);
+    assert_eq!(unread[0]["id"], landed["message"]["id"]);
+    assert_eq!(unread[0]["from"], "alpha");
+    assert_eq!(unread[0]["content"], "please review");
+    // A key the service never enrolled: refused with its code, nothing landed.
+    let stranger = send("stranger");
+    assert_eq!(stranger.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&stranger.stderr);
+    assert!(
+        err.contains("401") && err.contains("UNKNOWN_SIGNING_KEY"),
+        "{err}"
+    );
+    assert_eq!(pad(&tmp.db(), "unread", json!({"agent": "bob"})), json!([]));
+    signal(&child, libc::SIGTERM);
+    assert_eq!(child.wait().unwrap().code(), Some(0));
 }

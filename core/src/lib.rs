@@ -23,6 +23,7 @@ pub mod boss;
 pub mod canonical;
 pub mod contract;
 pub mod corpus;
+pub mod envelope;
 pub mod error;
 pub mod httpsig;
 pub mod policy;

@@ -16,6 +16,7 @@ const { execFileSync } = require('node:child_process')
 const { randomUUID } = require('node:crypto')
 const broker = require('@ctliz/agent-intercom-core/broker')
 const pad = require('@ctliz/agent-intercom-core/scratchpad')
+const transport = require('@ctliz/agent-intercom-core/transport')
 const core = require('@ctliz/agent-intercom-core')
 const { constants: C } = require('../../bindings-node/lib/native.js')
 const { IntercomError } = core
@@ -133,6 +134,18 @@ test('facts.d.ts holds what the package has at run time', () => {
     ScratchpadOptionKey: raw.padOptionKeys(),
     ScratchpadPathEnv: [S.pathEnv],
     ScratchpadDefaultFileName: [S.defaultFileName],
+    EnvelopeFormatVersion: [transport.TRANSPORT_ENVELOPE_FORMAT_VERSION],
+    MaxEnvelopeBytes: [transport.MAX_ENVELOPE_BYTES],
+    MaxEnvelopeLifetimeMs: [transport.MAX_ENVELOPE_LIFETIME_MS],
+    DefaultEnvelopeSkewMs: [transport.DEFAULT_ENVELOPE_SKEW_MS],
+    MaxEnvelopeSkewMs: [transport.MAX_ENVELOPE_SKEW_MS],
+    EnvelopeSigningDomain: [transport.ENVELOPE_SIGNING_DOMAIN],
+    EnvelopeHkdfSalt: [transport.ENVELOPE_HKDF_SALT],
+    EnvelopeHkdfInfoPrefix: [transport.ENVELOPE_HKDF_INFO_PREFIX],
+    EnvelopeContentType: [...transport.ENVELOPE_CONTENT_TYPES],
+    EnvelopeSignatureKind: [...transport.ENVELOPE_SIGNATURE_KINDS],
+    EnvelopeKindEd25519: [transport.ENVELOPE_SIGNATURE_KINDS[0]],
+    EnvelopeKindHmacSha256: [transport.ENVELOPE_SIGNATURE_KINDS[1]],
   }
   for (const [name, values] of Object.entries(expected)) assert.deepStrictEqual(F[name], values, name)
   // The others have no run-time twin; xtask reads them from Rust all the same.

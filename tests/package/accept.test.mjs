@@ -159,3 +159,28 @@ test('the installed package opens a scratchpad store from ESM and CommonJS', asy
     rmSync(dir, { recursive: true, force: true })
   }
 })
+
+test('the installed package signs and verifies transport envelopes from ESM and CommonJS', async () => {
+  const esm = await import('@ctliz/agent-intercom-core/transport')
+  const cjs = require('@ctliz/agent-intercom-core/transport')
+  assert.strictEqual(esm.default, cjs)
+  const secret = Buffer.alloc(32, 7).toString('base64')
+  const key = { kind: 'hmac-sha256', key_id: 'k', secret }
+  const fields = {
+    format_version: 1,
+    sent_at: '2026-05-01T12:00:00.000Z',
+    sender: { agent_id: 'a', agent_type: 't', daemon_fingerprint: 'f', capabilities: [] },
+    recipient: null,
+    content_type: 'a2a_task',
+    payload: { title: 'x' },
+    metadata: {},
+    nonce: 'nonce-from-the-tarball',
+    expires_at: '2026-05-01T12:10:00.000Z',
+  }
+  const text = esm.signEnvelope(fields, key)
+  const now = Date.parse(fields.sent_at)
+  assert.strictEqual(cjs.verifyEnvelope(text, { 'hmac-sha256': { k: secret } }, { now }).key_id, 'k')
+  assert.throws(() => esm.verifyEnvelope(text.replace('"x"', '"y"'), { 'hmac-sha256': { k: secret } }, { now }), { code: 'SIGNATURE_INVALID' })
+  const [, second] = cjs.verifyEnvelopeSequence([text, text], { 'hmac-sha256': { k: secret } }, { now })
+  assert.strictEqual(second.code, 'REPLAYED')
+})

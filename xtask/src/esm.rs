@@ -12,7 +12,7 @@
 use std::path::{Path, PathBuf};
 
 /// The CommonJS modules that get an ESM twin (relative to `bindings-node/`).
-pub const MODULES: [&str; 11] = [
+pub const MODULES: [&str; 12] = [
     "index.js",
     "protocol-v4/index.js",
     "canonical/index.js",
@@ -24,6 +24,7 @@ pub const MODULES: [&str; 11] = [
     "boss/vectors.js",
     "lib/broker.js",
     "lib/scratchpad.js",
+    "transport/index.js",
 ];
 
 fn strip_line_comments(text: &str) -> String {

@@ -9,7 +9,7 @@ use std::path::Path;
 
 use agent_intercom_broker::{self as broker, LogLevel, StopReason, config};
 use agent_intercom_core::canonical::{self, Value};
-use agent_intercom_core::{ErrorCode, corpus, protocol};
+use agent_intercom_core::{ErrorCode, corpus, envelope, protocol};
 use agent_intercom_scratchpad as pad;
 
 /// The codes only the package's JavaScript raises, besides the core's;
@@ -111,6 +111,20 @@ pub fn facts() -> Vec<Fact> {
         ScratchpadDefaultPerRecipientCap = plain(pad::Config::default().per_recipient_cap);
         ScratchpadDefaultMaxContentBytes = plain(pad::Config::default().max_content_bytes);
         ScratchpadDefaultAllowFullExport = plain(pad::Config::default().allow_full_export);
+        EnvelopeFormatVersion = plain(envelope::FORMAT_VERSION);
+        MaxEnvelopeBytes = plain(envelope::MAX_ENVELOPE_BYTES), "The largest envelope, in bytes";
+        MaxEnvelopeLifetimeMs = plain(envelope::MAX_LIFETIME_MS);
+        DefaultEnvelopeSkewMs = plain(envelope::DEFAULT_SKEW_MS);
+        MaxEnvelopeSkewMs = plain(envelope::MAX_SKEW_MS);
+        EnvelopeSigningDomain = string(envelope::SIGNING_DOMAIN);
+        EnvelopeHkdfSalt = string(envelope::HKDF_SALT);
+        EnvelopeHkdfInfoPrefix = string(envelope::HKDF_INFO_PREFIX);
+        EnvelopeContentType = union(envelope::ContentType::ALL.iter().map(|c| c.as_str())),
+            "Every content type";
+        EnvelopeSignatureKind = union(envelope::SignatureKind::ALL.iter().map(|k| k.as_str())),
+            "Every signature kind";
+        EnvelopeKindEd25519 = string(envelope::SignatureKind::Ed25519.as_str());
+        EnvelopeKindHmacSha256 = string(envelope::SignatureKind::HmacSha256.as_str());
     }
 }
 

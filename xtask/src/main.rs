@@ -6,6 +6,7 @@
 //! limits table of docs/broker.md. With `--check` it writes nothing and fails when any file is
 //! stale (CI runs it so).
 
+mod envelope;
 mod esm;
 mod facts;
 
@@ -175,6 +176,10 @@ fn outputs() -> Vec<(String, String)> {
         let text = std::fs::read_to_string(&source).expect("a vectors/ corpus");
         files.push((format!("core/data/{name}"), text));
     }
+    files.push((
+        "vectors/transport-envelope-v1.json".to_string(),
+        envelope::document(),
+    ));
     files.extend(esm::outputs(&root()));
     files
 }

@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use agent_intercom_a2a::StartError;
-use agent_intercom_a2a::card::SIGNING_EXTENSION_URI;
+use agent_intercom_core::httpsig::EXTENSION_URI as SIGNING_EXTENSION_URI;
 use serde_json::json;
 
 use crate::client::{Tmp, config, get, message, post_rpc, start};

@@ -261,3 +261,60 @@ pub fn message03(id: &str, text: &str) -> Value {
     json!({"kind": "message", "messageId": id, "role": "user",
            "parts": [{"kind": "text", "text": text}]})
 }
+
+/// A clock that moves only when told (the service's and its store's): signature windows are
+/// tested without waiting. It starts at the system time, so that what the service stores is
+/// also current for a local agent's own connection.
+pub struct Manual(std::sync::atomic::AtomicI64);
+
+impl Manual {
+    pub fn starting_now() -> Arc<Manual> {
+        use agent_intercom_scratchpad::Clock;
+        Arc::new(Manual(std::sync::atomic::AtomicI64::new(
+            SystemClock.now_ms(),
+        )))
+    }
+
+    pub fn ms(&self) -> i64 {
+        self.0.load(Ordering::SeqCst)
+    }
+
+    pub fn advance_ms(&self, ms: i64) {
+        self.0.fetch_add(ms, Ordering::SeqCst);
+    }
+}
+
+impl agent_intercom_scratchpad::Clock for Manual {
+    fn now_ms(&self) -> i64 {
+        self.ms()
+    }
+}
+
+/// A keys directory in `tmp` (0700) under `name`.
+pub fn key_dir(tmp: &Tmp, name: &str) -> agent_intercom_a2a::keys::KeyDir {
+    agent_intercom_a2a::keys::KeyDir::create(&tmp.0.join(name)).unwrap()
+}
+
+/// A peer's own Ed25519 key `id`, generated in its keys directory `peer` and enrolled (its
+/// public half) in the service's directory `service`: the peer's signing key.
+pub fn enrolled_peer_key(
+    tmp: &Tmp,
+    peer: &str,
+    service: &str,
+    id: &str,
+) -> agent_intercom_core::httpsig::SigningKey {
+    use agent_intercom_core::envelope::SignatureKind;
+    let own = key_dir(tmp, peer);
+    own.generate(SignatureKind::Ed25519, id).unwrap();
+    let public = own.export_public(id).unwrap();
+    key_dir(tmp, service)
+        .import_public(id, public.as_bytes())
+        .unwrap();
+    own_signing_key(tmp, peer, id)
+}
+
+/// The signing key of an own Ed25519 key of the directory `dir`.
+pub fn own_signing_key(tmp: &Tmp, dir: &str, id: &str) -> agent_intercom_core::httpsig::SigningKey {
+    let pem = std::fs::read_to_string(tmp.0.join(dir).join(format!("{id}.ed25519.key"))).unwrap();
+    agent_intercom_core::httpsig::SigningKey::from_pem(&pem).unwrap()
+}

@@ -248,7 +248,58 @@ fn routes_methods_headers_and_slow_bodies() {
     let _ = std::io::Read::read_to_end(&mut stream, &mut out);
     let reply = crate::client::parse_reply(&out);
     assert_eq!(reply.status, 408);
-    assert_eq!(reply.json()["error"]["code"], "INVALID_REQUEST");
+    assert_eq!(reply.header("connection"), Some("close"));
+    let error = &reply.json()["error"];
+    assert_eq!(error["code"], "INVALID_REQUEST");
+    let text = error["message"].as_str().unwrap();
+    assert!(
+        text.contains("within 300 ms") && text.contains("nothing was done"),
+        "{text}"
+    );
+    assert_eq!(crate::client::get(addr, "/v1/a2a/agent-card").status, 200);
+}
+
+/// A body that stops arriving, on a connection of its own: the whole answer.
+fn stalled_post(addr: std::net::SocketAddr, path: &str) -> crate::client::Reply {
+    let mut stream = std::net::TcpStream::connect(addr).unwrap();
+    stream
+        .write_all(
+            format!(
+                "POST {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
+                 Content-Length: 100\r\n\r\n{{\"jsonrpc\""
+            )
+            .as_bytes(),
+        )
+        .unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
+    let mut out = Vec::new();
+    let _ = std::io::Read::read_to_end(&mut stream, &mut out);
+    crate::client::parse_reply(&out)
+}
+
+#[test]
+fn a_request_over_its_time_gets_503_saying_what_may_have_happened() {
+    let tmp = Tmp::new("limits-503");
+    let mut cfg = config(&tmp);
+    // The request's limit (1 s) before the body's (10 s): a stalled body meets the first.
+    cfg.blocking_timeout = Duration::ZERO;
+    cfg.limits.request_timeout = Duration::from_secs(1);
+    let service = start(cfg);
+    let addr = service.addr();
+    for path in ["/a2a", "/v1/a2a/handoff"] {
+        let reply = stalled_post(addr, path);
+        assert_eq!(reply.status, 503, "{path}");
+        assert_eq!(reply.header("connection"), Some("close"));
+        let error = &reply.json()["error"];
+        assert_eq!(error["code"], "INTERNAL");
+        let text = error["message"].as_str().unwrap();
+        assert!(
+            text.contains("within 1 s") && text.contains("--request-timeout"),
+            "{text}"
+        );
+    }
     assert_eq!(crate::client::get(addr, "/v1/a2a/agent-card").status, 200);
 }
 

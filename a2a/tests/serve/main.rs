@@ -5,6 +5,8 @@
 
 mod card;
 mod client;
+mod handoff;
 mod limits;
+mod signed;
 mod v03;
 mod v1;

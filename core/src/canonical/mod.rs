@@ -99,6 +99,23 @@ impl<'a> Value<'a> {
     pub fn is_null(&self) -> bool {
         matches!(self, Value::Null)
     }
+
+    /// The same value with its strings owned (no borrow of the parsed text).
+    pub fn owned(&self) -> Value<'static> {
+        match self {
+            Value::Null => Value::Null,
+            Value::Bool(b) => Value::Bool(*b),
+            Value::Int(n) => Value::Int(*n),
+            Value::String(s) => Value::String(Cow::Owned(s.to_string())),
+            Value::Array(items) => Value::Array(items.iter().map(Value::owned).collect()),
+            Value::Object(members) => Value::Object(
+                members
+                    .iter()
+                    .map(|(k, v)| (Cow::Owned(k.to_string()), v.owned()))
+                    .collect(),
+            ),
+        }
+    }
 }
 
 /// Parses JSON text strictly into the canonical data model (see the module docs for what is

@@ -156,7 +156,7 @@ impl fmt::Debug for Op {
 }
 
 /// Every module's operations.
-fn modules() -> [&'static [Op]; 19] {
+fn modules() -> [&'static [Op]; 20] {
     use crate::boss;
     [
         ops::OPS,
@@ -178,6 +178,7 @@ fn modules() -> [&'static [Op]; 19] {
         boss::supervision::OPS,
         boss::delivery::OPS,
         crate::httpsig::ops::OPS,
+        crate::envelope::ops::OPS,
     ]
 }
 
