@@ -110,7 +110,7 @@ def test_replayed_tampered_unknown_and_unsigned_are_401(pair):
     assert made.returncode == 0, made.stderr
     envelope = out.read_bytes()
     first = post(b.service, envelope)
-    assert first.status_code == 200, first.text
+    assert first.status_code == 201, first.text
     replay = post(b.service, envelope)
     assert replay.status_code == 401 and replay.json()['error']['code'] == 'REPLAYED'
 
