@@ -39,6 +39,69 @@ pub fn too_deep(bytes: &[u8], max: usize) -> Option<usize> {
     None
 }
 
+/// The first object key that appears twice in one object of the JSON text `bytes`, if any
+/// (`None` too for text that is not JSON: the parser refuses that). `serde_json` keeps the last
+/// of repeated keys; a reader that keeps the first would see another request, so a request with
+/// a repeated key is refused rather than read either way. Call after [`too_deep`] (recursion is
+/// bounded by it).
+pub fn repeated_key(bytes: &[u8]) -> Option<String> {
+    let mut found = None;
+    let mut de = serde_json::Deserializer::from_slice(bytes);
+    let _ = serde::de::DeserializeSeed::deserialize(Repeats(&mut found), &mut de);
+    found
+}
+
+/// Walks a JSON value without building it, recording the first repeated key of an object.
+struct Repeats<'a>(&'a mut Option<String>);
+
+impl<'de> serde::de::DeserializeSeed<'de> for Repeats<'_> {
+    type Value = ();
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for Repeats<'_> {
+    type Value = ();
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a JSON value")
+    }
+    fn visit_bool<E>(self, _: bool) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_str<E>(self, _: &str) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_unit<E>(self) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        while seq.next_element_seed(Repeats(&mut *self.0))?.is_some() {}
+        Ok(())
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        let mut seen = std::collections::HashSet::new();
+        while let Some(key) = map.next_key::<String>()? {
+            if self.0.is_none() && seen.contains(&key) {
+                *self.0 = Some(key);
+            } else {
+                seen.insert(key);
+            }
+            map.next_value_seed(Repeats(&mut *self.0))?;
+        }
+        Ok(())
+    }
+}
+
 /// `value` serialised with object keys sorted (by their UTF-8 bytes) at every depth, no
 /// whitespace: the same value always gives the same text, whatever the order it was sent in.
 pub fn stable_text(value: &Value) -> String {
@@ -220,6 +283,24 @@ mod tests {
         assert_eq!(too_deep(b"[[[[]]]]", 3), Some(4));
         assert_eq!(too_deep(br#"{"a":"[[[[[[\"[["}"#, 1), None);
         assert_eq!(too_deep(br#"["\\",[[]]]"#, 2), Some(3));
+    }
+
+    #[test]
+    fn repeated_keys_are_found_at_any_depth_and_escapes_are_decoded() {
+        assert_eq!(repeated_key(br#"{"a":1,"b":2}"#), None);
+        assert_eq!(
+            repeated_key(br#"{"method":"x","method":"y"}"#).as_deref(),
+            Some("method")
+        );
+        assert_eq!(
+            repeated_key(br#"{"p":[{"k":1,"k":2}]}"#).as_deref(),
+            Some("k")
+        );
+        // "\u0061" is "a": the same key, spelled otherwise.
+        assert_eq!(repeated_key(br#"{"a":1,"\u0061":2}"#).as_deref(), Some("a"));
+        // The same key in two objects is not a repeat; nor is a key equal to a value.
+        assert_eq!(repeated_key(br#"[{"a":1},{"a":2,"b":"a"}]"#), None);
+        assert_eq!(repeated_key(b"{not json"), None);
     }
 
     #[test]

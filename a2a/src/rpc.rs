@@ -137,6 +137,14 @@ pub async fn handle(service: &Service, ctx: &RpcContext, body: &[u8]) -> Value {
             return response(&null, Err(e), asked);
         }
     };
+    if let Some(key) = crate::json::repeated_key(body) {
+        let e = RpcError::new(
+            crate::errors::INVALID_REQUEST,
+            "DUPLICATE_KEY",
+            format!("invalid request: the key {key:?} appears twice in one object"),
+        );
+        return response(&null, Err(e), asked);
+    }
     let Value::Object(object) = &value else {
         let what = if value.is_array() {
             "batch requests are not supported"

@@ -127,6 +127,26 @@ fn malformed_requests_get_the_json_rpc_codes() {
 }
 
 #[test]
+fn a_repeated_key_is_refused_rather_than_read_one_way() {
+    let tmp = Tmp::new("limits-repeat");
+    let service = start(config(&tmp));
+    let addr = service.addr();
+    // Last-wins would run ListTasks; first-wins GetTask: neither runs.
+    let twice = br#"{"jsonrpc":"2.0","id":1,"method":"GetTask","method":"ListTasks","params":{}}"#;
+    let v = rpc_body(&post_bytes(addr, twice));
+    assert_eq!(v["error"]["code"], -32600, "{v}");
+    assert_eq!(v["error"]["data"][0]["reason"], "DUPLICATE_KEY");
+    let nested =
+        br#"{"jsonrpc":"2.0","id":2,"method":"ListTasks","params":{"pageSize":1,"pageSize":2}}"#;
+    let v = rpc_body(&post_bytes(addr, nested));
+    assert_eq!(v["error"]["data"][0]["reason"], "DUPLICATE_KEY", "{v}");
+    // The same request without the repeat is answered.
+    let once = br#"{"jsonrpc":"2.0","id":3,"method":"ListTasks","params":{"pageSize":1}}"#;
+    let v = rpc_body(&post_bytes(addr, once));
+    assert!(v.get("result").is_some(), "{v}");
+}
+
+#[test]
 fn deep_nesting_huge_bodies_and_other_content_types_are_refused() {
     let tmp = Tmp::new("limits-size");
     let service = start(config(&tmp));
