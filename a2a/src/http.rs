@@ -34,6 +34,9 @@ pub struct Limits {
     pub max_headers: usize,
     /// Largest total size of the request header fields (names and values, bytes).
     pub header_bytes: usize,
+    /// How long a connection may take to deliver a request head, from its accept and from each
+    /// response (then it is closed without a response).
+    pub head_timeout: Duration,
     /// How long a request body may take to arrive.
     pub body_timeout: Duration,
     /// How long a request may take, from its headers to its answer.
@@ -50,6 +53,7 @@ impl Default for Limits {
             max_depth: 64,
             max_headers: 64,
             header_bytes: 16 * 1024,
+            head_timeout: Duration::from_secs(10),
             body_timeout: Duration::from_secs(10),
             request_timeout: Duration::from_secs(30),
             max_connections: 256,

@@ -16,7 +16,7 @@ use crate::auth::Token;
 use crate::card::{CardOptions, agent_card};
 use crate::http::{AppState, Limits, router};
 use crate::keys::KeyDir;
-use crate::listener::Guarded;
+use crate::listener::{Guarded, Timeouts};
 use crate::ops::Service;
 use crate::signed::{Keys, Signing};
 use crate::worker::Worker;
@@ -204,6 +204,11 @@ fn prepare(config: &ServeConfig) -> Result<Prepared, StartError> {
             config.blocking_timeout.as_secs()
         )));
     }
+    if config.limits.head_timeout.is_zero() {
+        return Err(StartError::Config(
+            "the request head timeout must be above zero".into(),
+        ));
+    }
     if config.assignee.is_empty() {
         return Err(StartError::Config(
             "the assignee must be a non-empty name".into(),
@@ -286,9 +291,12 @@ async fn serve(
     };
     let listener = tokio::net::TcpListener::from_std(listener)
         .map_err(|e| StartError::Io(format!("cannot use the socket: {e}")))?;
-    // Longer than any request may take, so only a connection that stalls is cut.
-    let idle = config.limits.request_timeout + Duration::from_secs(30);
-    let guarded = Guarded::new(listener, config.limits.max_connections, idle);
+    let timeouts = Timeouts {
+        // Longer than any request may take, so only a connection that stalls is cut.
+        idle: config.limits.request_timeout + Duration::from_secs(30),
+        head: config.limits.head_timeout,
+    };
+    let guarded = Guarded::new(listener, config.limits.max_connections, timeouts);
     let app = router(state);
     let shutdown = async move {
         stop.await;

@@ -5,6 +5,7 @@
 
 mod card;
 mod client;
+mod connections;
 mod handoff;
 mod limits;
 mod signed;
