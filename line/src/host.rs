@@ -1,12 +1,16 @@
 //! Host-only commands (`agent-intercom line host ...`), never reachable from a session: the
 //! operator credential's digest and the durable policy generations with their capacity rows.
+//!
+//! They are single transactions and may run while a session is live (that is how a newer
+//! generation reaches a running session: its next operation is `stale_generation`); only a
+//! migration needs the database to itself.
 
 use std::path::Path;
 
 use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, params};
 
 use crate::policy::PeerPolicy;
-use crate::schema::{self, ControlLock, io};
+use crate::schema::{self, io};
 use crate::secrets::OperatorCredential;
 use crate::{Code, LineError};
 
@@ -91,7 +95,6 @@ pub fn set_operator_credential(
     now_ms: i64,
 ) -> Result<String, LineError> {
     let mut conn = schema::open_at_revision(db)?;
-    let _lock = ControlLock::acquire(db)?;
     let tx = begin(&mut conn)?;
     let id = installation(&tx, now_ms)?;
     tx.execute(
@@ -128,7 +131,6 @@ pub fn establish_policy(
     now_ms: i64,
 ) -> Result<Established, LineError> {
     let mut conn = schema::open_at_revision(db)?;
-    let _lock = ControlLock::acquire(db)?;
     let tx = begin(&mut conn)?;
     if let Some((newest, digest)) = newest_policy(&tx)? {
         if newest == policy.generation && digest == policy.digest {
