@@ -79,6 +79,7 @@ fn migrate(args: &[String]) -> ExitCode {
     let result = (|| {
         let options = Options::parse(args, &["--db", "--to"], &[], &[])
             .map_err(|e| LineError::new(Code::Usage, e))?;
+        Faults::from_env(&env)?;
         let db = schema::db_path(
             options
                 .require("--db")

@@ -596,10 +596,34 @@ fn r69_cli_one_control_process() {
 }
 
 #[test]
+fn r07_the_session_listens_on_nothing() {
+    let lab = Lab::new("r07");
+    lab.ready();
+    let live = lab.live();
+    // Every descriptor of the running session: none is a socket (no listener, no client).
+    let fds = std::fs::read_dir(format!("/proc/{}/fd", live.child.id())).unwrap();
+    let mut seen = 0;
+    for fd in fds {
+        let target = std::fs::read_link(fd.unwrap().path()).unwrap_or_default();
+        assert!(
+            !target.to_string_lossy().starts_with("socket:"),
+            "{target:?}"
+        );
+        seen += 1;
+    }
+    assert!(seen >= 3, "stdin, stdout, stderr at least");
+    assert_eq!(live.finish(), 0);
+}
+
+#[test]
 fn fault_variables_refused_without_fault_injection() {
     let lab = Lab::new("faultvars");
     lab.ready();
     for var in ["AGENT_INTERCOM_LINE_FAULT", "AGENT_INTERCOM_LINE_TEST_NOW"] {
+        let mut c = lab.command(&["line", "host", "migrate", "--db", lab.db_arg()]);
+        c.env(var, "1");
+        let out = lab.run_with(c, b"");
+        assert_eq!(out.error()["error"], "fault_injection_unavailable", "{var}");
         let mut c = lab.command(&["line", "session", "--config", lab.config_arg()]);
         c.env(var, "ledger-commit:abort");
         let out = lab.run_with(c, b"");

@@ -334,8 +334,9 @@ pub fn mismatches(conn: &Connection) -> Result<Vec<ScopeRow>, LineError> {
         let sums: (i64, i64, i64, i64) = conn
             .query_row(
                 &format!(
-                    "SELECT count(*), coalesce(sum(charged_app), 0), coalesce(sum(charged_net), 0), \
-                     coalesce(sum(accepted_net), 0) FROM line_exchange WHERE {column} = ?1"
+                    "SELECT count(*), coalesce(sum(charged_app), 0), \
+                     coalesce(sum(charged_net), 0), coalesce(sum(accepted_net), 0) \
+                     FROM line_exchange WHERE {column} = ?1"
                 ),
                 [&row.key],
                 |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),

@@ -51,8 +51,8 @@ fn r04_config_is_exactly_workload_id_signing_key_id_policy() {
     }
     // Duplicate members, a non-object, a non-UUID workload, a bad key id.
     let dup = format!(
-        r#"{{"workload_id":"{WORKLOAD}","workload_id":"{WORKLOAD}","signing_key_id":"k","policy":{}}}"#,
-        policy(1, |_| {})
+        r#"{{"workload_id":"{WORKLOAD}","workload_id":"{WORKLOAD}","signing_key_id":"k",{}}}"#,
+        format_args!(r#""policy":{}"#, policy(1, |_| {}))
     );
     assert_eq!(PeerPolicyConfig::code(&dup), Some(Code::ConfigInvalid));
     assert_eq!(PeerPolicyConfig::code("[]"), Some(Code::ConfigInvalid));
