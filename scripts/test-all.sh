@@ -12,6 +12,8 @@ else
   cargo test --workspace --locked --no-fail-fast --lib --bins --tests
 fi
 cargo test --workspace --locked --doc
+# The line's fault points exist only in a fault-injection build (docs/line.md, "Testing").
+cargo test -p agent-intercom-line --locked --features fault-injection --test faults
 
 echo "== C"
 bash scripts/test-c.sh debug

@@ -13,6 +13,7 @@ use agent_intercom_core::scope;
 use agent_intercom_vendored as vendored;
 
 mod keys;
+mod line;
 mod pack;
 mod serve;
 
@@ -69,6 +70,7 @@ const HELP: &[(&str, &str)] = &[
     ("serve", serve::HELP),
     ("keys", keys::HELP),
     ("pack", pack::HELP),
+    ("line", line::HELP),
     (
         "version",
         "  agent-intercom version
@@ -573,6 +575,7 @@ fn run(args: &[String]) -> ExitCode {
         }
         ["keys", rest @ ..] => keys::run(rest),
         ["pack", rest @ ..] => pack::run(rest),
+        ["line", rest @ ..] => line::run(rest),
         ["vectors"] => vectors(None),
         ["vectors", "--file", path] => vectors(Some(path)),
         ["hash", domain] => match read_stdin() {

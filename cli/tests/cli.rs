@@ -168,6 +168,8 @@ fn every_subcommand_answers_help() {
         &["broker", "status"],
         &["pad"],
         &["pad", "post"],
+        &["line"],
+        &["line", "host", "migrate"],
         &["version"],
     ] {
         for flag in ["--help", "-h"] {

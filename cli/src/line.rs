@@ -1,0 +1,265 @@
+//! `agent-intercom line`: the signed outbound Agent-to-Agent line (docs/line.md). Host commands
+//! prepare the custody database; `line session` is the operator's NDJSON session. Every answer
+//! and every refusal is one JSON object; no secret is ever taken on the command line or printed.
+
+use std::ffi::OsString;
+use std::io::{BufRead, Write};
+use std::process::ExitCode;
+
+use agent_intercom_core::canonical::{self, Value};
+use agent_intercom_line::config::PublicConfig;
+use agent_intercom_line::fault::Faults;
+use agent_intercom_line::{Code, LineError, PROFILE, host, schema, secrets, startup};
+
+use crate::keys::Options;
+
+/// The help of `agent-intercom line`.
+pub const HELP: &str = "  agent-intercom line host migrate --db ABS [--to N]
+      bring the custody database to revision N (default the newest; 0 is refused while any
+      custody row remains)
+  agent-intercom line host set-operator-credential --db ABS
+      store the digest of the credential $AGENT_INTERCOM_LINE_OPERATOR_CREDENTIAL_FILE names
+  agent-intercom line host establish-policy --db ABS --config ABS
+      make the configuration's policy generation durable (its capacity rows too)
+  agent-intercom line session --config ABS
+      the outbound-public-text@1 session: JSON lines in, one JSON answer per line out; the
+      database is $AGENT_INTERCOM_LINE_DATABASE, the workload key
+      $AGENT_INTERCOM_LINE_SIGNING_KEY_FILE (both absolute)";
+
+/// The operations of the outbound profile. Those this build does not carry yet answer
+/// `unavailable`; any other name is `unknown_operation`.
+const PROFILE_OPERATIONS: &[&str] = &[
+    "enroll",
+    "declare-public",
+    "submit",
+    "poll",
+    "cancel",
+    "read",
+    "rotate",
+    "revoke",
+];
+/// The longest input line, in bytes.
+const MAX_LINE_BYTES: usize = 1024 * 1024;
+
+fn env(name: &str) -> Option<OsString> {
+    std::env::var_os(name)
+}
+
+fn refuse(error: &LineError) -> ExitCode {
+    eprintln!("{}", error.to_json());
+    ExitCode::from(error.code.exit_status())
+}
+
+fn usage(message: impl Into<String>) -> ExitCode {
+    refuse(&LineError::new(Code::Usage, message))
+}
+
+fn answer(value: &serde_json::Value) -> ExitCode {
+    println!("{value}");
+    ExitCode::SUCCESS
+}
+
+fn now_ms() -> Result<i64, LineError> {
+    Ok(Faults::from_env(&env)?.now_ms())
+}
+
+/// `agent-intercom line ...`.
+pub fn run(args: &[&str]) -> ExitCode {
+    let owned = |rest: &[&str]| rest.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    match args {
+        ["host", "migrate", rest @ ..] => migrate(&owned(rest)),
+        ["host", "set-operator-credential", rest @ ..] => set_credential(&owned(rest)),
+        ["host", "establish-policy", rest @ ..] => establish(&owned(rest)),
+        ["session", rest @ ..] => session(&owned(rest)),
+        _ => usage("unknown line command (agent-intercom line --help)"),
+    }
+}
+
+fn migrate(args: &[String]) -> ExitCode {
+    let result = (|| {
+        let options = Options::parse(args, &["--db", "--to"], &[], &[])
+            .map_err(|e| LineError::new(Code::Usage, e))?;
+        Faults::from_env(&env)?;
+        let db = schema::db_path(
+            options
+                .require("--db")
+                .map_err(|e| LineError::new(Code::Usage, e))?,
+        )?;
+        let to = match options.get("--to") {
+            None => schema::CUSTODY_REVISION,
+            Some(text) => text
+                .parse()
+                .map_err(|_| LineError::new(Code::Usage, "--to must be a revision number"))?,
+        };
+        schema::migrate(&db, to)
+    })();
+    match result {
+        Ok(m) => answer(&serde_json::json!({"ok": true, "from": m.from, "revision": m.to})),
+        Err(e) => refuse(&e),
+    }
+}
+
+fn set_credential(args: &[String]) -> ExitCode {
+    let result = (|| {
+        let options = Options::parse(args, &["--db"], &[], &[])
+            .map_err(|e| LineError::new(Code::Usage, e))?;
+        let db = schema::db_path(
+            options
+                .require("--db")
+                .map_err(|e| LineError::new(Code::Usage, e))?,
+        )?;
+        let now = now_ms()?;
+        let credential = secrets::load_credential(&env)?;
+        host::set_operator_credential(&db, &credential, now)
+    })();
+    match result {
+        Ok(id) => answer(&serde_json::json!({"ok": true, "installation_id": id})),
+        Err(e) => refuse(&e),
+    }
+}
+
+fn establish(args: &[String]) -> ExitCode {
+    let result = (|| {
+        let options = Options::parse(args, &["--db", "--config"], &[], &[])
+            .map_err(|e| LineError::new(Code::Usage, e))?;
+        let db = schema::db_path(
+            options
+                .require("--db")
+                .map_err(|e| LineError::new(Code::Usage, e))?,
+        )?;
+        let now = now_ms()?;
+        let config = PublicConfig::load(
+            options
+                .require("--config")
+                .map_err(|e| LineError::new(Code::Usage, e))?,
+        )?;
+        host::establish_policy(&db, &config.policy, now)
+    })();
+    match result {
+        Ok(e) => answer(&serde_json::json!({
+            "ok": true,
+            "generation": e.generation,
+            "digest": e.digest,
+            "new": e.new,
+            "scopes_created": e.scopes_created,
+        })),
+        Err(e) => refuse(&e),
+    }
+}
+
+fn session(args: &[String]) -> ExitCode {
+    let options = match Options::parse(args, &["--config"], &[], &[]) {
+        Ok(o) => o,
+        Err(e) => return usage(e),
+    };
+    let Some(config) = options.get("--config") else {
+        return usage("--config is required");
+    };
+    // Everything is checked before the first input line is read.
+    let started = match startup::start(&env, config) {
+        Ok(s) => s,
+        Err(e) => return refuse(&e),
+    };
+    let ready = serde_json::json!({
+        "ready": true,
+        "profile": PROFILE,
+        "workload_id": started.config.workload_id,
+        "generation": started.config.policy.generation,
+        "startup_id": started.startup_id,
+    });
+    let mut out = std::io::stdout().lock();
+    if writeln!(out, "{ready}").and_then(|_| out.flush()).is_err() {
+        return ExitCode::FAILURE;
+    }
+    let mut input = std::io::stdin().lock();
+    loop {
+        let line = match read_line(&mut input) {
+            Ok(Some(line)) => line,
+            Ok(None) => return ExitCode::SUCCESS,
+            Err(_) => return ExitCode::FAILURE,
+        };
+        let reply = handle(&started, line);
+        if writeln!(out, "{reply}").and_then(|_| out.flush()).is_err() {
+            return ExitCode::FAILURE;
+        }
+    }
+}
+
+/// One input line (without its newline), `Err` for a line over the limit (the rest of it is
+/// skipped), `None` at the end of input.
+fn read_line(input: &mut impl BufRead) -> std::io::Result<Option<Result<String, ()>>> {
+    let mut bytes = Vec::new();
+    let mut too_long = false;
+    loop {
+        let buf = input.fill_buf()?;
+        if buf.is_empty() {
+            if bytes.is_empty() && !too_long {
+                return Ok(None);
+            }
+            break;
+        }
+        let (chunk, done) = match buf.iter().position(|b| *b == b'\n') {
+            Some(i) => (&buf[..i], Some(i + 1)),
+            None => (buf, None),
+        };
+        if bytes.len() + chunk.len() > MAX_LINE_BYTES {
+            too_long = true;
+        } else {
+            bytes.extend_from_slice(chunk);
+        }
+        let used = done.unwrap_or(buf.len());
+        input.consume(used);
+        if done.is_some() {
+            break;
+        }
+    }
+    if too_long {
+        return Ok(Some(Err(())));
+    }
+    Ok(Some(String::from_utf8(bytes).map_err(|_| ())))
+}
+
+/// The answer to one input line.
+fn handle(started: &startup::Started, line: Result<String, ()>) -> serde_json::Value {
+    let malformed =
+        || LineError::new(Code::Malformed, "each input line is one JSON object").to_json();
+    let Ok(text) = line else {
+        return malformed();
+    };
+    let Ok(value) = canonical::parse(&text) else {
+        return malformed();
+    };
+    let Value::Object(_) = value else {
+        return malformed();
+    };
+    // A member given twice is found by encoding.
+    if canonical::canonical_json(&value).is_err() {
+        return malformed();
+    }
+    let Some(operation) = value.get("operation").and_then(Value::as_str) else {
+        return LineError::new(Code::Malformed, "`operation` must be a string")
+            .with("field", "operation")
+            .to_json();
+    };
+    let result = if PROFILE_OPERATIONS.contains(&operation) {
+        startup::check_live(&started.conn, started.config.policy.generation).and_then(|()| {
+            Err(LineError::new(
+                Code::Unavailable,
+                "this build carries the line's startup, policy and ledger; not this operation yet",
+            ))
+        })
+    } else {
+        Err(LineError::new(
+            Code::UnknownOperation,
+            "the session has no such operation",
+        ))
+    };
+    let mut reply = match result {
+        Ok(v) => v,
+        Err(e) => e.to_json(),
+    };
+    if let serde_json::Value::Object(map) = &mut reply {
+        map.insert("operation".into(), operation.into());
+    }
+    reply
+}

@@ -1,0 +1,229 @@
+//! The signed outbound Agent-to-Agent line (docs/line.md): a local workload asks an enrolled
+//! foreign agent to do a public task.
+//!
+//! This crate holds the parts with no network: the two identities ([`secrets`]), the public
+//! configuration and its `PeerPolicy` ([`config`], [`policy`]), the SQLite custody schema behind
+//! its migration gate ([`schema`]), the host-only commands that establish the operator
+//! credential and the policy ([`host`]), the startup gate of a session ([`startup`]) and the
+//! capacity ledger charged before any contact ([`ledger`]).
+//!
+//! Every refusal is a [`LineError`] with a stable snake_case [`Code`]: the `error` member of the
+//! session's JSON answers. A message never carries a secret, a key or a credential.
+
+pub mod config;
+pub mod fault;
+pub mod host;
+pub mod ledger;
+pub mod policy;
+pub mod schema;
+pub mod secrets;
+pub mod startup;
+
+use std::fmt;
+
+/// The environment variable naming the custody database (an absolute path).
+pub const DATABASE_ENV: &str = "AGENT_INTERCOM_LINE_DATABASE";
+/// The environment variable naming the workload's Ed25519 signing key (an absolute path).
+pub const SIGNING_KEY_ENV: &str = "AGENT_INTERCOM_LINE_SIGNING_KEY_FILE";
+/// The environment variable naming the operator's local-access credential (an absolute path).
+pub const OPERATOR_CREDENTIAL_ENV: &str = "AGENT_INTERCOM_LINE_OPERATOR_CREDENTIAL_FILE";
+/// The name of the outbound session profile.
+pub const PROFILE: &str = "outbound-public-text@1";
+/// The network allowance every physical exchange reserves, in bytes (512 KiB).
+pub const NETWORK_ALLOWANCE: u64 = 512 * 1024;
+
+/// Defines [`Code`] once: each variant with its stable name and the startup exit status of its
+/// class.
+macro_rules! codes {
+    ($( $(#[doc = $doc:literal])+ $variant:ident => $name:literal, $exit:literal; )+) => {
+        /// A stable refusal code (the `error` member of a JSON answer).
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        pub enum Code {
+            $( $(#[doc = $doc])+ $variant, )+
+        }
+
+        impl Code {
+            /// Every code.
+            pub const ALL: &'static [Code] = &[$(Code::$variant),+];
+
+            /// The stable name.
+            pub const fn as_str(self) -> &'static str {
+                match self {
+                    $(Code::$variant => $name,)+
+                }
+            }
+
+            /// The exit status of a process that stops at startup with this code: 2
+            /// configuration, 3 migration, 4 busy, 5 credential.
+            pub const fn exit_status(self) -> u8 {
+                match self {
+                    $(Code::$variant => $exit,)+
+                }
+            }
+        }
+    };
+}
+
+codes! {
+    /// A path that must be absolute is not.
+    NotAbsolute => "not_absolute", 2;
+    /// The public configuration file is unreadable or not exactly its three members.
+    ConfigInvalid => "config_invalid", 2;
+    /// The policy is not the exact `PeerPolicy` record shape, or a value is out of bounds.
+    PolicyInvalid => "policy_invalid", 2;
+    /// The operator credential and the workload key are the same file or the same bytes.
+    IdentityConflation => "identity_conflation", 2;
+    /// The workload signing key is not configured or its file cannot be opened.
+    SigningKeyMissing => "signing_key_missing", 2;
+    /// The workload signing key is not an Ed25519 PKCS#8 PEM private key in a private file.
+    SigningKeyInvalid => "signing_key_invalid", 2;
+    /// The fault-injection variables are set in a build without fault injection.
+    FaultInjectionUnavailable => "fault_injection_unavailable", 2;
+    /// A command-line argument is missing, repeated or unknown.
+    Usage => "usage", 2;
+    /// The operator credential is not configured or its file cannot be opened.
+    CredentialMissing => "credential_missing", 5;
+    /// The operator credential file is not a credential (a key, too short, a shared file).
+    CredentialInvalid => "credential_invalid", 5;
+    /// The host has no operator credential established.
+    CredentialNotSet => "credential_not_set", 5;
+    /// The operator credential is not the one the host established.
+    CredentialRejected => "credential_rejected", 5;
+    /// The database is not at the custody revision this build runs.
+    MigrationRequired => "migration_required", 3;
+    /// The database was written by a newer revision: refused, never rewritten.
+    SchemaNewer => "schema_newer", 3;
+    /// The file is a database of something else (another application id, foreign tables).
+    ForeignDatabase => "foreign_database", 3;
+    /// A downgrade while a custody table holds a row.
+    DowngradeRefused => "downgrade_refused", 3;
+    /// The database cannot be opened, read or written.
+    StoreIo => "store_io", 3;
+    /// Another control process holds this database.
+    SessionBusy => "session_busy", 4;
+    /// No durable policy of the configured generation exists.
+    PolicyNotEstablished => "policy_not_established", 2;
+    /// The durable policy of the configured generation differs from the configured one.
+    PolicyMismatch => "policy_mismatch", 2;
+    /// A newer policy generation is durable: this authority is no longer live.
+    StaleGeneration => "stale_generation", 2;
+    /// Establishing a generation not newer than the newest durable one.
+    GenerationNotNewer => "generation_not_newer", 2;
+    /// A policy that changes the ceiling of an existing capacity scope.
+    CeilingChanged => "ceiling_changed", 2;
+    /// A capacity scope cannot take the charge; nothing was charged.
+    CapacityExhausted => "capacity_exhausted", 2;
+    /// The outcome is not known (an uncertain commit): keep the task id and inspect it.
+    Unknown => "unknown", 2;
+    /// An operation the policy does not grant, or a selector it does not list.
+    Denied => "denied", 2;
+    /// The named task does not exist.
+    TaskNotFound => "task_not_found", 2;
+    /// An input line that is not one JSON object.
+    Malformed => "malformed", 2;
+    /// An operation the session does not have (migrate, reset, delete, update-policy ...).
+    UnknownOperation => "unknown_operation", 2;
+    /// An operation of the profile this build does not carry yet.
+    Unavailable => "unavailable", 2;
+}
+
+impl fmt::Display for Code {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A refusal: a stable code, a detail for people (not part of the contract, never a secret) and
+/// the ids the answer carries.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LineError {
+    /// The stable code.
+    pub code: Code,
+    /// Why, for people.
+    pub detail: String,
+    /// Extra members of the JSON answer (`scope`, `reason`, `task_id`, `field` ...).
+    pub members: Vec<(&'static str, serde_json::Value)>,
+}
+
+impl LineError {
+    /// A refusal with a detail.
+    pub fn new(code: Code, detail: impl Into<String>) -> LineError {
+        LineError {
+            code,
+            detail: detail.into(),
+            members: Vec::new(),
+        }
+    }
+
+    /// The same refusal with one more member in its JSON answer.
+    pub fn with(mut self, name: &'static str, value: impl Into<serde_json::Value>) -> LineError {
+        self.members.push((name, value.into()));
+        self
+    }
+
+    /// An `unknown` outcome: exactly `{"error":"unknown","task_id":...}` (plus `operation` in a
+    /// session answer), with no detail.
+    pub fn unknown(task_id: &str) -> LineError {
+        LineError::new(Code::Unknown, "").with("task_id", task_id)
+    }
+
+    /// The JSON answer: `{"error": code, <members>, "detail"?}`.
+    pub fn to_json(&self) -> serde_json::Value {
+        let mut out = serde_json::Map::new();
+        out.insert("error".into(), self.code.as_str().into());
+        for (name, value) in &self.members {
+            out.insert((*name).into(), value.clone());
+        }
+        if !self.detail.is_empty() {
+            out.insert("detail".into(), self.detail.clone().into());
+        }
+        serde_json::Value::Object(out)
+    }
+}
+
+impl fmt::Display for LineError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.code, self.detail)
+    }
+}
+
+impl std::error::Error for LineError {}
+
+/// A path that must be absolute.
+pub fn absolute_path(what: &str, text: &str) -> Result<std::path::PathBuf, LineError> {
+    let path = std::path::PathBuf::from(text);
+    if text.is_empty() || !path.is_absolute() {
+        return Err(LineError::new(
+            Code::NotAbsolute,
+            format!("{what} must be an absolute path"),
+        ));
+    }
+    Ok(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn code_names_are_unique_snake_case() {
+        let mut names: Vec<&str> = Code::ALL.iter().map(|c| c.as_str()).collect();
+        assert!(
+            names
+                .iter()
+                .all(|n| n.bytes().all(|b| b.is_ascii_lowercase() || b == b'_'))
+        );
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), Code::ALL.len());
+    }
+
+    #[test]
+    fn r51_unknown_is_exactly_error_and_task_id() {
+        let json = LineError::unknown("t-1").to_json();
+        assert_eq!(
+            json,
+            serde_json::json!({"error": "unknown", "task_id": "t-1"})
+        );
+    }
+}
