@@ -147,44 +147,10 @@ pub fn digest(value: &Value) -> String {
         .unwrap_or_default()
 }
 
-/// Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's `days_from_civil`).
-fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
-    let y = if month <= 2 { year - 1 } else { year };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let m = (month + 9) % 12;
-    let doy = (153 * m + 2) / 5 + day - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
-}
-
-/// The date of a day count since 1970-01-01 (`civil_from_days`).
-fn civil_from_days(days: i64) -> (i64, i64, i64) {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    (year, month, day)
-}
-
 /// Milliseconds since the epoch as ISO 8601 in UTC with milliseconds,
 /// `YYYY-MM-DDTHH:MM:SS.mmmZ` (times before the epoch read as the epoch).
 pub fn iso_ms(ms: i64) -> String {
-    let ms = ms.max(0);
-    let (days, rest) = (ms.div_euclid(86_400_000), ms.rem_euclid(86_400_000));
-    let (year, month, day) = civil_from_days(days);
-    let (h, m, s, milli) = (
-        rest / 3_600_000,
-        rest / 60_000 % 60,
-        rest / 1000 % 60,
-        rest % 1000,
-    );
-    format!("{year:04}-{month:02}-{day:02}T{h:02}:{m:02}:{s:02}.{milli:03}Z")
+    agent_intercom_core::time::format_ms(ms.max(0))
 }
 
 fn digits(text: &str) -> Option<i64> {
@@ -267,7 +233,7 @@ pub fn parse_iso(text: &str) -> Option<i64> {
     {
         return None;
     }
-    let days = days_from_civil(year, month, day);
+    let days = agent_intercom_core::time::days_from_civil(year, month, day);
     let seconds = days * 86_400 + hour * 3600 + minute * 60 + second - offset_minutes * 60;
     Some(seconds * 1000 + milli)
 }

@@ -53,23 +53,13 @@ pub fn default_dir(
     env: &dyn Fn(&str) -> Option<String>,
     agent_dir: impl FnOnce() -> PathBuf,
 ) -> PathBuf {
-    match env(KEYS_DIR_ENV).as_deref().map(str::trim) {
-        Some(configured) if !configured.is_empty() => {
-            let path = Path::new(configured);
-            if path.is_absolute() {
-                path.to_path_buf()
-            } else {
-                std::env::current_dir().unwrap_or_default().join(path)
-            }
-        }
-        _ => {
-            let store = agent_intercom_scratchpad::default_path(env, agent_dir);
-            store
-                .parent()
-                .map_or_else(|| PathBuf::from("."), Path::to_path_buf)
-                .join(DEFAULT_DIR_NAME)
-        }
-    }
+    agent_intercom_scratchpad::paths::path_from_env(env, KEYS_DIR_ENV).unwrap_or_else(|| {
+        let store = agent_intercom_scratchpad::default_path(env, agent_dir);
+        store
+            .parent()
+            .map_or_else(|| PathBuf::from("."), Path::to_path_buf)
+            .join(DEFAULT_DIR_NAME)
+    })
 }
 
 /// The three kinds of key file.

@@ -32,6 +32,7 @@ pub mod routing;
 pub mod scope;
 pub mod scratchpad;
 pub mod team;
+pub mod time;
 
 pub use error::{Error, ErrorCode};
 

@@ -21,17 +21,25 @@ pub fn default_path(
     env: &dyn Fn(&str) -> Option<String>,
     agent_dir: impl FnOnce() -> PathBuf,
 ) -> PathBuf {
-    match env(PATH_ENV).as_deref().map(str::trim) {
-        Some(configured) if !configured.is_empty() => {
-            let path = Path::new(configured);
-            if path.is_absolute() {
-                path.to_path_buf()
-            } else {
-                std::env::current_dir().unwrap_or_default().join(path)
-            }
-        }
-        _ => agent_dir().join(DEFAULT_FILE_NAME),
+    path_from_env(env, PATH_ENV).unwrap_or_else(|| agent_dir().join(DEFAULT_FILE_NAME))
+}
+
+/// The path the variable `name` holds, read through `env`: blanks around it ignored, a blank
+/// value counted as unset (`None`), a relative path resolved against the current directory. The
+/// rule of every path variable of the CLI and the Node package (the store's, the keys
+/// directory's).
+pub fn path_from_env(env: &dyn Fn(&str) -> Option<String>, name: &str) -> Option<PathBuf> {
+    let configured = env(name)?;
+    let configured = configured.trim();
+    if configured.is_empty() {
+        return None;
     }
+    let path = Path::new(configured);
+    Some(if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        std::env::current_dir().unwrap_or_default().join(path)
+    })
 }
 
 #[cfg(test)]

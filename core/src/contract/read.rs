@@ -267,19 +267,8 @@ pub fn parse_timestamp(text: &str) -> Option<i64> {
     if day < 1 || day > days_in_month || hour > 23 || minute > 59 || second > 59 {
         return None;
     }
-    let days = days_from_civil(year, month, day);
+    let days = crate::time::days_from_civil(year, month, day);
     Some(((days * 24 + hour) * 60 + minute) * 60_000 + second * 1000 + milli)
-}
-
-/// Days from 1970-01-01 to the given proleptic Gregorian date (Howard Hinnant's algorithm).
-fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
-    let y = if month <= 2 { year - 1 } else { year };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (month + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + day - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
 }
 
 #[cfg(test)]

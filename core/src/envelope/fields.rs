@@ -406,28 +406,7 @@ pub fn parse_timestamp(text: &str) -> Option<i64> {
 /// The RFC 3339 UTC time with milliseconds of `ms` since the epoch (years 0000 to 9999; an
 /// instant outside them is clamped to their ends).
 pub fn format_timestamp(ms: i64) -> String {
-    const MIN: i64 = -62_167_219_200_000; // 0000-01-01T00:00:00.000Z
-    const MAX: i64 = 253_402_300_799_999; // 9999-12-31T23:59:59.999Z
-    let ms = ms.clamp(MIN, MAX);
-    let days = ms.div_euclid(86_400_000);
-    let rest = ms.rem_euclid(86_400_000);
-    // Howard Hinnant's civil_from_days.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
-        rest / 3_600_000,
-        rest / 60_000 % 60,
-        rest / 1000 % 60,
-        rest % 1000
-    )
+    crate::time::format_ms(ms)
 }
 
 /// The canonical JSON of the envelope of `fields`, without its `signature`.
