@@ -12,36 +12,7 @@
 
 #include "agent_intercom.h"
 #include "support.h"
-
-static int failed;
-
-static void fail(const char *id, const char *why) {
-    failed++;
-    fprintf(stderr, "FAIL %s: %s\n", id, why);
-}
-
-static const cJSON *get(const cJSON *obj, const char *key) {
-    return cJSON_GetObjectItemCaseSensitive(obj, key);
-}
-
-/* Calls `op` with the JSON array `args` (consumed); returns the parsed answer {"ok":...}
- * (free with cJSON_Delete), or NULL when the call itself failed. */
-static cJSON *call(const char *op, cJSON *args) {
-    char *text = cJSON_PrintUnformatted(args);
-    cJSON_Delete(args);
-    char *out = NULL;
-    size_t out_len = 0;
-    aic_error *err = NULL;
-    aic_status st = aic_contract_call(op, strlen(op), text, strlen(text), &out, &out_len, &err);
-    free(text);
-    if (st != AIC_STATUS_OK) {
-        aic_error_free(err);
-        return NULL;
-    }
-    cJSON *answer = cJSON_ParseWithLength(out, out_len);
-    aic_string_free(out);
-    return answer;
-}
+#include "contract_json.h"
 
 /* The arguments [a] or [a, b] (copies). */
 static cJSON *args_of(const cJSON *a, const cJSON *b) {
@@ -49,11 +20,6 @@ static cJSON *args_of(const cJSON *a, const cJSON *b) {
     cJSON_AddItemToArray(args, cJSON_Duplicate(a, 1));
     if (b) cJSON_AddItemToArray(args, cJSON_Duplicate(b, 1));
     return args;
-}
-
-/* The value of a successful answer; NULL for a refusal (or an answer without a value). */
-static const cJSON *value_of(const cJSON *answer) {
-    return cJSON_IsTrue(get(answer, "ok")) ? get(answer, "value") : NULL;
 }
 
 /* Records a failure unless `got` equals `want`. */

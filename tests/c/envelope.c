@@ -11,42 +11,7 @@
 
 #include "agent_intercom.h"
 #include "support.h"
-
-static int failed;
-
-static const char *str(const cJSON *obj, const char *key) {
-    const cJSON *item = cJSON_GetObjectItemCaseSensitive(obj, key);
-    return cJSON_IsString(item) ? item->valuestring : NULL;
-}
-
-static void fail(const char *id, const char *why) {
-    failed++;
-    fprintf(stderr, "FAIL %s: %s\n", id, why);
-}
-
-/* Calls `op` with the JSON array `args` (consumed); returns the parsed answer {"ok":...}
- * (free with cJSON_Delete), or NULL when the call itself failed. */
-static cJSON *call(const char *op, cJSON *args) {
-    char *text = cJSON_PrintUnformatted(args);
-    cJSON_Delete(args);
-    char *out = NULL;
-    size_t out_len = 0;
-    aic_error *err = NULL;
-    aic_status st = aic_contract_call(op, strlen(op), text, strlen(text), &out, &out_len, &err);
-    free(text);
-    if (st != AIC_STATUS_OK) {
-        aic_error_free(err);
-        return NULL;
-    }
-    cJSON *answer = cJSON_ParseWithLength(out, out_len);
-    aic_string_free(out);
-    return answer;
-}
-
-static const cJSON *value_of(const cJSON *answer) {
-    const cJSON *ok = cJSON_GetObjectItemCaseSensitive(answer, "ok");
-    return cJSON_IsTrue(ok) ? cJSON_GetObjectItemCaseSensitive(answer, "value") : NULL;
-}
+#include "contract_json.h"
 
 /* The envelope text, padded with spaces to `size` bytes when the case asks (owned). */
 static char *padded(const char *text, const cJSON *size) {

@@ -10,39 +10,12 @@
 
 #include "agent_intercom.h"
 #include "support.h"
-
-static int failed;
-
-static const char *str(const cJSON *obj, const char *key) {
-    const cJSON *item = cJSON_GetObjectItemCaseSensitive(obj, key);
-    return cJSON_IsString(item) ? item->valuestring : NULL;
-}
-
-static const cJSON *get(const cJSON *obj, const char *key) {
-    return cJSON_GetObjectItemCaseSensitive(obj, key);
-}
-
-static void fail(const char *id, const char *why) {
-    failed++;
-    fprintf(stderr, "FAIL %s: %s\n", id, why);
-}
+#include "contract_json.h"
 
 /* Calls `op` with the JSON array `args` (consumed); returns the operation's value (free with
  * cJSON_Delete), or NULL when the call or the operation failed. */
-static cJSON *call(const char *op, cJSON *args) {
-    char *text = cJSON_PrintUnformatted(args);
-    cJSON_Delete(args);
-    char *out = NULL;
-    size_t out_len = 0;
-    aic_error *err = NULL;
-    aic_status st = aic_contract_call(op, strlen(op), text, strlen(text), &out, &out_len, &err);
-    free(text);
-    if (st != AIC_STATUS_OK) {
-        aic_error_free(err);
-        return NULL;
-    }
-    cJSON *answer = cJSON_ParseWithLength(out, out_len);
-    aic_string_free(out);
+static cJSON *call_value(const char *op, cJSON *args) {
+    cJSON *answer = call(op, args);
     cJSON *value = NULL;
     if (cJSON_IsTrue(get(answer, "ok"))) value = cJSON_DetachItemFromObject(answer, "value");
     cJSON_Delete(answer);
@@ -116,7 +89,7 @@ static void rfc_signature(const cJSON *c, const cJSON *keys, const char *id) {
     const char *pairs[] = {"Signature-Input", str(c, "signatureInput"), NULL, NULL};
     cJSON *with_input = with_headers(get(c, "message"), pairs);
     const cJSON *a[] = {with_input, label};
-    cJSON *base = call("httpsig.signatureBase", args_of(2, a));
+    cJSON *base = call_value("httpsig.signatureBase", args_of(2, a));
     const char *text = str(base, "base");
     const cJSON *length = get(expected, "baseLength");
     if (!text || strcmp(text, str(expected, "base")) != 0 || !cJSON_IsNumber(length) ||
@@ -128,13 +101,13 @@ static void rfc_signature(const cJSON *c, const cJSON *keys, const char *id) {
     cJSON *want = cJSON_CreateObject();
     cJSON_AddItemToObject(want, "signature", cJSON_Duplicate(get(c, "signature"), 1));
     cJSON_AddItemToObject(want, "signatureInput", cJSON_Duplicate(get(c, "signatureInput"), 1));
-    expect(id, "sign", call("httpsig.sign", args_of(4, s)), want);
+    expect(id, "sign", call_value("httpsig.sign", args_of(4, s)), want);
     cJSON_Delete(want);
     const char *sig[] = {"Signature", str(c, "signature"), NULL, NULL};
     cJSON *both = with_headers(with_input, sig);
     const cJSON *v[] = {both, label, get(key, "publicKey")};
     cJSON *ok = ok_with(NULL, NULL);
-    expect(id, "verify", call("httpsig.verify", args_of(3, v)), ok);
+    expect(id, "verify", call_value("httpsig.verify", args_of(3, v)), ok);
     cJSON_Delete(ok);
     cJSON_Delete(both);
     cJSON_Delete(with_input);
@@ -148,8 +121,8 @@ static void sign_case(const cJSON *c, const cJSON *keys, const char *id, int res
     const cJSON *message = get(c, response ? "response" : "request");
     const cJSON *s[6] = {get(c, "profile"), message, get(c, "request"), get(c, "body"), priv, signer};
     const cJSON *rq[5] = {get(c, "profile"), message, get(c, "body"), priv, signer};
-    cJSON *answer = response ? call("httpsig.signResponse", args_of(6, s))
-                             : call("httpsig.signRequest", args_of(5, rq));
+    cJSON *answer = response ? call_value("httpsig.signResponse", args_of(6, s))
+                             : call_value("httpsig.signRequest", args_of(5, rq));
     if (!answer) {
         fail(id, "signing failed");
         return;
@@ -165,11 +138,11 @@ static void sign_case(const cJSON *c, const cJSON *keys, const char *id, int res
     if (response) {
         const cJSON *v[] = {get(c, "profile"), signed_message, get(c, "request"), get(c, "body"),
                             get(verify, "nowMs"), keyring};
-        result = call("httpsig.verifyResponse", args_of(6, v));
+        result = call_value("httpsig.verifyResponse", args_of(6, v));
     } else {
         const cJSON *v[] = {get(c, "profile"), signed_message, get(c, "body"), get(verify, "nowMs"),
                             keyring};
-        result = call("httpsig.verifyRequest", args_of(5, v));
+        result = call_value("httpsig.verifyRequest", args_of(5, v));
     }
     expect(id, "verify", result, get(verify, "expected"));
     cJSON_Delete(keyring);
@@ -185,21 +158,21 @@ static void run_case(const cJSON *c, const cJSON *keys, const char *id) {
         rfc_signature(c, keys, id);
     } else if (strcmp(kind, "content-digest") == 0) {
         const cJSON *a[] = {get(c, "algorithm"), get(c, "body")};
-        cJSON *value = call("httpsig.contentDigest", args_of(2, a));
+        cJSON *value = call_value("httpsig.contentDigest", args_of(2, a));
         if (!value || !cJSON_Compare(value, expected, 1)) fail(id, "the digest");
         const cJSON *b[] = {value, get(c, "body")};
         cJSON *ok = ok_with(NULL, NULL);
-        expect(id, "check", call("httpsig.checkContentDigest", args_of(2, b)), ok);
+        expect(id, "check", call_value("httpsig.checkContentDigest", args_of(2, b)), ok);
         cJSON_Delete(ok);
         cJSON_Delete(value);
     } else if (strcmp(kind, "check-content-digest") == 0) {
         const cJSON *a[] = {get(c, "field"), get(c, "body")};
-        expect(id, "check", call("httpsig.checkContentDigest", args_of(2, a)), expected);
+        expect(id, "check", call_value("httpsig.checkContentDigest", args_of(2, a)), expected);
     } else if (strcmp(kind, "signature-base") == 0) {
         const char *pairs[] = {"Signature-Input", str(c, "signatureInput"), NULL, NULL};
         cJSON *message = with_headers(get(c, "message"), pairs);
         const cJSON *a[] = {message, get(c, "label")};
-        expect(id, "base", call("httpsig.signatureBase", args_of(2, a)), expected);
+        expect(id, "base", call_value("httpsig.signatureBase", args_of(2, a)), expected);
         cJSON_Delete(message);
     } else if (strcmp(kind, "sign-request") == 0 || strcmp(kind, "sign-response") == 0) {
         sign_case(c, keys, id, strcmp(kind, "sign-response") == 0);
@@ -207,13 +180,13 @@ static void run_case(const cJSON *c, const cJSON *keys, const char *id) {
         cJSON *keyring = ring(keys, get(c, "keyring"));
         const cJSON *a[] = {get(c, "profile"), get(c, "request"), get(c, "body"), get(c, "nowMs"),
                             keyring};
-        expect(id, "verify", call("httpsig.verifyRequest", args_of(5, a)), expected);
+        expect(id, "verify", call_value("httpsig.verifyRequest", args_of(5, a)), expected);
         cJSON_Delete(keyring);
     } else if (strcmp(kind, "verify-response") == 0) {
         cJSON *keyring = ring(keys, get(c, "keyring"));
         const cJSON *a[] = {get(c, "profile"), get(c, "response"), get(c, "request"),
                             get(c, "body"), get(c, "nowMs"), keyring};
-        expect(id, "verify", call("httpsig.verifyResponse", args_of(6, a)), expected);
+        expect(id, "verify", call_value("httpsig.verifyResponse", args_of(6, a)), expected);
         cJSON_Delete(keyring);
     } else {
         fail(id, "unknown kind");
@@ -233,7 +206,7 @@ static void hostile_arguments(void) {
     };
     for (size_t i = 0; i < sizeof calls / sizeof calls[0]; i++) {
         cJSON *args = cJSON_Parse(calls[i][1]);
-        cJSON *value = call(calls[i][0], args);
+        cJSON *value = call_value(calls[i][0], args);
         if (value) fail(calls[i][0], "arguments of the wrong shape were accepted");
         cJSON_Delete(value);
     }

@@ -12,39 +12,9 @@
 
 #include "agent_intercom.h"
 #include "support.h"
+#include "contract_json.h"
 
 #define PUBLISHED_HASH "6795156a761aa7fa404c06657e7ca3438a99b1a7e4d2919308379a5448e14b33"
-
-static int failed;
-
-static const char *str(const cJSON *obj, const char *key) {
-    const cJSON *item = cJSON_GetObjectItemCaseSensitive(obj, key);
-    return cJSON_IsString(item) ? item->valuestring : NULL;
-}
-
-static void fail(const char *id, const char *why) {
-    failed++;
-    fprintf(stderr, "FAIL %s: %s\n", id, why);
-}
-
-/* Calls `op` with the JSON array `args` (consumed); returns the parsed answer
- * {"ok":...} (free with cJSON_Delete), or NULL when the call itself failed. */
-static cJSON *call(const char *op, cJSON *args) {
-    char *text = cJSON_PrintUnformatted(args);
-    cJSON_Delete(args);
-    char *out = NULL;
-    size_t out_len = 0;
-    aic_error *err = NULL;
-    aic_status st = aic_contract_call(op, strlen(op), text, strlen(text), &out, &out_len, &err);
-    free(text);
-    if (st != AIC_STATUS_OK) {
-        aic_error_free(err);
-        return NULL;
-    }
-    cJSON *answer = cJSON_ParseWithLength(out, out_len);
-    aic_string_free(out);
-    return answer;
-}
 
 /* cJSON prints a number with 15 significant digits whenever that reads back within its epsilon,
  * which changes integers near 2^53 (the corpus has 9007199254740991); every number of `item` and
