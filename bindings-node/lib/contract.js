@@ -243,9 +243,9 @@ function call (op, args) {
  * proxy inside is refused as everywhere). Call `callReadOnce` rather than this.
  */
 function readOnce (value) {
-  if (!isProxy(value) || typeof value !== 'object') return value
-  const proto = getPrototypeOf(value)
-  const standIn = isArray(value) ? [] : Object.create(proto)
+  // An array is not a record: it is refused as it is (its `length` could not be copied anyway).
+  if (!isProxy(value) || typeof value !== 'object' || isArray(value)) return value
+  const standIn = Object.create(getPrototypeOf(value))
   for (const key of ownKeys(value)) {
     const descriptor = getOwnPropertyDescriptor(value, key)
     if (descriptor === undefined) continue

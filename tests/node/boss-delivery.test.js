@@ -117,6 +117,9 @@ test('the equivalence key parser reads a proxy as its TypeScript twin does: each
   assert.strictEqual(getterRuns, 0)
   const foreign = new Proxy({ ...source }, { getPrototypeOf: () => Array.prototype })
   assert.throws(() => boss.parseDeliveryEquivalenceKey(foreign), /^ContractValidationError: \$: must be a plain object$/)
+  // A proxy of an array, or of a null-prototype object, is refused as the TypeScript parser refuses it.
+  assert.throws(() => boss.parseDeliveryEquivalenceKey(new Proxy([1], {})), /^ContractValidationError: \$: must be a plain object$/)
+  assert.throws(() => boss.parseDeliveryEquivalenceKey(new Proxy(Object.assign(Object.create(null), source), {})), /^ContractValidationError: \$: must be a plain object$/)
   // A proxy inside is not entered (refused as everywhere).
   let inner = 0
   const nested = { ...source, sourceAuthorityId: new Proxy({ ...source.sourceAuthorityId }, { get () { inner++ } }) }
