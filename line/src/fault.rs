@@ -11,8 +11,15 @@ use crate::{Code, LineError};
 pub const FAULT_ENV: &str = "AGENT_INTERCOM_LINE_FAULT";
 /// The variable fixing the clock (UNIX milliseconds).
 pub const TEST_NOW_ENV: &str = "AGENT_INTERCOM_LINE_TEST_NOW";
-/// The fault points: just before the ledger's commit, and just after it (before any send).
-pub const POINTS: &[&str] = &["ledger-commit", "after-claim-before-send"];
+/// The fault points: just before the ledger's commit, just after it (before any send), and
+/// before the persisting commit of each authority mutation.
+pub const POINTS: &[&str] = &[
+    "ledger-commit",
+    "after-claim-before-send",
+    "enroll-commit",
+    "rotate-commit",
+    "revoke-commit",
+];
 
 /// What happens at a fault point.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

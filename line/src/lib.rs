@@ -4,15 +4,18 @@
 //! This crate holds the parts with no network: the two identities ([`secrets`]), the public
 //! configuration and its `PeerPolicy` ([`config`], [`policy`]), the SQLite custody schema behind
 //! its migration gate ([`schema`]), the host-only commands that establish the operator
-//! credential and the policy ([`host`]), the startup gate of a session ([`startup`]) and the
-//! capacity ledger charged before any contact ([`ledger`]).
+//! credential and the policy ([`host`]), the startup gate of a session ([`startup`]), the
+//! capacity ledger charged before any contact ([`ledger`]), the enrolled key and endpoint
+//! records ([`keyrec`]) and the session's `enroll`, `rotate` and `revoke` ([`authority`]).
 //!
 //! Every refusal is a [`LineError`] with a stable snake_case [`Code`]: the `error` member of the
 //! session's JSON answers. A message never carries a secret, a key or a credential.
 
+pub mod authority;
 pub mod config;
 pub mod fault;
 pub mod host;
+pub mod keyrec;
 pub mod ledger;
 pub mod policy;
 pub mod schema;
@@ -125,6 +128,22 @@ codes! {
     UnknownOperation => "unknown_operation", 2;
     /// An operation of the profile this build does not carry yet.
     Unavailable => "unavailable", 2;
+    /// A member of an operation's input is missing, additional or of the wrong type.
+    InvalidField => "invalid_field", 2;
+    /// A key record that is not an operator-enrolled Ed25519 key of this peer for this workload.
+    KeyInvalid => "key_invalid", 2;
+    /// An endpoint record that is not a numeric address, a hostname, a port, a path and a CA file.
+    EndpointInvalid => "endpoint_invalid", 2;
+    /// The peer is already enrolled (its identity and key are immutable; rotate instead).
+    AlreadyEnrolled => "already_enrolled", 2;
+    /// No enrollment has exactly these selectors.
+    NotEnrolled => "not_enrolled", 2;
+    /// An authority mutation of this peer is uncertain or unfinished: repeat it.
+    Fenced => "fenced", 2;
+    /// The peer is revoked.
+    Revoked => "revoked", 2;
+    /// The workload key differs from the one the enrollment pinned.
+    WorkloadKeyChanged => "workload_key_changed", 2;
 }
 
 impl fmt::Display for Code {

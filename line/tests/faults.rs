@@ -193,3 +193,115 @@ fn fault_variables_are_read_in_a_fault_build() {
     };
     assert_eq!(Faults::from_env(&env).unwrap_err().code, Code::Usage);
 }
+
+fn authority_config() -> agent_intercom_line::config::PublicConfig {
+    parse_config(&config(policy(1, |_| {}))).unwrap()
+}
+
+fn revoke_line() -> serde_json::Value {
+    json!({"operation": "revoke", "peer_id": PEER, "purpose": "public-summary",
+           "task_schema": "public-text@1", "endpoint": ENDPOINT})
+}
+
+fn run_authority(db: &Path, line: &serde_json::Value, faults: &Faults) -> serde_json::Value {
+    use agent_intercom_line::authority::{self, Context, Fences};
+    let config = authority_config();
+    let ctx = Context {
+        config: &config,
+        workload_fingerprint: "fp",
+        faults,
+    };
+    let mut conn = schema::open_at_revision(db).unwrap();
+    let text = line.to_string();
+    let value = agent_intercom_core::canonical::parse(&text).unwrap();
+    let mut fences = Fences::default();
+    let result = match line["operation"].as_str() {
+        Some("enroll") => authority::enroll(&mut conn, &ctx, &mut fences, &value),
+        _ => authority::revoke(&mut conn, &ctx, &mut fences, &value),
+    };
+    result.unwrap_or_else(|e| e.to_json())
+}
+
+/// The child's half of the revoke crash: revokes once under the fault.
+#[test]
+fn child_revokes() {
+    let (Some(db), Some(fault)) = (std::env::var_os(CHILD_DB), std::env::var(CHILD_FAULT).ok())
+    else {
+        return;
+    };
+    if !fault.starts_with("revoke-commit") {
+        return;
+    }
+    let f = Faults::parse(Some(&fault), None).unwrap();
+    run_authority(Path::new(&db), &revoke_line(), &f);
+}
+
+#[test]
+fn r63_abort_at_the_revoke_commit_stays_fenced_across_restart() {
+    use agent_intercom_core::httpsig::SigningKey;
+    let tmp = Tmp::new("f-revoke");
+    let (db, _) = established(&tmp, &policy(1, |_| {}));
+    let ca = tmp.file("ca.pem", pem("CERTIFICATE", &[0x30; 64]).as_bytes(), 0o644);
+    let public = SigningKey::from_seed(&[7; 32])
+        .unwrap()
+        .public_key()
+        .to_bytes();
+    let mut spki = vec![
+        0x30, 0x2a, 0x30, 0x05, 0x06, 0x03, 0x2b, 0x65, 0x70, 0x03, 0x21, 0x00,
+    ];
+    spki.extend_from_slice(&public);
+    let public_pem = pem("PUBLIC KEY", &spki);
+    let enroll = json!({
+        "operation": "enroll", "peer_id": PEER, "purpose": "public-summary",
+        "task_schema": "public-text@1",
+        "key": {"key_id": "peer-key-1",
+                "public_key_pem": public_pem,
+                "issuer": PEER, "protocol": "rfc9421-ed25519@1", "audience": WORKLOAD,
+                "assurance": "operator-enrolled", "valid_from": "2020-01-01T00:00:00Z",
+                "expires_at": "2099-01-01T00:00:00Z"},
+        "endpoint": {"address": "127.0.0.1", "hostname": "peer.example", "port": 443,
+                     "path": "/a2a/jsonrpc", "ca_file": ca.to_str().unwrap()},
+    });
+    let out = run_authority(&db, &enroll, &Faults::none());
+    assert_eq!(out["key_version"], 1, "{out}");
+    let status = Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "child_revokes",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env(CHILD_DB, &db)
+        .env(CHILD_FAULT, "revoke-commit:abort")
+        .status()
+        .unwrap();
+    assert!(!status.success(), "the child aborted");
+    let conn = Connection::open(&db).unwrap();
+    let (state, pending): (String, Option<String>) = conn
+        .query_row("SELECT state, pending_mutation FROM line_peer", [], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })
+        .unwrap();
+    assert_eq!(
+        (state.as_str(), pending.as_deref()),
+        ("active", Some("revoke"))
+    );
+    let integrity: String = conn
+        .query_row("PRAGMA integrity_check", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(integrity, "ok");
+    // After the crash (fresh fences), the durable fence holds: no key verifies.
+    let fences = agent_intercom_line::authority::Fences::default();
+    let key = agent_intercom_line::authority::verification_key(
+        &conn,
+        &fences,
+        PEER,
+        "peer-key-1",
+        1_800_000_000_000,
+    )
+    .unwrap();
+    assert!(key.is_none());
+    // Repeating the revoke completes it.
+    let out = run_authority(&db, &revoke_line(), &Faults::none());
+    assert_eq!(out, json!({"peer_id": PEER, "revoked": true}));
+}
