@@ -7,6 +7,7 @@ use std::io::{BufRead, Write};
 use std::process::ExitCode;
 
 use agent_intercom_core::canonical::{self, Value};
+use agent_intercom_line::authority::{self, Fences};
 use agent_intercom_line::config::PublicConfig;
 use agent_intercom_line::fault::Faults;
 use agent_intercom_line::{Code, LineError, PROFILE, host, schema, secrets, startup};
@@ -156,7 +157,7 @@ fn session(args: &[String]) -> ExitCode {
         return usage("--config is required");
     };
     // Everything is checked before the first input line is read.
-    let started = match startup::start(&env, config) {
+    let mut started = match startup::start(&env, config) {
         Ok(s) => s,
         Err(e) => return refuse(&e),
     };
@@ -172,13 +173,14 @@ fn session(args: &[String]) -> ExitCode {
         return ExitCode::FAILURE;
     }
     let mut input = std::io::stdin().lock();
+    let mut fences = Fences::default();
     loop {
         let line = match read_line(&mut input) {
             Ok(Some(line)) => line,
             Ok(None) => return ExitCode::SUCCESS,
             Err(_) => return ExitCode::FAILURE,
         };
-        let reply = handle(&started, line);
+        let reply = handle(&mut started, &mut fences, line);
         if writeln!(out, "{reply}").and_then(|_| out.flush()).is_err() {
             return ExitCode::FAILURE;
         }
@@ -220,7 +222,11 @@ fn read_line(input: &mut impl BufRead) -> std::io::Result<Option<Result<String, 
 }
 
 /// The answer to one input line.
-fn handle(started: &startup::Started, line: Result<String, ()>) -> serde_json::Value {
+fn handle(
+    started: &mut startup::Started,
+    fences: &mut Fences,
+    line: Result<String, ()>,
+) -> serde_json::Value {
     let malformed =
         || LineError::new(Code::Malformed, "each input line is one JSON object").to_json();
     let Ok(text) = line else {
@@ -241,11 +247,25 @@ fn handle(started: &startup::Started, line: Result<String, ()>) -> serde_json::V
             .with("field", "operation")
             .to_json();
     };
-    let result = if PROFILE_OPERATIONS.contains(&operation) {
-        startup::check_live(&started.conn, started.config.policy.generation).and_then(|()| {
+    let fingerprint = started.identities.workload.fingerprint();
+    let ctx = authority::Context {
+        config: &started.config,
+        workload_fingerprint: &fingerprint,
+        faults: &started.faults,
+    };
+    let conn = &mut started.conn;
+    let result = if operation == "enroll" {
+        authority::enroll(conn, &ctx, fences, &value)
+    } else if operation == "rotate" {
+        authority::rotate(conn, &ctx, fences, &value)
+    } else if operation == "revoke" {
+        authority::revoke(conn, &ctx, fences, &value)
+    } else if PROFILE_OPERATIONS.contains(&operation) {
+        startup::check_live(conn, started.config.policy.generation).and_then(|()| {
             Err(LineError::new(
                 Code::Unavailable,
-                "this build carries the line's startup, policy and ledger; not this operation yet",
+                "this build carries startup, policy, ledger, enroll, rotate and revoke; not this \
+                 operation yet",
             ))
         })
     } else {

@@ -692,3 +692,119 @@ fn r05_no_secret_in_output_or_database() {
         }
     }
 }
+
+fn peer_key(key_id: &str, seed: u8) -> Value {
+    let public = agent_intercom_core::httpsig::SigningKey::from_seed(&[seed; 32])
+        .unwrap()
+        .public_key()
+        .to_bytes();
+    let mut der = vec![
+        0x30, 0x2a, 0x30, 0x05, 0x06, 0x03, 0x2b, 0x65, 0x70, 0x03, 0x21, 0x00,
+    ];
+    der.extend_from_slice(&public);
+    let b64 = base64::engine::general_purpose::STANDARD.encode(der);
+    json!({
+        "key_id": key_id,
+        "public_key_pem": format!("-----BEGIN PUBLIC KEY-----\n{b64}\n-----END PUBLIC KEY-----\n"),
+        "issuer": PEER,
+        "protocol": "rfc9421-ed25519@1",
+        "audience": WORKLOAD,
+        "assurance": "operator-enrolled",
+        "valid_from": "2020-01-01T00:00:00+02:00",
+        "expires_at": "2099-01-01T00:00:00Z",
+    })
+}
+
+fn target_line(operation: &str) -> Value {
+    json!({
+        "operation": operation,
+        "peer_id": PEER,
+        "purpose": "public-summary",
+        "task_schema": "public-text@1",
+        "endpoint": "https://peer.example:443/a2a/jsonrpc",
+    })
+}
+
+#[test]
+fn r10_r14_r15_r60_r62_cli_enroll_rotate_revoke_in_a_session() {
+    let lab = Lab::new("enroll");
+    lab.ready();
+    let b64 = base64::engine::general_purpose::STANDARD.encode([0x30u8; 64]);
+    let ca = lab.dir.join("ca.pem");
+    std::fs::write(
+        &ca,
+        format!("-----BEGIN CERTIFICATE-----\n{b64}\n-----END CERTIFICATE-----\n"),
+    )
+    .unwrap();
+    let enroll = json!({
+        "operation": "enroll",
+        "peer_id": PEER,
+        "purpose": "public-summary",
+        "task_schema": "public-text@1",
+        "key": peer_key("peer-key-1", 7),
+        "endpoint": {"address": "127.0.0.1", "hostname": "peer.example", "port": 443,
+                     "path": "/a2a/jsonrpc", "ca_file": ca.to_str().unwrap()},
+    });
+    let mut live = lab.live();
+    let mut extra = enroll.clone();
+    extra["extra"] = json!(1);
+    let answer = live.ask(&extra.to_string());
+    assert_eq!(
+        (answer["error"].clone(), answer["field"].clone()),
+        (json!("invalid_field"), json!("extra"))
+    );
+    let answer = live.ask(&enroll.to_string());
+    assert_eq!(answer["operation"], "enroll", "{answer}");
+    assert_eq!(answer["category"], "public-task");
+    assert_eq!(answer["endpoint"], "https://peer.example:443/a2a/jsonrpc");
+    assert_eq!(
+        (answer["key_id"].clone(), answer["key_version"].clone()),
+        (json!("peer-key-1"), json!(1))
+    );
+    assert_eq!(live.finish(), 0);
+    // Durable across a restart: the identity is immutable.
+    let mut live = lab.live();
+    let mut other = enroll.clone();
+    other["key"] = peer_key("peer-key-2", 8);
+    assert_eq!(live.ask(&other.to_string())["error"], "already_enrolled");
+    assert_eq!(live.finish(), 0);
+    // A new workload key under the same signing_key_id cannot reuse the enrollment.
+    lab.secret(&lab.key, pkcs8_pem(&[0x6b; 32]).as_bytes());
+    let mut rotate = target_line("rotate");
+    rotate["key"] = peer_key("peer-key-2", 8);
+    let mut live = lab.live();
+    assert_eq!(
+        live.ask(&rotate.to_string())["error"],
+        "workload_key_changed"
+    );
+    assert_eq!(live.finish(), 0);
+    lab.secret(&lab.key, pkcs8_pem(&SEED).as_bytes());
+    let mut live = lab.live();
+    let answer = live.ask(&rotate.to_string());
+    assert_eq!(
+        answer,
+        json!({"operation": "rotate", "peer_id": PEER, "retired_key_id": "peer-key-1",
+               "key_id": "peer-key-2", "key_version": 2})
+    );
+    let answer = live.ask(&target_line("revoke").to_string());
+    assert_eq!(
+        answer,
+        json!({"operation": "revoke", "peer_id": PEER, "revoked": true})
+    );
+    assert_eq!(live.finish(), 0);
+    let mut live = lab.live();
+    rotate["key"] = peer_key("peer-key-3", 9);
+    assert_eq!(live.ask(&rotate.to_string())["error"], "revoked");
+    assert_eq!(live.finish(), 0);
+    // No secret reached the output or the database.
+    let db = lab.db_bytes();
+    let printed = lab.printed.borrow().clone();
+    for needle in forms(&SEED)
+        .iter()
+        .chain(forms(CREDENTIAL.as_bytes()).iter())
+    {
+        for hay in [&db, &printed] {
+            assert!(!hay.windows(needle.len()).any(|w| w == needle.as_slice()));
+        }
+    }
+}
