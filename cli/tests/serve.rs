@@ -2,7 +2,7 @@
 //! SIGINT, tasks that survive kill -9, a local agent working through `agent-intercom pad`, a
 //! handoff from `agent-intercom pack send --to` read through `pad`, and the options it refuses.
 
-#[path = "../../a2a/tests/serve/client.rs"]
+#[path = "../../net/a2a/tests/serve/client.rs"]
 #[allow(dead_code)] // the a2a tests use the rest of it
 mod client;
 
