@@ -85,6 +85,21 @@ fn serve_prints_its_address_and_stops_gracefully_on_sigterm_and_sigint() {
     }
 }
 
+/// A signal sent the moment the address line is read (before any request) still stops the
+/// service gracefully: the handlers are installed before the address is announced.
+#[test]
+fn a_signal_right_after_the_address_line_is_a_graceful_stop() {
+    for sig in [libc::SIGINT, libc::SIGTERM] {
+        for _ in 0..5 {
+            let tmp = Tmp::new("cli-stop-early");
+            let (mut child, _addr) = serve(&tmp.db(), &[]);
+            signal(&child, sig);
+            let status = child.wait().unwrap();
+            assert_eq!(status.code(), Some(0), "signal {sig}: {status:?}");
+        }
+    }
+}
+
 #[test]
 fn tasks_survive_kill_9_and_a_local_agent_completes_one_through_pad() {
     let tmp = Tmp::new("cli-kill");

@@ -323,30 +323,37 @@ fn runtime() -> Result<tokio::runtime::Runtime, StartError> {
 pub fn run(config: ServeConfig, on_bound: impl FnOnce(SocketAddr)) -> Result<(), StartError> {
     let prepared = prepare(&config)?;
     let runtime = runtime()?;
+    // The handlers are installed before the address is announced: a signal sent as soon as the
+    // address is known stops the service gracefully instead of killing it.
+    let stop = {
+        let _entered = runtime.enter();
+        stop_signals()?
+    };
     on_bound(prepared.local);
-    runtime.block_on(async move {
-        let stop = async {
-            #[cfg(unix)]
-            {
-                use tokio::signal::unix::{SignalKind, signal};
-                match signal(SignalKind::terminate()) {
-                    Ok(mut term) => {
-                        tokio::select! {
-                            _ = term.recv() => {}
-                            _ = tokio::signal::ctrl_c() => {}
-                        }
-                    }
-                    Err(_) => {
-                        let _ = tokio::signal::ctrl_c().await;
-                    }
-                }
-            }
-            #[cfg(not(unix))]
-            {
-                let _ = tokio::signal::ctrl_c().await;
-            }
-        };
-        serve(config, prepared, stop).await
+    runtime.block_on(async move { serve(config, prepared, stop).await })
+}
+
+/// SIGTERM or SIGINT, whichever comes first; installed when called (inside a runtime).
+#[cfg(unix)]
+fn stop_signals() -> Result<impl std::future::Future<Output = ()>, StartError> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let install = |kind| {
+        signal(kind).map_err(|e| StartError::Io(format!("cannot install a signal handler: {e}")))
+    };
+    let mut term = install(SignalKind::terminate())?;
+    let mut int = install(SignalKind::interrupt())?;
+    Ok(async move {
+        tokio::select! {
+            _ = term.recv() => {}
+            _ = int.recv() => {}
+        }
+    })
+}
+
+#[cfg(not(unix))]
+fn stop_signals() -> Result<impl std::future::Future<Output = ()>, StartError> {
+    Ok(async {
+        let _ = tokio::signal::ctrl_c().await;
     })
 }
 
