@@ -3,9 +3,11 @@
 # packed tarball installed in an empty folder. Tests run on debug builds, the package on release.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+t0=$(date +%s)
+step() { echo "== $* (at $(( $(date +%s) - t0 )) s)"; }
 bash scripts/ensure-deps.sh
 
-echo "== Rust"
+step "Rust"
 if cargo nextest --version >/dev/null 2>&1; then
   cargo nextest run --workspace --locked --no-fail-fast
 else
@@ -15,21 +17,21 @@ cargo test --workspace --locked --doc
 # The line's fault points exist only in a fault-injection build (docs/line.md, "Testing").
 cargo test -p agent-intercom-line --locked --features fault-injection --test faults
 
-echo "== C"
+step "C"
 bash scripts/test-c.sh debug
 
-echo "== Node"
+step "Node"
 bash scripts/build-node.sh release
 node --test tests/node/
 
-echo "== tarball"
+step "tarball"
 bash scripts/pack-accept.sh
 
-echo "== acceptance gate (the corpus through the Node, CLI and C embeddings of the broker)"
+step "acceptance gate (the corpus through the Node, CLI and C embeddings of the broker)"
 bash scripts/acceptance-gate.sh
 
 bash scripts/test-a2a.sh
 
-echo "== typed usage"
+step "typed usage"
 bash scripts/test-types.sh
-echo "all tests passed"
+echo "all tests passed ($(( $(date +%s) - t0 )) s)"
