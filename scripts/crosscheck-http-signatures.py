@@ -128,6 +128,8 @@ def signed_lines(expected):
 
 
 def tag_of(profile):
+    if profile.startswith("line-"):
+        return "rfc9421-ed25519@1"
     return "agent-intercom-a2a@1" if profile == "a2a-request" else "agent-intercom-a2a-response@1"
 
 

@@ -414,6 +414,101 @@ impl Cases {
     }
 }
 
+impl Cases {
+    /// A request as received, verified under the named profile; `want` is checked here too.
+    #[allow(clippy::too_many_arguments)]
+    fn verify_request_under(
+        &mut self,
+        profile: &str,
+        id: &str,
+        req: &Req,
+        body: &str,
+        now_ms: i64,
+        ring: J,
+        want: &str,
+    ) {
+        let lookup = ring_lookup(&ring);
+        let got =
+            httpsig::verify_request(&named(profile), &req.r, body.as_bytes(), now_ms, &lookup);
+        let expected = expect(id, got, want);
+        self.push(
+            id,
+            "verify-request",
+            vec![
+                ("profile", s(profile)),
+                ("request", req.json()),
+                ("body", s(body)),
+                ("nowMs", J::N(now_ms)),
+                ("keyring", ring),
+                ("expected", expected),
+            ],
+        );
+    }
+
+    /// A response as received (answering `req`), verified under the named profile.
+    #[allow(clippy::too_many_arguments)]
+    fn verify_response_under(
+        &mut self,
+        profile: &str,
+        id: &str,
+        response: &Response,
+        req: &Req,
+        body: &str,
+        now_ms: i64,
+        ring: J,
+        want: &str,
+    ) {
+        let lookup = ring_lookup(&ring);
+        let got = httpsig::verify_response(
+            &named(profile),
+            response,
+            &req.r,
+            body.as_bytes(),
+            now_ms,
+            &lookup,
+        );
+        let expected = expect(id, got, want);
+        self.push(
+            id,
+            "verify-response",
+            vec![
+                ("profile", s(profile)),
+                ("response", response_json(response)),
+                ("request", req.json()),
+                ("body", s(body)),
+                ("nowMs", J::N(now_ms)),
+                ("keyring", ring),
+                ("expected", expected),
+            ],
+        );
+    }
+}
+
+/// The profile a case names.
+fn named(profile: &str) -> Profile {
+    match profile {
+        "a2a-request" => Profile::a2a_request(),
+        "a2a-response" => Profile::a2a_response(),
+        "line-request" => Profile::line_request(),
+        "line-response" => Profile::line_response(),
+        other => panic!("no profile {other}"),
+    }
+}
+
+/// The expectation of a verification that must answer `want` (`OK` or a code).
+fn expect(
+    id: &str,
+    got: Result<httpsig::Verified, agent_intercom_core::error::Error>,
+    want: &str,
+) -> J {
+    match got {
+        Ok(v) if want == "OK" => verified(&v),
+        Err(e) if e.code().as_str() == want => refused(want),
+        Ok(_) => panic!("{id}: verified, expected {want}"),
+        Err(e) => panic!("{id}: {e}, expected {want}"),
+    }
+}
+
 fn signed_json(h: &httpsig::SignedHeaders) -> J {
     J::O(vec![
         ("contentDigest", s(&h.content_digest)),
@@ -442,6 +537,8 @@ fn ring_lookup(ring: &J) -> impl Fn(&str) -> Option<httpsig::PublicKey> + use<> 
 
 #[path = "http_signature_vectors/cases.rs"]
 mod cases;
+#[path = "http_signature_vectors/line.rs"]
+mod line;
 #[path = "http_signature_vectors/refusals.rs"]
 mod refusals;
 
@@ -456,6 +553,7 @@ pub fn generate() -> String {
     request_cases(&mut cases);
     refusal_cases(&mut cases);
     response_cases(&mut cases);
+    line::line_cases(&mut cases);
     let mut keys = vec![("test-key-ed25519", key_entry("test-key-ed25519"))];
     keys.extend(KEY_NAMES.iter().map(|n| (*n, key_entry(n))));
     let doc = J::O(vec![
@@ -467,7 +565,8 @@ pub fn generate() -> String {
                 "RFC 9421 HTTP Message Signatures (Ed25519) and RFC 9530 Content-Digest, \
                as agent_intercom_core::httpsig makes and checks them: the RFC's own examples \
                (B.2.6 byte for byte, the RFC 9530 digests), signature bases of the derived \
-               components, and the A2A request and response profiles (docs/http-signatures.md): \
+               components, the A2A request and response profiles (docs/http-signatures.md) \
+               and the outbound line's (docs/line.md): \
                signed requests and bound responses with their exact headers, then each refusal \
                with its stable code. Kinds: rfc-signature, content-digest, check-content-digest, \
                signature-base, sign-request, verify-request, sign-response, verify-response. \

@@ -59,6 +59,17 @@ pub use profile::{
 
 use crate::error::{Error, ErrorCode};
 
+/// The tag of the outbound line's signatures, requests and responses alike
+/// ([`Profile::line_request`], [`Profile::line_response`]); also the `protocol` of an enrolled
+/// peer key record.
+pub const LINE_TAG: &str = "rfc9421-ed25519@1";
+
+/// The URI of the A2A extension the outbound line's requests declare in `A2A-Extensions` (and a
+/// peer lists as required in its card): requests and responses signed with
+/// [`Profile::line_request`] and [`Profile::line_response`].
+pub const LINE_EXTENSION_URI: &str =
+    "https://github.com/ctliz/agent-intercom/ext/line-rfc9421-ed25519/v1";
+
 /// The URI of the A2A extension a service advertises in its Agent Card
 /// (`capabilities.extensions[].uri`) when it requires requests signed with
 /// [`Profile::a2a_request`]. A2A extension ids are URIs and a breaking change gets a new one.

@@ -4,8 +4,9 @@
 //! Arguments are plain JSON. A request is `{"method", "targetUri", "headers"}`, a response
 //! `{"status", "headers"}` (and, for [`OPS`]' `httpsig.signatureBase`, `"request"`), headers a
 //! list of `[name, value]` pairs in order (repeats allowed), a value or a body a string (its
-//! UTF-8 bytes) or `{"base64": "..."}` (any bytes). A profile is named: `a2a-request` or
-//! `a2a-response`. Keys are PEM text; a keyring is `{keyid: public PEM}`.
+//! UTF-8 bytes) or `{"base64": "..."}` (any bytes). A profile is named: `a2a-request`,
+//! `a2a-response`, `line-request` or `line-response`. Keys are PEM text; a keyring is
+//! `{keyid: public PEM}`.
 //!
 //! Every operation answers `{"ok": true, ...}` or, when the library refuses,
 //! `{"ok": false, "code": "<ERROR_CODE>", "message"}`; only arguments of the wrong shape are a
@@ -237,8 +238,11 @@ fn profile(value: &Js) -> Result<Profile, Failure> {
     match value.as_str() {
         Some("a2a-request") => Ok(Profile::a2a_request()),
         Some("a2a-response") => Ok(Profile::a2a_response()),
+        Some("line-request") => Ok(Profile::line_request()),
+        Some("line-response") => Ok(Profile::line_response()),
         _ => Err(shape(
-            "the profile must be \"a2a-request\" or \"a2a-response\"",
+            "the profile must be \"a2a-request\", \"a2a-response\", \"line-request\" or \
+             \"line-response\"",
         )),
     }
 }

@@ -9,8 +9,8 @@ use super::keys::{PublicKey, SigningKey};
 use super::message::{Headers, Message, Request, Response};
 use super::params::{self, Param, SignatureParams};
 use super::{
-    ALGORITHM, LABEL, MAX_KEYID_BYTES, REQUEST_TAG, RESPONSE_TAG, SIGNATURE_BYTES, invalid,
-    malformed, missing,
+    ALGORITHM, LABEL, LINE_TAG, MAX_KEYID_BYTES, REQUEST_TAG, RESPONSE_TAG, SIGNATURE_BYTES,
+    invalid, malformed, missing,
 };
 use crate::error::{Error, ErrorCode};
 
@@ -89,6 +89,61 @@ impl Profile {
             components,
             tag: RESPONSE_TAG.to_string(),
             ..Profile::a2a_request()
+        }
+    }
+
+    /// The outbound line's request profile (`rfc9421-ed25519@1`, docs/line.md): covers
+    /// `("@method" "@authority" "@path" "@query" "content-type" "content-digest" "a2a-version"
+    /// "a2a-extensions" "intercom-issuer" "intercom-audience")`, so the signature names the
+    /// endpoint by its normalised authority (port 443 dropped) and an empty query as `?`, and
+    /// binds the workload (issuer) to the peer (audience); the six parameters with
+    /// `tag="rfc9421-ed25519@1"`; the windows of [`Profile::a2a_request`].
+    pub fn line_request() -> Profile {
+        Profile {
+            components: [
+                "@method",
+                "@authority",
+                "@path",
+                "@query",
+                "content-type",
+                "content-digest",
+                "a2a-version",
+                "a2a-extensions",
+                "intercom-issuer",
+                "intercom-audience",
+            ]
+            .into_iter()
+            .map(Component::new)
+            .collect(),
+            components_if_present: Vec::new(),
+            tag: LINE_TAG.to_string(),
+            ..Profile::a2a_request()
+        }
+    }
+
+    /// The outbound line's response profile: covers `("@status" "content-type"
+    /// "content-digest" "intercom-issuer" "intercom-audience" "@method";req "@authority";req
+    /// "@path";req "signature";req;key="a2a")`. The last binds a response to the one signature
+    /// (and so the one nonce) of the request it answers: a replayed or cross-request response
+    /// does not verify. Same tag and windows as [`Profile::line_request`].
+    pub fn line_response() -> Profile {
+        let mut components: Vec<Component> = [
+            "@status",
+            "content-type",
+            "content-digest",
+            "intercom-issuer",
+            "intercom-audience",
+        ]
+        .into_iter()
+        .map(Component::new)
+        .collect();
+        for name in ["@method", "@authority", "@path"] {
+            components.push(Component::new(name).req());
+        }
+        components.push(Component::new("signature").req().key(LABEL));
+        Profile {
+            components,
+            ..Profile::line_request()
         }
     }
 
