@@ -10,7 +10,7 @@ use agent_intercom_core::canonical::{self, Value};
 use agent_intercom_line::authority::{self, Fences};
 use agent_intercom_line::config::PublicConfig;
 use agent_intercom_line::fault::Faults;
-use agent_intercom_line::{Code, LineError, PROFILE, host, schema, secrets, startup};
+use agent_intercom_line::{Code, LineError, PROFILE, host, schema, secrets, startup, task};
 
 use crate::keys::Options;
 
@@ -27,8 +27,7 @@ pub const HELP: &str = "  agent-intercom line host migrate --db ABS [--to N]
       database is $AGENT_INTERCOM_LINE_DATABASE, the workload key
       $AGENT_INTERCOM_LINE_SIGNING_KEY_FILE (both absolute)";
 
-/// The operations of the outbound profile. Those this build does not carry yet answer
-/// `unavailable`; any other name is `unknown_operation`.
+/// The operations of the outbound profile; any other name is `unknown_operation`.
 const PROFILE_OPERATIONS: &[&str] = &[
     "enroll",
     "declare-public",
@@ -174,13 +173,14 @@ fn session(args: &[String]) -> ExitCode {
     }
     let mut input = std::io::stdin().lock();
     let mut fences = Fences::default();
+    let mut memory = task::Memory::default();
     loop {
         let line = match read_line(&mut input) {
             Ok(Some(line)) => line,
             Ok(None) => return ExitCode::SUCCESS,
             Err(_) => return ExitCode::FAILURE,
         };
-        let reply = handle(&mut started, &mut fences, line);
+        let reply = handle(&mut started, &mut fences, &mut memory, line);
         if writeln!(out, "{reply}").and_then(|_| out.flush()).is_err() {
             return ExitCode::FAILURE;
         }
@@ -225,6 +225,7 @@ fn read_line(input: &mut impl BufRead) -> std::io::Result<Option<Result<String, 
 fn handle(
     started: &mut startup::Started,
     fences: &mut Fences,
+    memory: &mut task::Memory,
     line: Result<String, ()>,
 ) -> serde_json::Value {
     let malformed =
@@ -247,26 +248,28 @@ fn handle(
             .with("field", "operation")
             .to_json();
     };
-    let fingerprint = started.identities.workload.fingerprint();
-    let ctx = authority::Context {
-        config: &started.config,
-        workload_fingerprint: &fingerprint,
-        faults: &started.faults,
-    };
-    let conn = &mut started.conn;
-    let result = if operation == "enroll" {
-        authority::enroll(conn, &ctx, fences, &value)
-    } else if operation == "rotate" {
-        authority::rotate(conn, &ctx, fences, &value)
-    } else if operation == "revoke" {
-        authority::revoke(conn, &ctx, fences, &value)
+    let result = if matches!(operation, "enroll" | "rotate" | "revoke") {
+        let fingerprint = started.identities.workload.fingerprint();
+        let ctx = authority::Context {
+            config: &started.config,
+            workload_fingerprint: &fingerprint,
+            faults: &started.faults,
+        };
+        let conn = &mut started.conn;
+        match operation {
+            "enroll" => authority::enroll(conn, &ctx, fences, &value),
+            "rotate" => authority::rotate(conn, &ctx, fences, &value),
+            _ => authority::revoke(conn, &ctx, fences, &value),
+        }
     } else if PROFILE_OPERATIONS.contains(&operation) {
-        startup::check_live(conn, started.config.policy.generation).and_then(|()| {
-            Err(LineError::new(
-                Code::Unavailable,
-                "this build carries startup, policy, ledger, enroll, rotate and revoke; not this \
-                 operation yet",
-            ))
+        startup::check_live(&started.conn, started.config.policy.generation).and_then(|()| {
+            match operation {
+                "declare-public" => task::declare(started, fences, memory, &value),
+                "submit" => task::submit(started, fences, memory, &value),
+                "poll" => task::poll(started, fences, memory, &value),
+                "cancel" => task::cancel(started, fences, memory, &value),
+                _ => task::read(started, memory, &value),
+            }
         })
     } else {
         Err(LineError::new(

@@ -528,7 +528,7 @@ fn r36_one_answer_per_line_in_order() {
     assert_eq!(lines[5]["error"], "malformed");
     assert_eq!(lines[5]["field"], "operation");
     assert_eq!(lines[6]["operation"], "poll");
-    assert_eq!(lines[6]["error"], "unavailable");
+    assert_eq!(lines[6]["error"], "invalid_field");
     assert_eq!(
         lines[7]["error"], "malformed",
         "an empty line is not an object"
@@ -560,7 +560,7 @@ fn r26_cli_newer_generation_invalidates_the_live_session() {
     let lab = Lab::new("r26");
     lab.ready();
     let mut live = lab.live();
-    assert_eq!(live.ask(r#"{"operation":"poll"}"#)["error"], "unavailable");
+    assert_eq!(live.ask(r#"{"operation":"poll"}"#)["error"], "invalid_field");
     // The host establishes generation 2 while the session runs.
     lab.write_config(&json!({"workload_id": WORKLOAD, "signing_key_id": "w", "policy": policy(2)}));
     lab.establish();

@@ -76,7 +76,8 @@ pub struct Selectors {
 }
 
 impl Selectors {
-    fn target<'s>(&'s self, endpoint: &'s str) -> Target<'s> {
+    /// The policy target of these selectors at `endpoint`.
+    pub fn target<'s>(&'s self, endpoint: &'s str) -> Target<'s> {
         Target {
             peer_id: &self.peer_id,
             purpose: &self.purpose,
@@ -109,13 +110,17 @@ pub struct VerificationKey {
     pub public_key_raw: Vec<u8>,
 }
 
-fn invalid_field(field: &str, why: &str) -> LineError {
+pub(crate) fn invalid_field(field: &str, why: &str) -> LineError {
     LineError::new(Code::InvalidField, format!("{field}: {why}")).with("field", field)
 }
 
 /// The members of `value` other than `operation` must be exactly `required` plus any of
 /// `optional`.
-fn check_members(value: &Value<'_>, required: &[&str], optional: &[&str]) -> Result<(), LineError> {
+pub(crate) fn check_members(
+    value: &Value<'_>,
+    required: &[&str],
+    optional: &[&str],
+) -> Result<(), LineError> {
     let Value::Object(pairs) = value else {
         return Err(invalid_field("", "the input must be an object"));
     };
@@ -133,14 +138,14 @@ fn check_members(value: &Value<'_>, required: &[&str], optional: &[&str]) -> Res
     Ok(())
 }
 
-fn string<'v>(value: &'v Value<'_>, name: &str) -> Result<&'v str, LineError> {
+pub(crate) fn string<'v>(value: &'v Value<'_>, name: &str) -> Result<&'v str, LineError> {
     value
         .get(name)
         .and_then(Value::as_str)
         .ok_or_else(|| invalid_field(name, "must be a string"))
 }
 
-fn selectors(value: &Value<'_>) -> Result<Selectors, LineError> {
+pub(crate) fn selectors(value: &Value<'_>) -> Result<Selectors, LineError> {
     let peer_id = string(value, "peer_id")?;
     check_uuid(peer_id).map_err(|why| invalid_field("peer_id", why))?;
     let mut names = Vec::new();
@@ -167,7 +172,7 @@ fn selectors(value: &Value<'_>) -> Result<Selectors, LineError> {
     })
 }
 
-fn deny_action(ctx: &Context<'_>, action: Action) -> Result<(), LineError> {
+pub(crate) fn deny_action(ctx: &Context<'_>, action: Action) -> Result<(), LineError> {
     if ctx.config.policy.actions.contains(&action) {
         return Ok(());
     }
@@ -206,7 +211,10 @@ pub fn find_enrollment(
 }
 
 /// Whether any enrollment of `peer_id` is revoked, and the durable fence of any of them.
-fn peer_state(conn: &Connection, peer_id: &str) -> Result<(bool, Option<String>), LineError> {
+pub(crate) fn peer_state(
+    conn: &Connection,
+    peer_id: &str,
+) -> Result<(bool, Option<String>), LineError> {
     conn.query_row(
         "SELECT coalesce(max(state = 'revoked'), 0), max(pending_mutation) FROM line_peer \
          WHERE peer_id = ?1",
@@ -527,7 +535,10 @@ fn insert_key(
     Ok(())
 }
 
-fn target_input(value: &Value<'_>, extra: &[&str]) -> Result<(Selectors, String), LineError> {
+pub(crate) fn target_input(
+    value: &Value<'_>,
+    extra: &[&str],
+) -> Result<(Selectors, String), LineError> {
     let mut required = vec!["peer_id", "purpose", "task_schema", "endpoint"];
     required.extend_from_slice(extra);
     check_members(value, &required, &["category"])?;

@@ -246,6 +246,12 @@ fn check_path(text: &str) -> bool {
 /// Checks a CA file: absolute, a regular file of at most [`MAX_CA_FILE_BYTES`], one or more
 /// `CERTIFICATE` PEM blocks of DER and nothing else (no key). Returns its SHA-256, hex.
 pub fn ca_file_digest(path_text: &str, field: &str) -> Result<String, LineError> {
+    ca_certificates(path_text, field).map(|(digest, _)| digest)
+}
+
+/// [`ca_file_digest`] and the DER of each certificate, in file order (the trust anchors of the
+/// endpoint's TLS client).
+pub fn ca_certificates(path_text: &str, field: &str) -> Result<(String, Vec<Vec<u8>>), LineError> {
     let path = std::path::Path::new(path_text);
     if !path.is_absolute() {
         return Err(endpoint_invalid(field, "must be an absolute path"));
@@ -268,7 +274,7 @@ pub fn ca_file_digest(path_text: &str, field: &str) -> Result<String, LineError>
     let not_ca = || endpoint_invalid(field, "must hold only PEM `CERTIFICATE` blocks");
     let text = std::str::from_utf8(&bytes).map_err(|_| not_ca())?;
     let mut lines = text.lines().map(str::trim_end);
-    let mut certificates = 0;
+    let mut certificates = Vec::new();
     while let Some(line) = lines.next() {
         if line.is_empty() {
             continue;
@@ -290,12 +296,12 @@ pub fn ca_file_digest(path_text: &str, field: &str) -> Result<String, LineError>
         if der.len() < 16 || der[0] != 0x30 {
             return Err(not_ca());
         }
-        certificates += 1;
+        certificates.push(der);
     }
-    if certificates == 0 {
+    if certificates.is_empty() {
         return Err(not_ca());
     }
-    Ok(hex(&Sha256::digest(&bytes)))
+    Ok((hex(&Sha256::digest(&bytes)), certificates))
 }
 
 /// Checks an endpoint record (`field` is where it sits): exact members, an IP literal in its

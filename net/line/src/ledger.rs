@@ -69,6 +69,9 @@ pub struct Charge<'a> {
     pub purpose: &'a str,
     /// The task schema.
     pub task_schema: &'a str,
+    /// The signed request's nonce and the SHA-256 of its `Signature` field, recorded with the
+    /// charge (none for a charge made without a request, as in the ledger's own tests).
+    pub request: Option<(&'a str, &'a str)>,
 }
 
 /// A charged exchange.
@@ -201,8 +204,9 @@ pub fn charge(
     let exchange_id = uuid::Uuid::new_v4().hyphenated().to_string();
     tx.execute(
         "INSERT INTO line_exchange (exchange_id, task_id, seq, operation, generation, host_key, \
-         purpose_key, peer_key, task_key, charged_uses, charged_app, charged_net, charged_at_ms) \
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, 1, ?10, ?11, ?12)",
+         purpose_key, peer_key, task_key, charged_uses, charged_app, charged_net, charged_at_ms, \
+         request_nonce, request_sig_sha256) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, 1, ?10, ?11, ?12, ?13, ?14)",
         params![
             exchange_id,
             charge.task_id,
@@ -215,10 +219,20 @@ pub fn charge(
             keys[3].1,
             app,
             net,
-            now_ms
+            now_ms,
+            charge.request.map(|r| r.0),
+            charge.request.map(|r| r.1)
         ],
     )
     .map_err(|e| io("cannot record the exchange", e))?;
+    // A submit's charge is its claim: the task is claimed in the same transaction.
+    if charge.operation == Operation::Submit {
+        tx.execute(
+            "UPDATE line_task SET status = 'claimed' WHERE task_id = ?1 AND status = 'prepared'",
+            [charge.task_id],
+        )
+        .map_err(|e| io("cannot claim the task", e))?;
+    }
     match faults.at(COMMIT_POINT) {
         Some(Mode::Abort) => std::process::abort(),
         Some(Mode::UncertainAbsent) => {
@@ -251,6 +265,17 @@ pub fn record_accepted(
     let tx = conn
         .transaction_with_behavior(TransactionBehavior::Immediate)
         .map_err(|e| io("cannot begin recording", e))?;
+    accept_in(&tx, exchange_id, bytes)?;
+    tx.commit()
+        .map_err(|e| io("cannot commit accepted bytes", e))
+}
+
+/// [`record_accepted`] inside the caller's transaction (the outcome commit).
+pub(crate) fn accept_in(
+    tx: &rusqlite::Transaction<'_>,
+    exchange_id: &str,
+    bytes: u64,
+) -> Result<(), LineError> {
     let row: Option<(Option<i64>, i64, [String; 4])> = tx
         .query_row(
             "SELECT accepted_net, charged_net, host_key, purpose_key, peer_key, task_key \
@@ -294,8 +319,7 @@ pub fn record_accepted(
         )
         .map_err(|e| io("cannot record accepted bytes", e))?;
     }
-    tx.commit()
-        .map_err(|e| io("cannot commit accepted bytes", e))
+    Ok(())
 }
 
 /// Every capacity row, ordered by kind and key.

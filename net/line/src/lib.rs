@@ -13,6 +13,7 @@
 
 pub mod authority;
 pub mod config;
+pub mod exchange;
 pub mod fault;
 pub mod host;
 pub mod keyrec;
@@ -21,6 +22,8 @@ pub mod policy;
 pub mod schema;
 pub mod secrets;
 pub mod startup;
+pub mod task;
+pub mod wire;
 
 use std::fmt;
 
@@ -144,6 +147,28 @@ codes! {
     Revoked => "revoked", 2;
     /// The workload key differs from the one the enrollment pinned.
     WorkloadKeyChanged => "workload_key_changed", 2;
+    /// `source` is not exactly `{text, public_assertion: true}` with non-empty text.
+    SourceRefused => "source_refused", 2;
+    /// The request would not fit one exchange's allowance or the remaining capacity.
+    TooLarge => "too_large", 2;
+    /// No live declaration of this startup has this id.
+    DeclarationUnknown => "declaration_unknown", 2;
+    /// The declaration was used by an earlier submit.
+    DeclarationUsed => "declaration_used", 2;
+    /// The declaration outlived `declaration_seconds`.
+    DeclarationExpired => "declaration_expired", 2;
+    /// The selectors differ from the task's recorded ones.
+    TargetMismatch => "target_mismatch", 2;
+    /// The task outlived `task_seconds`: nothing more is sent or adopted.
+    Expired => "expired", 2;
+    /// The task reached an admitted terminal state: nothing more is sent.
+    AlreadyTerminal => "already_terminal", 2;
+    /// The enrolled CA file changed since enrollment (its SHA-256 is pinned).
+    CaChanged => "ca_changed", 2;
+    /// Nothing reached the peer (connect or TLS failed before the first request byte).
+    TransportFailed => "transport_failed", 2;
+    /// The peer refused, in an authenticated (signed) answer.
+    PeerRefused => "peer_refused", 2;
 }
 
 impl fmt::Display for Code {

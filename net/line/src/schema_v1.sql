@@ -125,6 +125,8 @@ CREATE TABLE line_exchange (
         outcome IN ('authenticated', 'peer_refused', 'undelivered', 'unknown')),
     accepted_net INTEGER CHECK (accepted_net BETWEEN 0 AND charged_net),
     response_key_version INTEGER,
+    -- The authenticated response's nonce: a response is accepted at most once.
+    response_nonce TEXT UNIQUE,
     charged_at_ms INTEGER NOT NULL,
     settled_at_ms INTEGER,
     UNIQUE (task_id, seq)
@@ -189,6 +191,8 @@ CREATE TRIGGER line_exchange_fixed BEFORE UPDATE ON line_exchange
       OR NEW.charged_at_ms IS NOT OLD.charged_at_ms
       OR (OLD.outcome IS NOT NULL AND NEW.outcome IS NOT OLD.outcome)
       OR (OLD.accepted_net IS NOT NULL AND NEW.accepted_net IS NOT OLD.accepted_net)
+      OR (OLD.response_nonce IS NOT NULL AND NEW.response_nonce IS NOT OLD.response_nonce)
+      OR (OLD.request_nonce IS NOT NULL AND NEW.request_nonce IS NOT OLD.request_nonce)
     BEGIN SELECT RAISE(ABORT, 'an exchange charge is fixed and settles once'); END;
 
 -- Observations are append-only.

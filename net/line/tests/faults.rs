@@ -30,6 +30,7 @@ fn charge_of(task: &str) -> Charge<'_> {
         peer_id: PEER,
         purpose: "public-summary",
         task_schema: "public-text@1",
+        request: None,
     }
 }
 

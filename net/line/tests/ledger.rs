@@ -18,6 +18,7 @@ fn charge_of<'a>(task: &'a str, op: Operation, bytes: u64) -> Charge<'a> {
         peer_id: PEER,
         purpose: "public-summary",
         task_schema: "public-text@1",
+        request: None,
     }
 }
 
