@@ -11,11 +11,20 @@ use crate::{Code, LineError};
 pub const FAULT_ENV: &str = "AGENT_INTERCOM_LINE_FAULT";
 /// The variable fixing the clock (UNIX milliseconds).
 pub const TEST_NOW_ENV: &str = "AGENT_INTERCOM_LINE_TEST_NOW";
-/// The fault points: just before the ledger's commit, just after it (before any send), and
-/// before the persisting commit of each authority mutation.
+/// The fault points, in the order a submit meets them: the intent commit, the claim (the
+/// ledger's charge) commit, just after it (before any send), just after the whole request was
+/// written (before the response is read), the outcome commit; `cancel`'s adoption-closing
+/// commit and just after it; and the persisting commit of each authority mutation. `abort` is meaningful at
+/// every point (at a commit: before it commits); the two uncertain modes at the commits only
+/// (elsewhere they do nothing).
 pub const POINTS: &[&str] = &[
+    "intent-commit",
     "ledger-commit",
     "after-claim-before-send",
+    "after-send-before-response",
+    "outcome-commit",
+    "cancel-close",
+    "after-cancel-close",
     "enroll-commit",
     "rotate-commit",
     "revoke-commit",

@@ -263,6 +263,23 @@ mod tests {
     }
 
     #[test]
+    fn every_fault_point_is_named_once_where_it_is_used() {
+        let used = [
+            task::INTENT_POINT,
+            ledger::COMMIT_POINT,
+            ledger::AFTER_COMMIT_POINT,
+            wire::AFTER_SEND_POINT,
+            exchange::OUTCOME_POINT,
+            task::CANCEL_CLOSE_POINT,
+            task::AFTER_CANCEL_CLOSE_POINT,
+            authority::ENROLL_POINT,
+            authority::ROTATE_POINT,
+            authority::REVOKE_POINT,
+        ];
+        assert_eq!(used.as_slice(), fault::POINTS);
+    }
+
+    #[test]
     fn r51_unknown_is_exactly_error_and_task_id() {
         let json = LineError::unknown("t-1").to_json();
         assert_eq!(

@@ -34,6 +34,8 @@ use crate::{Code, LineError, NETWORK_ALLOWANCE};
 pub const INTENT_POINT: &str = "intent-commit";
 /// The fault point of `cancel`'s adoption-closing commit.
 pub const CANCEL_CLOSE_POINT: &str = "cancel-close";
+/// The fault point just after that commit, before any charge or send.
+pub const AFTER_CANCEL_CLOSE_POINT: &str = "after-cancel-close";
 
 /// Room left in the allowance for the request line, fields and the whole response head.
 const HEAD_ROOM: u64 = 16 * 1024;
@@ -558,7 +560,11 @@ fn close_adoption(started: &mut Started, task: &TaskRow) -> Result<(), LineError
         }
         None => {}
     }
-    tx.commit().map_err(|_| LineError::unknown(&task.task_id))
+    tx.commit().map_err(|_| LineError::unknown(&task.task_id))?;
+    if started.faults.at(AFTER_CANCEL_CLOSE_POINT) == Some(Mode::Abort) {
+        std::process::abort();
+    }
+    Ok(())
 }
 
 /// `read`: the task's local status and disposition, the operator's assertion, and the latest
