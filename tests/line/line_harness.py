@@ -7,6 +7,7 @@ Environment:
 """
 
 import base64
+import contextlib
 import datetime
 import json
 import os
@@ -621,12 +622,9 @@ class Line:
         return sqlite3.connect(f'file:{self.db_file}?mode=ro', uri=True, timeout=10)
 
     def rows(self, sql: str, params=()) -> list:
-        with self.db() as conn:
+        with contextlib.closing(self.db()) as conn:
             conn.row_factory = sqlite3.Row
-            try:
-                return [dict(r) for r in conn.execute(sql, params)]
-            finally:
-                conn.close()
+            return [dict(r) for r in conn.execute(sql, params)]
 
     def dump(self, table: str) -> list:
         """Every row of a table (ledger: line_capacity, line_exchange, line_observation...)."""
