@@ -300,6 +300,12 @@ class Peer:
         os.replace(tmp, self.control_file)
         return doc
 
+    @staticmethod
+    def clock_offset_for(test_now_ms: int) -> int:
+        """The clock_offset_seconds that puts the peer's clock at the line's
+        AGENT_INTERCOM_LINE_TEST_NOW (UNIX ms), as of now."""
+        return round(test_now_ms / 1000 - time.time())
+
     def read_control(self) -> dict:
         try:
             return json.loads(self.control_file.read_text())
@@ -323,9 +329,13 @@ class Peer:
                 return entries
             time.sleep(0.05)
 
+    def requests(self, rpc_method: str) -> list:
+        """The log's entries of one JSON-RPC method (SendMessage, GetTask, CancelTask)."""
+        return [e for e in self.log() if e.get('rpc_method') == rpc_method]
+
     def sends(self) -> list:
         """The log's SendMessage entries."""
-        return [e for e in self.log() if e.get('rpc_method') == 'SendMessage']
+        return self.requests('SendMessage')
 
     # -- how the line and our client reach it ------------------------------------------------
 

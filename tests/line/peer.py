@@ -99,11 +99,12 @@ control.json: {"faults": [FAULT, ...], "executor": MODE, "clock_offset_seconds":
     error           (code, message?) a signed JSON-RPC error instead of calling the app
     big_artifact    SendMessage: the task completes with one 600 KiB text artifact
     url_part        SendMessage: the task completes with a text part and a url part
-  MODE = "complete"|"working"|"failed"|"input_required"|"complete_after" or
+  MODE = "complete"|"working"|"failed"|"rejected"|"input_required"|"complete_after" or
          {"mode": MODE, "seconds": S}: what the executor does with a new task (the mode in force
          when SendMessage arrives). complete: COMPLETED with one text artifact "done: <text>";
-         working: stays WORKING and honours cancel; failed: FAILED; input_required:
-         INPUT_REQUIRED; complete_after: WORKING, then after S seconds as complete.
+         working: stays WORKING and honours cancel; failed: FAILED; rejected: REJECTED;
+         input_required: INPUT_REQUIRED; complete_after: WORKING, then after S seconds as
+         complete.
   clock_offset_seconds: added to the peer's clock for verifying and signing.
 Refused (401) requests are never faulted.
 """
@@ -503,9 +504,10 @@ class SigningMiddleware:
             audience = str(uuid.uuid4()) if kind == 'wrong_audience' else peer.workload_id
             try:
                 peer.sign(request, status, out_headers, out_body, now, key_id, audience)
-            except HTTPMessageSignaturesException as e:
-                # Only a request too broken to name its own components (no Host, say) gets here.
-                entry['sign_error'] = str(e)
+            except (HTTPMessageSignaturesException, KeyError) as e:
+                # A request too broken to name its own components (no Host, say), or a
+                # sign_with key that is not configured: sent unsigned, and logged.
+                entry['sign_error'] = repr(e)
         entry['status'] = status
         peer.log(entry)
         raw_headers = out_headers.raw()
@@ -573,6 +575,9 @@ class Executor(AgentExecutor):
         mode = plan.get('mode', 'complete')
         if mode == 'failed':
             await updater.failed(updater.new_agent_message([Part(text=f'failed: {text}')]))
+            return
+        if mode == 'rejected':
+            await updater.reject(updater.new_agent_message([Part(text=f'rejected: {text}')]))
             return
         if mode == 'input_required':
             await updater.requires_input(

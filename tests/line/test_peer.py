@@ -5,8 +5,10 @@ do is proven here first: the verification rules of the profile, signed refusals,
 knob and executor mode, the request log, restarts and the TLS trust anchor."""
 
 import base64
+import contextlib
 import hashlib
 import json
+import sqlite3
 import ssl
 import time
 import uuid
@@ -288,6 +290,13 @@ def test_unsigned_sends_the_apps_response_without_signature(peer):
     assert client.send_message('signed again').signed
 
 
+def test_sign_with_an_unknown_key_is_sent_unsigned_and_logged(peer):
+    peer.control([{'method': '*', 'kind': 'sign_with', 'key_id': 'no-such-key'}])
+    response = peer.client().send_message('no key')
+    assert response.status == 200 and not response.signed
+    assert 'no-such-key' in peer.log()[-1]['sign_error']
+
+
 def test_sign_with_signs_with_another_configured_key(peer_factory, keys):
     current, retired = keys.peer_key('peer-key-2'), keys.peer_key('peer-key-1')
     peer = peer_factory(signing_keys=[current, retired], sign_key_id='peer-key-2')
@@ -382,6 +391,7 @@ def test_times_and_method_select_which_requests_are_faulted(peer):
 
 @pytest.mark.parametrize('mode,state', [
     ('failed', 'TASK_STATE_FAILED'),
+    ('rejected', 'TASK_STATE_REJECTED'),
     ('input_required', 'TASK_STATE_INPUT_REQUIRED'),
     ('working', 'TASK_STATE_WORKING'),
 ])
@@ -424,6 +434,9 @@ def test_a_restart_keeps_tasks_in_the_sqlite_store(peer):
     peer.restart(hard=True)
     assert peer.port == port
     assert wait_state(client, task['id'], 'TASK_STATE_COMPLETED')['id'] == task['id']
+    # The middleware's authenticated user is the SDK's owner scope: the verified workload id.
+    with contextlib.closing(sqlite3.connect(f'file:{peer.dir}/peer.db?mode=ro', uri=True)) as db:
+        assert db.execute('SELECT DISTINCT owner FROM tasks').fetchall() == [(peer.workload_id,)]
 
 
 def test_a_memory_store_forgets_on_restart(peer_factory):
