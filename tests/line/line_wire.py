@@ -8,7 +8,6 @@ request can be bent (components, parameters, headers, body after signing) to tes
 
 import base64
 import datetime
-import hashlib
 import json
 import secrets
 import socket
@@ -284,7 +283,3 @@ def parse_response(data: bytes, request: RequestView) -> Response:
     if length is not None:
         body = body[:int(length)]
     return Response(status, headers, body, request, data)
-
-
-def sha256(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()

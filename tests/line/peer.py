@@ -511,7 +511,7 @@ class SigningMiddleware:
         entry['status'] = status
         peer.log(entry)
         raw_headers = out_headers.raw()
-        if kind != 'unsigned':
+        if 'signature' in out_headers:
             peer.last_response = (status, raw_headers, out_body)
         await send_raw(send, status, raw_headers, out_body)
 
