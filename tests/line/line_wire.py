@@ -207,6 +207,29 @@ class Client:
         ctx.check_hostname = True
         return ctx
 
+    def exchange_kept_alive(self, messages: list) -> list:
+        """Several (request, raw) on one connection, each without `Connection: close`; each
+        response is read by its Content-Length."""
+        out = []
+        with socket.create_connection(('127.0.0.1', self.port), timeout=self.timeout) as tcp:
+            with self.context().wrap_socket(tcp, server_hostname=self.hostname) as tls:
+                pending = b''
+                for request, raw in messages:
+                    tls.sendall(raw.replace(b'Connection: close\r\n', b''))
+                    while b'\r\n\r\n' not in pending:
+                        pending += tls.recv(65536)
+                    head, _, rest = pending.partition(b'\r\n\r\n')
+                    length = parse_response(head + b'\r\n\r\n', request).headers.get(
+                        'content-length')
+                    while len(rest) < int(length):
+                        rest += tls.recv(65536)
+                    data = head + b'\r\n\r\n' + rest[:int(length)]
+                    pending = rest[int(length):]
+                    response = parse_response(data, request)
+                    response.request_body = raw.partition(b'\r\n\r\n')[2]
+                    out.append(response)
+        return out
+
     def exchange(self, request: RequestView, raw: bytes) -> Response:
         with socket.create_connection(('127.0.0.1', self.port), timeout=self.timeout) as tcp:
             with self.context().wrap_socket(tcp, server_hostname=self.hostname) as tls:

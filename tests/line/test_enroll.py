@@ -51,12 +51,11 @@ def test_enroll_with_the_peer_down_works_too(line, peer):
     assert line.scan() == []
 
 
-def test_the_byte_scan_finds_every_form_it_looks_for(line, peer):
+def test_the_byte_scan_finds_every_form_it_looks_for(ready_line, peer):
     """The scan is not vacuous: each form of each secret planted in the output is found, and
     the database (with any journal) is part of what it reads."""
-    line.setup(h.default_policy([peer.peer_id], [peer.uri]))
-    line.start()
-    line.enroll(peer)
+    line = ready_line
+    assert line.enroll(peer)['operation'] == 'enroll'
     line.close()
     assert line.scan() == []
     assert 'line.sqlite' in line.scanned_files()

@@ -73,6 +73,16 @@ def test_signed_send_get_cancel_and_the_log(peer):
     assert len({e['nonce'] for e in log}) == len(log)
 
 
+def test_requests_kept_alive_on_one_connection_are_each_verified_and_signed(peer):
+    client = peer.client()
+    messages = [client.build(client.rpc('GetTask', {'id': f'task-{i}'})) for i in range(3)]
+    responses = client.exchange_kept_alive(messages)
+    for response in responses:
+        client.verify(response)
+        assert response.json()['error']['code'] == -32001
+    assert [e['task_id'] for e in peer.log()] == ['task-0', 'task-1', 'task-2']
+
+
 def test_complete_executor_returns_one_text_artifact(peer):
     client = peer.client()
     task = task_of(client.send_message('summarise this'))
