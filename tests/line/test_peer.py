@@ -196,6 +196,19 @@ def test_sha512_digest_and_any_parameter_order_are_accepted(peer):
     assert response.status == 200, response.body
 
 
+def test_a_signature_with_another_alg_is_refused(peer):
+    client = peer.client()
+    body = client.rpc('GetTask', {'id': 'x'})
+    request, _ = client.build(body)
+    value = request.headers['signature-input'].replace('alg="ed25519"', 'alg="hmac-sha256"')
+    signature = _sign(peer, _base(request, value))
+    request.headers['Signature-Input'] = value
+    request.headers['Signature'] = f'a2a=:{base64.b64encode(signature).decode()}:'
+    response = client.exchange(request, client.wire(request, body))
+    assert response.status == 401 and response.json()['error']['data']['reason'] == 'alg'
+    client.verify(response)
+
+
 def _base(request: w.RequestView, sig_input: str) -> bytes:
     """The signature base of `request` for this Signature-Input value, by the library."""
     from http_message_signatures.signatures import HTTPSignatureHandler
