@@ -6,10 +6,7 @@ It is what test_peer.py drives the peer with, independently of the Rust line. Ev
 request can be bent (components, parameters, headers, body after signing) to test refusals.
 """
 
-import base64
-import datetime
 import json
-import secrets
 import socket
 import ssl
 import time
@@ -18,76 +15,24 @@ from dataclasses import dataclass, field
 
 import http_sf
 from cryptography.hazmat.primitives.serialization import load_pem_private_key, load_pem_public_key
-from http_message_signatures import (
-    ContentDigest,
-    HTTPMessageSigner,
-    HTTPMessageVerifier,
-    MappingKeyResolver,
-    algorithms,
+from http_message_signatures import ContentDigest, HTTPMessageSigner, MappingKeyResolver, algorithms
+
+from line_profile import (
+    LABEL,
+    MAX_WINDOW,
+    PARAMS,
+    PROTOCOL,
+    REQUEST_COMPONENTS,
+    RESPONSE_COMPONENTS,
+    SKEW,
+    Headers,
+    OwnClockVerifier,
+    RequestView,
+    ResponseView,
+    nonce,
+    serialized,
+    utc,
 )
-
-PROTOCOL = 'rfc9421-ed25519@1'
-LABEL = 'a2a'
-REQUEST_COMPONENTS = (
-    '@method', '@authority', '@path', '@query', 'content-type', 'content-digest',
-    'a2a-version', 'a2a-extensions', 'intercom-issuer', 'intercom-audience',
-)
-RESPONSE_COMPONENTS = (
-    '@status', 'content-type', 'content-digest', 'intercom-issuer', 'intercom-audience',
-    '"@method";req', '"@authority";req', '"@path";req', '"signature";req;key="a2a"',
-)
-
-
-def nonce() -> str:
-    return base64.urlsafe_b64encode(secrets.token_bytes(16)).rstrip(b'=').decode()
-
-
-def utc(ts: int) -> datetime.datetime:
-    return datetime.datetime.fromtimestamp(ts, tz=datetime.timezone.utc)
-
-
-class Headers:
-    """Ordered field lines with the mapping interface the library needs."""
-
-    def __init__(self, pairs=()):
-        self.pairs = list(pairs)
-
-    def items(self):
-        return list(self.pairs)
-
-    def __iter__(self):
-        return iter(dict.fromkeys(n for n, _ in self.pairs))
-
-    def __contains__(self, name):
-        return any(n.lower() == name.lower() for n, _ in self.pairs)
-
-    def get(self, name, default=None):
-        values = [v for n, v in self.pairs if n.lower() == name.lower()]
-        return ', '.join(values) if values else default
-
-    def __getitem__(self, name):
-        value = self.get(name)
-        if value is None:
-            raise KeyError(name)
-        return value
-
-    def __setitem__(self, name, value):
-        self.__delitem__(name)
-        self.pairs.append((name, value))
-
-    def __delitem__(self, name):
-        self.pairs = [(n, v) for n, v in self.pairs if n.lower() != name.lower()]
-
-
-class RequestView:
-    def __init__(self, method, url, headers):
-        self.method, self.url, self.headers = method, url, headers
-
-
-class ResponseView:
-    def __init__(self, status_code, headers, request):
-        self.status_code, self.headers, self.request = status_code, headers, request
-
 
 @dataclass
 class Response:
@@ -259,15 +204,15 @@ class Client:
         assert list(inputs) == [LABEL], list(inputs)
         members, params = inputs[LABEL]
         covered = tuple(_item(name, p) for name, p in members)
-        assert covered == tuple(c if c.startswith('"') else f'"{c}"'
-                                for c in RESPONSE_COMPONENTS), covered
-        assert set(params) == {'created', 'expires', 'nonce', 'keyid', 'alg', 'tag'}, params
+        assert covered == tuple(serialized(c) for c in RESPONSE_COMPONENTS), covered
+        assert set(params) == PARAMS, params
         assert params['alg'] == 'ed25519' and params['tag'] == PROTOCOL, params
         now = int(time.time()) if now is None else now
-        assert abs(now - params['created']) <= 30, (now, params)
-        assert now < params['expires'] and params['expires'] - params['created'] <= 300, params
+        assert abs(now - params['created']) <= SKEW, (now, params)
+        assert now < params['expires'], (now, params)
+        assert params['expires'] - params['created'] <= MAX_WINDOW, params
         assert params['keyid'] in self.id.peer_keys, params['keyid']
-        verifier = _OwnClockVerifier(
+        verifier = OwnClockVerifier(
             signature_algorithm=algorithms.ED25519,
             key_resolver=MappingKeyResolver(private_keys={}, public_keys={
                 k: load_pem_public_key(v) for k, v in self.id.peer_keys.items()}),
@@ -278,14 +223,6 @@ class Client:
         assert headers['intercom-issuer'] == self.id.peer_id, headers['intercom-issuer']
         assert headers['intercom-audience'] == self.id.workload_id, headers['intercom-audience']
         return params
-
-
-class _OwnClockVerifier(HTTPMessageVerifier):
-    """The library's verifier minus its wall-clock checks: verify() applies the profile's time
-    rules itself, against `now` (which a test may move, as the peer's clock_offset_seconds)."""
-
-    def validate_created_and_expires(self, sig_input, max_age=None):
-        return None
 
 
 def _item(name, params) -> str:

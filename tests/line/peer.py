@@ -22,11 +22,9 @@ The fault knobs (<dir>/control.json, read on every request) are described in FAU
 """
 
 import asyncio
-import base64
 import hashlib
 import json
 import os
-import secrets
 import signal
 import socket
 import sys
@@ -40,7 +38,6 @@ from cryptography.hazmat.primitives.serialization import load_pem_private_key, l
 from http_message_signatures import (
     ContentDigest,
     HTTPMessageSigner,
-    HTTPMessageVerifier,
     InvalidSignature,
     MappingKeyResolver,
     algorithms,
@@ -49,6 +46,22 @@ from http_message_signatures.exceptions import HTTPMessageSignaturesException
 from starlette.applications import Starlette
 from starlette.authentication import SimpleUser
 
+from line_profile import (  # beside this file: sys.path[0] when run as a script
+    LABEL,
+    MAX_WINDOW,
+    PARAMS,
+    PROTOCOL,
+    REQUEST_COMPONENTS,
+    RESPONSE_COMPONENTS,
+    SKEW,
+    UNBOUND_RESPONSE_COMPONENTS,
+    Headers,
+    OwnClockVerifier,
+    RequestView,
+    ResponseView,
+    nonce,
+    utc,
+)
 from a2a.server.agent_execution import AgentExecutor, RequestContext
 from a2a.server.events import EventQueue
 from a2a.server.request_handlers import DefaultRequestHandler
@@ -66,21 +79,6 @@ from a2a.types.a2a_pb2 import (
     TaskStatus,
 )
 
-PROTOCOL = 'rfc9421-ed25519@1'
-LABEL = 'a2a'
-REQUEST_COMPONENTS = (
-    '@method', '@authority', '@path', '@query', 'content-type', 'content-digest',
-    'a2a-version', 'a2a-extensions', 'intercom-issuer', 'intercom-audience',
-)
-RESPONSE_COMPONENTS = (
-    '@status', 'content-type', 'content-digest', 'intercom-issuer', 'intercom-audience',
-    '"@method";req', '"@authority";req', '"@path";req', '"signature";req;key="a2a"',
-)
-# A refusal of a request that carries no usable `a2a` signature cannot bind to it.
-UNBOUND_RESPONSE_COMPONENTS = RESPONSE_COMPONENTS[:-1]
-PARAMS = frozenset({'created', 'expires', 'nonce', 'keyid', 'alg', 'tag'})
-SKEW = 30
-MAX_WINDOW = 300
 RESPONSE_SECONDS = 60
 BIG_ARTIFACT_BYTES = 600 * 1024
 URL_PART = 'https://peer.example/files/result.txt'
@@ -110,65 +108,6 @@ Refused (401) requests are never faulted.
 """
 
 
-def b64url_nonce() -> str:
-    return base64.urlsafe_b64encode(secrets.token_bytes(16)).rstrip(b'=').decode()
-
-
-class Headers:
-    """Field lines in order, with the small mapping interface the library needs."""
-
-    def __init__(self, pairs: list[tuple[str, str]]):
-        self.pairs = list(pairs)
-
-    def items(self):
-        return list(self.pairs)
-
-    def __iter__(self):
-        return iter(dict.fromkeys(name for name, _ in self.pairs))
-
-    def __contains__(self, name: str) -> bool:
-        return any(n.lower() == name.lower() for n, _ in self.pairs)
-
-    def get(self, name: str) -> str | None:
-        values = [v for n, v in self.pairs if n.lower() == name.lower()]
-        return ', '.join(values) if values else None
-
-    def __getitem__(self, name: str) -> str:
-        value = self.get(name)
-        if value is None:
-            raise KeyError(name)
-        return value
-
-    def __setitem__(self, name: str, value: str) -> None:
-        self.__delitem__(name)
-        self.pairs.append((name, value))
-
-    def __delitem__(self, name: str) -> None:
-        self.pairs = [(n, v) for n, v in self.pairs if n.lower() != name.lower()]
-
-    def raw(self) -> list[tuple[bytes, bytes]]:
-        return [(n.lower().encode('latin-1'), v.encode('latin-1')) for n, v in self.pairs]
-
-
-class RequestView:
-    def __init__(self, method: str, url: str, headers: Headers):
-        self.method, self.url, self.headers = method, url, headers
-
-
-class ResponseView:
-    def __init__(self, status_code: int, headers: Headers, request: RequestView):
-        self.status_code, self.headers, self.request = status_code, headers, request
-
-
-class ClockFreeVerifier(HTTPMessageVerifier):
-    """The library's verifier without its own wall-clock checks: the profile's time rules
-    (|now-created| <= 30 s, now < expires, expires-created <= 300) are checked by the peer
-    against its own clock, which a test may offset."""
-
-    def validate_created_and_expires(self, sig_input, max_age=None):
-        return None
-
-
 class Refused(Exception):
     def __init__(self, reason: str, detail: str = ''):
         super().__init__(f'{reason}: {detail}')
@@ -187,7 +126,7 @@ class Peer:
         self.log_path = self.dir / 'requests.jsonl'
         self.control_path = self.dir / 'control.json'
         workload_key = load_pem_public_key(config['workload_public_key_pem'].encode())
-        self.verifier = ClockFreeVerifier(
+        self.verifier = OwnClockVerifier(
             signature_algorithm=algorithms.ED25519,
             key_resolver=MappingKeyResolver(
                 public_keys={self.workload_key_id: workload_key}, private_keys={}
@@ -331,8 +270,8 @@ class Peer:
         response = ResponseView(status, headers, request)
         # body= makes the library add Content-Digest (sha-256) over the exact bytes sent.
         self.signer.sign(
-            response, key_id=key_id, label=LABEL, tag=PROTOCOL, nonce=b64url_nonce(), body=body,
-            created=datetime_of(now), expires=datetime_of(now + RESPONSE_SECONDS),
+            response, key_id=key_id, label=LABEL, tag=PROTOCOL, nonce=nonce(), body=body,
+            created=utc(now), expires=utc(now + RESPONSE_SECONDS),
             covered_component_ids=RESPONSE_COMPONENTS if bound else UNBOUND_RESPONSE_COMPONENTS,
         )
 
@@ -356,20 +295,19 @@ def request_signature_member(request: RequestView) -> bytes | None:
     return member[0] if member and isinstance(member[0], bytes) else None
 
 
-def datetime_of(ts: int):
-    import datetime  # noqa: PLC0415
-
-    return datetime.datetime.fromtimestamp(ts, tz=datetime.timezone.utc)
+def json_object(body: bytes) -> dict | None:
+    try:
+        doc = json.loads(body)
+    except ValueError:
+        return None
+    return doc if isinstance(doc, dict) else None
 
 
 def rpc_fields(body: bytes) -> dict:
     """What the log records of a JSON-RPC body (None where it is not one)."""
     out = {'rpc_method': None, 'rpc_id': None, 'message_id': None, 'task_id': None}
-    try:
-        doc = json.loads(body)
-    except ValueError:
-        return out
-    if not isinstance(doc, dict):
+    doc = json_object(body)
+    if doc is None:
         return out
     out['rpc_method'] = doc.get('method') if isinstance(doc.get('method'), str) else None
     out['rpc_id'] = doc.get('id')
@@ -385,11 +323,8 @@ def rpc_fields(body: bytes) -> dict:
 def response_fields(body: bytes) -> dict:
     """The task id and state a JSON-RPC result carries, or its error code."""
     out = {'result_task_id': None, 'result_state': None, 'error_code': None}
-    try:
-        doc = json.loads(body)
-    except ValueError:
-        return out
-    if not isinstance(doc, dict):
+    doc = json_object(body)
+    if doc is None:
         return out
     if isinstance(doc.get('error'), dict):
         out['error_code'] = doc['error'].get('code')
