@@ -321,13 +321,11 @@ class Peer:
 
     def wait_log(self, count: int, timeout: float = 30) -> list:
         """The log once it holds at least `count` entries (polled; raises on timeout)."""
-        deadline = time.monotonic() + timeout
-        while True:
+        def enough():
             entries = self.log()
-            if len(entries) >= count or time.monotonic() > deadline:
-                assert len(entries) >= count, entries
-                return entries
-            time.sleep(0.05)
+            return entries if len(entries) >= count else None
+
+        return wait_for(enough, timeout)
 
     def requests(self, rpc_method: str) -> list:
         """The log's entries of one JSON-RPC method (SendMessage, GetTask, CancelTask)."""
@@ -667,6 +665,43 @@ class Line:
         hays = {'output': bytes(self.printed), **self.scanned_files()}
         return [(name, where) for name, needle in self.secret_needles().items()
                 for where, hay in hays.items() if needle in hay]
+
+
+def listening_sockets(pid: int) -> list:
+    """(local address hex, port) of every TCP socket in LISTEN state that process `pid` holds
+    (from /proc: what `ss -ltnp` shows for it)."""
+    inodes = set()
+    for fd in Path(f'/proc/{pid}/fd').iterdir():
+        try:
+            target = os.readlink(fd)
+        except OSError:
+            continue
+        if target.startswith('socket:['):
+            inodes.add(target[8:-1])
+    found = []
+    for table in ('/proc/net/tcp', '/proc/net/tcp6'):
+        try:
+            lines = Path(table).read_text().splitlines()[1:]
+        except OSError:
+            continue
+        for line in lines:
+            cols = line.split()
+            if cols[3] == '0A' and cols[9] in inodes:  # 0A: TCP_LISTEN
+                address, port = cols[1].split(':')
+                found.append((address, int(port, 16)))
+    return found
+
+
+def wait_for(predicate, timeout: float = 30, interval: float = 0.05):
+    """Poll `predicate()` until it returns a truthy value (returned) or `timeout` passes
+    (AssertionError)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        assert time.monotonic() < deadline, f'not within {timeout} s: {predicate}'
+        time.sleep(interval)
 
 
 def forms(secret: bytes) -> dict:

@@ -377,6 +377,8 @@ class SigningMiddleware:
             fields = rpc_fields(body)
             entry = {
                 'http_method': scope['method'], 'path': scope['path'], 'query': query,
+                'host': host, 'a2a_version': headers.get('a2a-version'),
+                'a2a_extensions': headers.get('a2a-extensions'),
                 **fields, 'body_sha256': hashlib.sha256(body).hexdigest(),
                 'body_bytes': len(body), 'verified': False, 'refusal': None, 'keyid': None,
                 'nonce': None, 'created': None, 'status': None, 'fault': None,

@@ -14,6 +14,10 @@ def test_enroll_the_running_peer_without_contacting_it(line, peer, keys):
     assert session.ready['profile'] == 'outbound-public-text@1'
     assert session.ready['workload_id'] == line.workload_id
 
+    # The session listens nowhere (the peer does: the control that the check sees sockets).
+    assert h.listening_sockets(session.pid) == []
+    assert [port for _, port in h.listening_sockets(peer.proc.pid)] == [peer.port]
+
     answer = line.enroll(peer)
     assert answer['operation'] == 'enroll', answer
     assert answer['peer_id'] == peer.peer_id

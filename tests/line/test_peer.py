@@ -57,6 +57,9 @@ def test_signed_send_get_cancel_and_the_log(peer):
     assert entry['rpc_method'] == 'SendMessage' and entry['message_id'] == message_id
     assert entry['verified'] and entry['refusal'] is None and entry['status'] == 200
     assert entry['keyid'] == 'workload-1' and entry['result_task_id'] == task['id']
+    assert (entry['host'], entry['a2a_version'], entry['a2a_extensions']) == (
+        f'peer.example:{peer.port}', '1.0', h.EXT)
+    assert entry['result_state'] == 'TASK_STATE_SUBMITTED' and entry['error_code'] is None
     assert entry['body_sha256'] == hashlib.sha256(sent.request_body).hexdigest()
 
     working = wait_state(client, task['id'], 'TASK_STATE_WORKING')
