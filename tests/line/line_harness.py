@@ -412,12 +412,16 @@ class Session:
                                      stderr=subprocess.PIPE, env=env)
         self.lines: queue.Queue = queue.Queue()
         self.stderr = bytearray()
-        threading.Thread(target=self._pump_out, daemon=True).start()
-        threading.Thread(target=self._pump_err, daemon=True).start()
+        self._readers = [threading.Thread(target=self._pump_out, daemon=True),
+                         threading.Thread(target=self._pump_err, daemon=True)]
+        for reader in self._readers:
+            reader.start()
         first = self._next(timeout)
         self.ready = json.loads(first) if first else None
         if not (isinstance(self.ready, dict) and self.ready.get('ready')):
             code = self.wait(10)
+            for reader in self._readers:
+                reader.join(10)
             raise SessionRefused(code, bytes(self.stderr).decode(errors='replace'))
 
     def _pump_out(self) -> None:

@@ -5,7 +5,18 @@ scan of everything that run wrote (stdout, stderr, the database and its journal)
 import base64
 import hashlib
 
+import pytest
+
 import line_harness as h
+
+
+def test_a_session_that_refuses_raises_with_its_exit_status_and_error(line, peer):
+    line.write_config(h.default_policy([peer.peer_id], [peer.uri]))
+    with pytest.raises(h.SessionRefused) as refused:
+        line.start()
+    assert refused.value.code == 3
+    assert refused.value.error()['error'] == 'migration_required'
+    assert line.scan() == []
 
 
 def test_enroll_the_running_peer_without_contacting_it(line, peer, keys):
