@@ -2,7 +2,7 @@
 # Makes target/a2a-venv, the Python virtualenv of the A2A interop suite (tests/a2a/python) and
 # of the line's scenario suite (tests/line), from tests/a2a/python/requirements.txt and its
 # constraints.txt. It is made again only when it is missing or when those pins changed, and
-# kept for the next run. Sourced or run from the repository root; prints nothing when current.
+# kept for the next run. Run it from anywhere (bash scripts/a2a-venv.sh); silent when current.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 venv=target/a2a-venv
