@@ -14,13 +14,7 @@ js_dir=tests/a2a/js
 
 digest() { cat "$@" | sha256sum | cut -d' ' -f1; }
 
-py_pins=$(digest "$py_dir/requirements.txt" "$py_dir/constraints.txt")
-if [ ! -x "$venv/bin/python" ] || [ "$(cat "$venv/.pins" 2>/dev/null)" != "$py_pins" ]; then
-  rm -rf "$venv"
-  python3 -m venv "$venv"
-  "$venv/bin/pip" install -q --disable-pip-version-check -r "$py_dir/requirements.txt"
-  echo "$py_pins" >"$venv/.pins"
-fi
+bash scripts/a2a-venv.sh
 js_pins=$(digest "$js_dir/package.json" "$js_dir/package-lock.json")
 if [ ! -f "$npm_dir/node_modules/@a2a-js/sdk/package.json" ] \
   || [ "$(cat "$npm_dir/.pins" 2>/dev/null)" != "$js_pins" ]; then

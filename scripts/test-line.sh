@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# The line's scenario suite (tests/line, pytest): the real `agent-intercom line` binary against
+# the official Python a2a-sdk 1.3.0 as the peer, behind our RFC 9421 signing middleware, over TLS
+# on loopback. The virtualenv is target/a2a-venv (scripts/a2a-venv.sh). The binary is
+# $AIC_LINE_BIN, or target/debug/agent-intercom built here (with the fault-injection feature
+# once the CLI has it). Prints `line scenarios: E executed, S skipped, F failed`; exits non-zero
+# when any test fails or none ran. Extra arguments go to pytest (e.g. -k r51).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+echo "== line scenarios (agent-intercom line against the a2a-sdk 1.3.0 signed peer)"
+bash scripts/a2a-venv.sh
+venv=target/a2a-venv
+if [ -z "${AIC_LINE_BIN:-}" ]; then
+  if grep -q '^fault-injection' cli/Cargo.toml; then
+    cargo build -p agent-intercom-cli --locked --features fault-injection
+  else
+    cargo build -p agent-intercom-cli --locked
+  fi
+  export AIC_LINE_BIN="$PWD/target/debug/agent-intercom"
+fi
+export PYTHONDONTWRITEBYTECODE=1
+report=target/line-scenarios.xml
+rm -f "$report"
+failed=0
+timeout 900 "$venv/bin/python" -m pytest -q -p no:cacheprovider --rootdir=tests/line \
+  --junitxml="$report" tests/line "$@" || failed=1
+counts=$("$venv/bin/python" - "$report" <<'PY'
+import sys
+import xml.etree.ElementTree as ET
+try:
+    root = ET.parse(sys.argv[1]).getroot()
+except (OSError, ET.ParseError):
+    print('no report')
+    raise SystemExit(1)
+suites = [root] if root.tag == 'testsuite' else list(root)
+total = sum(int(s.get('tests', 0)) for s in suites)
+skipped = sum(int(s.get('skipped', 0)) for s in suites)
+bad = sum(int(s.get('failures', 0)) + int(s.get('errors', 0)) for s in suites)
+print(f'{total - skipped} executed, {skipped} skipped, {bad} failed')
+raise SystemExit(1 if bad or total - skipped == 0 else 0)
+PY
+) || failed=1
+echo "line scenarios: $counts"
+if [ "$failed" -ne 0 ]; then
+  echo "line scenarios: FAILED"
+  exit 1
+fi
