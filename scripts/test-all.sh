@@ -32,6 +32,8 @@ bash scripts/acceptance-gate.sh
 
 bash scripts/test-a2a.sh
 
+bash scripts/test-line.sh
+
 step "typed usage"
 bash scripts/test-types.sh
 echo "all tests passed ($(( $(date +%s) - t0 )) s)"

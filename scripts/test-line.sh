@@ -2,8 +2,8 @@
 # The line's scenario suite (tests/line, pytest): the real `agent-intercom line` binary against
 # the official Python a2a-sdk 1.3.0 as the peer, behind our RFC 9421 signing middleware, over TLS
 # on loopback. The virtualenv is target/a2a-venv (scripts/a2a-venv.sh). The binary is
-# $AIC_LINE_BIN, or target/debug/agent-intercom built here (with the fault-injection feature
-# once the CLI has it). Prints `line scenarios: E executed, S skipped, F failed`; exits non-zero
+# $AIC_LINE_BIN, or the fault-injection build made here (target/line-fault/agent-intercom). The
+# signature vectors are cross-checked by the same independent library first. Prints `line scenarios: E executed, S skipped, F failed`; exits non-zero
 # when any test fails or none ran. Extra arguments go to pytest (e.g. -k r51).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -11,13 +11,18 @@ echo "== line scenarios (agent-intercom line against the a2a-sdk 1.3.0 signed pe
 bash scripts/a2a-venv.sh
 venv=target/a2a-venv
 if [ -z "${AIC_LINE_BIN:-}" ]; then
-  if grep -q '^fault-injection' cli/Cargo.toml; then
-    cargo build -p agent-intercom-cli --locked --features fault-injection
-  else
-    cargo build -p agent-intercom-cli --locked
-  fi
-  export AIC_LINE_BIN="$PWD/target/debug/agent-intercom"
+  # The fault-injection build, kept apart: target/debug/agent-intercom stays the plain build.
+  cargo build -p agent-intercom-cli --locked --features fault-injection
+  mkdir -p target/line-fault
+  cp target/debug/agent-intercom target/line-fault/.agent-intercom.tmp
+  mv -f target/line-fault/.agent-intercom.tmp target/line-fault/agent-intercom
+  cargo build -p agent-intercom-cli --locked
+  export AIC_LINE_BIN="$PWD/target/line-fault/agent-intercom"
 fi
+# The line's signature vectors (vectors/http-signatures-v1.json) through the independent
+# Python RFC 9421 library, both ways (through the C ABI of the debug library).
+cargo build -p agent-intercom-ffi --locked
+"$venv/bin/python" scripts/crosscheck-http-signatures.py target/debug/libagent_intercom.so
 export PYTHONDONTWRITEBYTECODE=1
 report=target/line-scenarios.xml
 rm -f "$report"

@@ -10,6 +10,8 @@ use agent_intercom_core::canonical::{self, Value};
 use agent_intercom_line::authority::{self, Fences};
 use agent_intercom_line::config::PublicConfig;
 use agent_intercom_line::fault::Faults;
+use agent_intercom_line::native::{self, NATIVE_PROFILE};
+use agent_intercom_line::startup::Profile;
 use agent_intercom_line::{Code, LineError, PROFILE, host, schema, secrets, startup, task};
 
 use crate::keys::Options;
@@ -25,7 +27,10 @@ pub const HELP: &str = "  agent-intercom line host migrate --db ABS [--to N]
   agent-intercom line session --config ABS
       the outbound-public-text@1 session: JSON lines in, one JSON answer per line out; the
       database is $AGENT_INTERCOM_LINE_DATABASE, the workload key
-      $AGENT_INTERCOM_LINE_SIGNING_KEY_FILE (both absolute)";
+      $AGENT_INTERCOM_LINE_SIGNING_KEY_FILE (both absolute)
+  agent-intercom line native-lab --config ABS
+      the native-public-peer@1 run lab (revision 2): the same environment and configuration,
+      operations enroll rotate revoke submit-public-run tick status cancel-run reauthorize-run";
 
 /// The operations of the outbound profile; any other name is `unknown_operation`.
 const PROFILE_OPERATIONS: &[&str] = &[
@@ -37,6 +42,14 @@ const PROFILE_OPERATIONS: &[&str] = &[
     "read",
     "rotate",
     "revoke",
+];
+/// The native lab's own operations (besides enroll, rotate and revoke).
+const NATIVE_OPERATIONS: &[&str] = &[
+    "submit-public-run",
+    "tick",
+    "status",
+    "cancel-run",
+    "reauthorize-run",
 ];
 /// The longest input line, in bytes.
 const MAX_LINE_BYTES: usize = 1024 * 1024;
@@ -70,7 +83,8 @@ pub fn run(args: &[&str]) -> ExitCode {
         ["host", "migrate", rest @ ..] => migrate(&owned(rest)),
         ["host", "set-operator-credential", rest @ ..] => set_credential(&owned(rest)),
         ["host", "establish-policy", rest @ ..] => establish(&owned(rest)),
-        ["session", rest @ ..] => session(&owned(rest)),
+        ["session", rest @ ..] => session(&owned(rest), Profile::Outbound),
+        ["native-lab", rest @ ..] => session(&owned(rest), Profile::Native),
         _ => usage("unknown line command (agent-intercom line --help)"),
     }
 }
@@ -86,7 +100,7 @@ fn migrate(args: &[String]) -> ExitCode {
                 .map_err(|e| LineError::new(Code::Usage, e))?,
         )?;
         let to = match options.get("--to") {
-            None => schema::CUSTODY_REVISION,
+            None => schema::NEWEST_REVISION,
             Some(text) => text
                 .parse()
                 .map_err(|_| LineError::new(Code::Usage, "--to must be a revision number"))?,
@@ -147,7 +161,7 @@ fn establish(args: &[String]) -> ExitCode {
     }
 }
 
-fn session(args: &[String]) -> ExitCode {
+fn session(args: &[String], profile: Profile) -> ExitCode {
     let options = match Options::parse(args, &["--config"], &[], &[]) {
         Ok(o) => o,
         Err(e) => return usage(e),
@@ -156,13 +170,13 @@ fn session(args: &[String]) -> ExitCode {
         return usage("--config is required");
     };
     // Everything is checked before the first input line is read.
-    let mut started = match startup::start(&env, config) {
+    let mut started = match startup::start_profile(&env, config, profile) {
         Ok(s) => s,
         Err(e) => return refuse(&e),
     };
     let ready = serde_json::json!({
         "ready": true,
-        "profile": PROFILE,
+        "profile": if profile == Profile::Native { NATIVE_PROFILE } else { PROFILE },
         "workload_id": started.config.workload_id,
         "generation": started.config.policy.generation,
         "startup_id": started.startup_id,
@@ -180,7 +194,7 @@ fn session(args: &[String]) -> ExitCode {
             Ok(None) => return ExitCode::SUCCESS,
             Err(_) => return ExitCode::FAILURE,
         };
-        let reply = handle(&mut started, &mut fences, &mut memory, line);
+        let reply = handle(&mut started, &mut fences, &mut memory, profile, line);
         if writeln!(out, "{reply}").and_then(|_| out.flush()).is_err() {
             return ExitCode::FAILURE;
         }
@@ -226,6 +240,7 @@ fn handle(
     started: &mut startup::Started,
     fences: &mut Fences,
     memory: &mut task::Memory,
+    profile: Profile,
     line: Result<String, ()>,
 ) -> serde_json::Value {
     let malformed =
@@ -261,7 +276,17 @@ fn handle(
             "rotate" => authority::rotate(conn, &ctx, fences, &value),
             _ => authority::revoke(conn, &ctx, fences, &value),
         }
-    } else if PROFILE_OPERATIONS.contains(&operation) {
+    } else if profile == Profile::Native && NATIVE_OPERATIONS.contains(&operation) {
+        startup::check_live(&started.conn, started.config.policy.generation).and_then(|()| {
+            match operation {
+                "submit-public-run" => native::submit_public_run(started, fences, &value),
+                "tick" => native::tick(started, fences, &value),
+                "status" => native::status(started, &value),
+                "cancel-run" => native::cancel_run(started, &value),
+                _ => native::reauthorize_run(started, &value),
+            }
+        })
+    } else if profile == Profile::Outbound && PROFILE_OPERATIONS.contains(&operation) {
         startup::check_live(&started.conn, started.config.policy.generation).and_then(|()| {
             match operation {
                 "declare-public" => task::declare(started, fences, memory, &value),

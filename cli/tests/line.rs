@@ -287,7 +287,8 @@ fn r65_cli_migration_gate() {
     );
     let out = lab.run(&["line", "host", "migrate", "--db", lab.db_arg()], b"");
     assert_eq!(out.code, 0, "{}", out.stderr);
-    assert_eq!(out.json(), json!({"ok": true, "from": 0, "revision": 1}));
+    // The default is the newest revision: the native lab's, which the session also runs on.
+    assert_eq!(out.json(), json!({"ok": true, "from": 0, "revision": 2}));
     // Migrated, but no credential yet.
     let out = lab.session();
     assert_eq!(
@@ -315,7 +316,7 @@ fn r67_cli_downgrade_refused_while_rows_remain() {
     let down = ["line", "host", "migrate", "--db", lab.db_arg(), "--to", "0"];
     assert_eq!(
         lab.run(&down, b"").json(),
-        json!({"ok": true, "from": 1, "revision": 0})
+        json!({"ok": true, "from": 2, "revision": 0})
     );
     lab.ready();
     let before = lab.db_bytes();
@@ -560,7 +561,10 @@ fn r26_cli_newer_generation_invalidates_the_live_session() {
     let lab = Lab::new("r26");
     lab.ready();
     let mut live = lab.live();
-    assert_eq!(live.ask(r#"{"operation":"poll"}"#)["error"], "invalid_field");
+    assert_eq!(
+        live.ask(r#"{"operation":"poll"}"#)["error"],
+        "invalid_field"
+    );
     // The host establishes generation 2 while the session runs.
     lab.write_config(&json!({"workload_id": WORKLOAD, "signing_key_id": "w", "policy": policy(2)}));
     lab.establish();

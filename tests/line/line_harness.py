@@ -35,9 +35,9 @@ ROOT = HERE.parents[1]
 AIC_LINE_BIN = os.environ.get('AIC_LINE_BIN') or str(ROOT / 'target' / 'debug' / 'agent-intercom')
 PEER_SCRIPT = HERE / 'peer.py'
 PROTOCOL = 'rfc9421-ed25519@1'
-# The signing extension's URI: the card lists it (required) and every request names it in
-# A2A-Extensions. A test may choose another.
-EXT = 'https://agent-intercom.dev/a2a/ext/rfc9421-ed25519/v1'
+# The signing extension's URI: the line's own (agent_intercom_core::httpsig::LINE_EXTENSION_URI);
+# the card lists it (required) and every request names it in A2A-Extensions.
+EXT = 'https://github.com/ctliz/agent-intercom/ext/line-rfc9421-ed25519/v1'
 HOSTNAME = 'peer.example'
 PATH = '/a2a/jsonrpc'
 PURPOSE = 'public-summary'
@@ -559,6 +559,16 @@ class Line:
               env: dict | None = None, timeout: float = STARTUP_SECONDS) -> Session:
         """Start a session and read its ready line (raises SessionRefused when it refuses)."""
         session = Session(self, [self.bin, 'line', 'session', '--config', str(self.config_file)],
+                          env or self.env(fault=fault, test_now_ms=test_now_ms), timeout)
+        self.sessions.append(session)
+        self.session = session
+        return session
+
+    def start_native(self, *, fault: str | None = None, test_now_ms: int | None = None,
+                     env: dict | None = None, timeout: float = STARTUP_SECONDS) -> Session:
+        """Start the native run lab (`line native-lab`) and read its ready line."""
+        session = Session(self, [self.bin, 'line', 'native-lab', '--config',
+                                 str(self.config_file)],
                           env or self.env(fault=fault, test_now_ms=test_now_ms), timeout)
         self.sessions.append(session)
         self.session = session

@@ -609,6 +609,25 @@ fn commit_or_unknown(
     tx.commit().map_err(|_| LineError::unknown(task_id))
 }
 
+/// The adopted result of a task (`{"parts": [...]}`), `null` when none was adopted.
+pub(crate) fn adopted_result(
+    conn: &Connection,
+    task_id: &str,
+) -> Result<serde_json::Value, LineError> {
+    let text: Option<String> = conn
+        .query_row(
+            "SELECT result_json FROM line_observation WHERE task_id = ?1 AND adopted = 1",
+            [task_id],
+            |r| r.get(0),
+        )
+        .optional()
+        .map_err(|e| io("cannot read observations", e))?
+        .flatten();
+    Ok(text
+        .and_then(|t| serde_json::from_str(&t).ok())
+        .unwrap_or(serde_json::Value::Null))
+}
+
 /// foreign id, state, observed at, adopted, result, omitted parts, key id.
 type ObservationRow = (
     String,

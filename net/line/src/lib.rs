@@ -18,6 +18,7 @@ pub mod fault;
 pub mod host;
 pub mod keyrec;
 pub mod ledger;
+pub mod native;
 pub mod policy;
 pub mod schema;
 pub mod secrets;
@@ -103,6 +104,8 @@ codes! {
     ForeignDatabase => "foreign_database", 3;
     /// A downgrade while a custody table holds a row.
     DowngradeRefused => "downgrade_refused", 3;
+    /// A task names a native owner that revision 2 cannot bind to a run.
+    InconsistentWaitOwner => "inconsistent_wait_owner", 3;
     /// The database cannot be opened, read or written.
     StoreIo => "store_io", 3;
     /// Another control process holds this database.
@@ -169,6 +172,22 @@ codes! {
     TransportFailed => "transport_failed", 2;
     /// The peer refused, in an authenticated (signed) answer.
     PeerRefused => "peer_refused", 2;
+    /// No run has this id.
+    RunNotFound => "run_not_found", 2;
+    /// The request id names another request (text, target or session).
+    RequestConflict => "request_conflict", 2;
+    /// No run session has this id.
+    SessionUnknown => "session_unknown", 2;
+    /// After a restart, the run needs `reauthorize-run` for this action.
+    ReauthorizationRequired => "reauthorization_required", 2;
+    /// The worker failed: the run is not settled.
+    WorkerFailed => "worker_failed", 2;
+    /// The task or binding digest is not the run's.
+    BindingMismatch => "binding_mismatch", 2;
+    /// Reauthorizing an unclaimed first submit needs `reaffirm_public_source: true`.
+    ReaffirmRequired => "reaffirm_required", 2;
+    /// The submit was claimed and never answered: it is never replaced.
+    UncertainSubmit => "uncertain_submit", 2;
 }
 
 impl fmt::Display for Code {
@@ -275,6 +294,8 @@ mod tests {
             authority::ENROLL_POINT,
             authority::ROTATE_POINT,
             authority::REVOKE_POINT,
+            native::ADOPTED_POINT,
+            native::WORKER_POINT,
         ];
         assert_eq!(used.as_slice(), fault::POINTS);
     }

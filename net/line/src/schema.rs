@@ -18,8 +18,21 @@ use crate::{Code, LineError};
 
 /// `PRAGMA application_id` of a line custody database ("AILN").
 pub const APPLICATION_ID: i32 = 0x4149_4c4e;
-/// The revision this build runs.
+/// The custody revision (the outbound session's tables).
 pub const CUSTODY_REVISION: i64 = 1;
+/// The native run lab's revision (custody plus the run tables).
+pub const NATIVE_REVISION: i64 = 2;
+/// The newest revision this build knows (`host migrate`'s default).
+pub const NEWEST_REVISION: i64 = NATIVE_REVISION;
+/// The native run lab's tables (revision 2), in creation order.
+pub const NATIVE_TABLES: &[&str] = &[
+    "run_session",
+    "run_record",
+    "run_peer_task",
+    "run_checkpoint",
+    "run_closure",
+    "run_reauthorization",
+];
 /// The custody tables of revision 1, in creation order.
 pub const CUSTODY_TABLES: &[&str] = &[
     "line_host",
@@ -34,6 +47,8 @@ pub const CUSTODY_TABLES: &[&str] = &[
 
 /// Revision 1. `STRICT` tables: a value of the wrong type is an error, never coerced.
 const REVISION_1: &str = include_str!("schema_v1.sql");
+/// Revision 2.
+const REVISION_2: &str = include_str!("schema_v2.sql");
 
 pub(crate) fn io(what: &str, e: impl std::fmt::Display) -> LineError {
     LineError::new(Code::StoreIo, format!("{what}: {e}"))
@@ -112,10 +127,19 @@ pub fn state(conn: &Connection) -> Result<State, LineError> {
     ))
 }
 
-/// Opens an existing database that must be at [`CUSTODY_REVISION`] (a session's gate): a
-/// missing or older database is `migration_required`, a newer one `schema_newer`. Nothing is
-/// written.
+/// Opens an existing database for the outbound session: at [`CUSTODY_REVISION`] or
+/// [`NATIVE_REVISION`] (which only adds tables the session never touches). A missing or older
+/// database is `migration_required`, a newer one `schema_newer`. Nothing is written.
 pub fn open_at_revision(db: &Path) -> Result<Connection, LineError> {
+    open_within(db, CUSTODY_REVISION, NATIVE_REVISION)
+}
+
+/// Opens an existing database for the native run lab: exactly at [`NATIVE_REVISION`].
+pub fn open_native(db: &Path) -> Result<Connection, LineError> {
+    open_within(db, NATIVE_REVISION, NATIVE_REVISION)
+}
+
+fn open_within(db: &Path, least: i64, most: i64) -> Result<Connection, LineError> {
     let conn = Connection::open_with_flags(
         db,
         OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
@@ -127,18 +151,20 @@ pub fn open_at_revision(db: &Path) -> Result<Connection, LineError> {
         )
     })?;
     match state(&conn)? {
-        State::Revision(CUSTODY_REVISION) => {}
-        State::Revision(r) if r > CUSTODY_REVISION => {
+        State::Revision(r) if (least..=most).contains(&r) => {}
+        State::Revision(r) if r > NEWEST_REVISION => {
             return Err(LineError::new(
                 Code::SchemaNewer,
-                format!("the database is at revision {r}; this build runs {CUSTODY_REVISION}"),
+                format!(
+                    "the database is at revision {r}; this build knows up to {NEWEST_REVISION}"
+                ),
             ));
         }
         _ => {
             return Err(LineError::new(
                 Code::MigrationRequired,
                 format!(
-                    "the database is not at revision {CUSTODY_REVISION}: run `line host migrate`"
+                    "this profile needs revision {least}: run `line host migrate --to {least}`"
                 ),
             ));
         }
@@ -156,24 +182,25 @@ pub struct Migrated {
     pub to: i64,
 }
 
-/// Brings `db` (created when absent) to revision `to` (0 or 1) under the control lock.
-/// Downgrading is refused while any custody table holds a row.
+/// Brings `db` (created when absent) to revision `to` (0, 1 or 2) under the control lock, one
+/// revision at a time in one transaction. Downgrading is refused while any table it would drop
+/// holds a row (and, from 2, while any task is native).
 pub fn migrate(db: &Path, to: i64) -> Result<Migrated, LineError> {
-    if !(0..=CUSTODY_REVISION).contains(&to) {
+    if !(0..=NEWEST_REVISION).contains(&to) {
         return Err(LineError::new(
             Code::Usage,
-            format!("--to must be 0 to {CUSTODY_REVISION}"),
+            format!("--to must be 0 to {NEWEST_REVISION}"),
         ));
     }
     let mut conn = Connection::open(db).map_err(|e| io("cannot open the database", e))?;
     let _lock = ControlLock::acquire(db)?;
     let from = match state(&conn)? {
         State::Empty => 0,
-        State::Revision(r) if r > CUSTODY_REVISION => {
+        State::Revision(r) if r > NEWEST_REVISION => {
             return Err(LineError::new(
                 Code::SchemaNewer,
                 format!(
-                    "the database is at revision {r}; this build knows up to {CUSTODY_REVISION}"
+                    "the database is at revision {r}; this build knows up to {NEWEST_REVISION}"
                 ),
             ));
         }
@@ -186,36 +213,94 @@ pub fn migrate(db: &Path, to: i64) -> Result<Migrated, LineError> {
     let tx = conn
         .transaction_with_behavior(TransactionBehavior::Immediate)
         .map_err(|e| io("cannot begin the migration", e))?;
-    if to > from {
-        tx.execute_batch(REVISION_1)
-            .map_err(|e| io("cannot create the custody tables", e))?;
-        tx.pragma_update(None, "application_id", APPLICATION_ID)
-            .and_then(|_| tx.pragma_update(None, "user_version", to))
-            .map_err(|e| io("cannot record the revision", e))?;
-    } else {
-        for table in CUSTODY_TABLES {
-            let rows: i64 = tx
-                .query_row(&format!("SELECT count(*) FROM {table}"), [], |r| r.get(0))
-                .map_err(|e| io("cannot count custody rows", e))?;
-            if rows > 0 {
+    let mut at = from;
+    while at < to {
+        if at == 0 {
+            tx.execute_batch(REVISION_1)
+                .map_err(|e| io("cannot create the custody tables", e))?;
+        } else {
+            refuse_native_owners(&tx)?;
+            tx.execute_batch(REVISION_2)
+                .map_err(|e| io("cannot create the native tables", e))?;
+        }
+        at += 1;
+    }
+    while at > to {
+        if at == NATIVE_REVISION {
+            refuse_rows(&tx, NATIVE_TABLES)?;
+            let native: i64 = tx
+                .query_row(
+                    "SELECT count(*) FROM line_task WHERE owner_kind = 'native'",
+                    [],
+                    |r| r.get(0),
+                )
+                .map_err(|e| io("cannot count native tasks", e))?;
+            if native > 0 {
                 return Err(LineError::new(
                     Code::DowngradeRefused,
-                    format!("{table} holds {rows} row(s): custody is never dropped"),
+                    format!("line_task holds {native} native task(s): custody is never dropped"),
                 )
-                .with("table", *table));
+                .with("table", "line_task"));
             }
+            drop_tables(&tx, NATIVE_TABLES)?;
+        } else {
+            refuse_rows(&tx, CUSTODY_TABLES)?;
+            drop_tables(&tx, CUSTODY_TABLES)?;
         }
-        for table in CUSTODY_TABLES.iter().rev() {
-            tx.execute_batch(&format!("DROP TABLE {table};"))
-                .map_err(|e| io("cannot drop a custody table", e))?;
-        }
-        tx.pragma_update(None, "user_version", 0)
-            .and_then(|_| tx.pragma_update(None, "application_id", 0))
-            .map_err(|e| io("cannot record the revision", e))?;
+        at -= 1;
     }
+    let app = if to == 0 { 0 } else { APPLICATION_ID };
+    tx.pragma_update(None, "application_id", app)
+        .and_then(|_| tx.pragma_update(None, "user_version", to))
+        .map_err(|e| io("cannot record the revision", e))?;
     tx.commit()
         .map_err(|e| io("cannot commit the migration", e))?;
     Ok(Migrated { from, to })
+}
+
+/// Refuses while any of `tables` holds a row.
+fn refuse_rows(tx: &rusqlite::Transaction<'_>, tables: &[&'static str]) -> Result<(), LineError> {
+    for table in tables {
+        let rows: i64 = tx
+            .query_row(&format!("SELECT count(*) FROM {table}"), [], |r| r.get(0))
+            .map_err(|e| io("cannot count custody rows", e))?;
+        if rows > 0 {
+            return Err(LineError::new(
+                Code::DowngradeRefused,
+                format!("{table} holds {rows} row(s): custody is never dropped"),
+            )
+            .with("table", *table));
+        }
+    }
+    Ok(())
+}
+
+fn drop_tables(tx: &rusqlite::Transaction<'_>, tables: &[&str]) -> Result<(), LineError> {
+    for table in tables.iter().rev() {
+        tx.execute_batch(&format!("DROP TABLE {table};"))
+            .map_err(|e| io("cannot drop a custody table", e))?;
+    }
+    Ok(())
+}
+
+/// The native revision binds every native task to a run; a task that already names a native
+/// owner at revision 1 has none, so the upgrade is refused (`inconsistent_wait_owner`).
+fn refuse_native_owners(tx: &rusqlite::Transaction<'_>) -> Result<(), LineError> {
+    let orphans: i64 = tx
+        .query_row(
+            "SELECT count(*) FROM line_task WHERE owner_kind <> 'operator'",
+            [],
+            |r| r.get(0),
+        )
+        .map_err(|e| io("cannot read task owners", e))?;
+    if orphans > 0 {
+        return Err(LineError::new(
+            Code::InconsistentWaitOwner,
+            format!("{orphans} task(s) name a native owner with no run: the upgrade is refused"),
+        )
+        .with("table", "line_task"));
+    }
+    Ok(())
 }
 
 /// The database path from an absolute path text.

@@ -42,10 +42,30 @@ pub struct Started {
     pub faults: Faults,
 }
 
-/// Runs the gate. `env` looks a variable up; `config_path` is `--config`.
+/// Which session a startup opens.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Profile {
+    /// `outbound-public-text@1` (revision 1 or 2).
+    Outbound,
+    /// `native-public-peer@1` (revision 2).
+    Native,
+}
+
+/// Runs the gate of the outbound session. `env` looks a variable up; `config_path` is
+/// `--config`.
 pub fn start(
     env: &dyn Fn(&str) -> Option<OsString>,
     config_path: &str,
+) -> Result<Started, LineError> {
+    start_profile(env, config_path, Profile::Outbound)
+}
+
+/// Runs the gate of `profile`: the same identities, configuration and checks for both; only
+/// the database revision differs.
+pub fn start_profile(
+    env: &dyn Fn(&str) -> Option<OsString>,
+    config_path: &str,
+    profile: Profile,
 ) -> Result<Started, LineError> {
     let faults = Faults::from_env(env)?;
     let db_text = env(DATABASE_ENV)
@@ -59,7 +79,10 @@ pub fn start(
         })?;
     let db = schema::db_path(&db_text)?;
     let identities = secrets::load(env)?;
-    let conn = schema::open_at_revision(&db)?;
+    let conn = match profile {
+        Profile::Outbound => schema::open_at_revision(&db)?,
+        Profile::Native => schema::open_native(&db)?,
+    };
     match host::credential_digest(&conn)? {
         None => {
             return Err(LineError::new(
@@ -108,8 +131,11 @@ fn settle_interrupted(conn: &Connection, now_ms: i64) -> Result<(), LineError> {
             [now_ms],
         )
         .and_then(|_| {
+            // A native task still `prepared` was admitted, never claimed: it stays, for its
+            // run's reauthorization; an operator's was an intent whose submit never claimed.
             conn.execute(
-                "UPDATE line_task SET status = 'unknown' WHERE status IN ('prepared', 'claimed')",
+                "UPDATE line_task SET status = 'unknown' WHERE status = 'claimed' \
+                 OR (status = 'prepared' AND owner_kind = 'operator')",
                 [],
             )
         })

@@ -85,13 +85,14 @@ pub(crate) struct TaskRow {
     pub status: String,
     pub adoption_open: bool,
     pub local_disposition: String,
+    pub owner_kind: String,
 }
 
-fn task_row(conn: &Connection, task_id: &str) -> Result<Option<TaskRow>, LineError> {
+pub(crate) fn task_row(conn: &Connection, task_id: &str) -> Result<Option<TaskRow>, LineError> {
     conn.query_row(
         "SELECT task_id, peer_id, purpose, task_schema, category, endpoint, \
          body_sha256, source_assertion_json, expires_at_ms, foreign_task_id, status, \
-         adoption_open, local_disposition FROM line_task WHERE task_id = ?1",
+         adoption_open, local_disposition, owner_kind FROM line_task WHERE task_id = ?1",
         [task_id],
         |r| {
             Ok(TaskRow {
@@ -110,6 +111,7 @@ fn task_row(conn: &Connection, task_id: &str) -> Result<Option<TaskRow>, LineErr
                 status: r.get(10)?,
                 adoption_open: r.get::<_, i64>(11)? == 1,
                 local_disposition: r.get(12)?,
+                owner_kind: r.get(13)?,
             })
         },
     )
@@ -126,7 +128,7 @@ fn source_refused(why: &str) -> LineError {
 }
 
 /// `source` must be exactly `{"text": non-empty string, "public_assertion": true}`.
-fn public_text<'v>(value: &'v Value<'_>) -> Result<&'v str, LineError> {
+pub(crate) fn public_text<'v>(value: &'v Value<'_>) -> Result<&'v str, LineError> {
     let Some(Value::Object(pairs)) = value.get("source") else {
         return Err(source_refused(
             "source must be an object {text, public_assertion: true}",
@@ -152,7 +154,7 @@ fn public_text<'v>(value: &'v Value<'_>) -> Result<&'v str, LineError> {
 }
 
 /// The exact `SendMessage` body of a declaration (A2A 1.0, `returnImmediately`).
-fn send_message_body(message_id: &str, text: &str) -> Vec<u8> {
+pub(crate) fn send_message_body(message_id: &str, text: &str) -> Vec<u8> {
     serde_json::json!({
         "jsonrpc": "2.0",
         "id": message_id,
@@ -201,6 +203,41 @@ fn remaining_app_bytes(
     Ok(least)
 }
 
+/// `too_large` for a request body that would not fit one exchange's allowance (with room for
+/// the head) or the application bytes any of its scopes has left.
+pub(crate) fn check_size(
+    conn: &Connection,
+    started: &Started,
+    s: &Selectors,
+    bytes: u64,
+) -> Result<(), LineError> {
+    if bytes + HEAD_ROOM > NETWORK_ALLOWANCE {
+        return Err(LineError::new(
+            Code::TooLarge,
+            "the request would not fit one exchange's 512 KiB network allowance",
+        )
+        .with("application_bytes", bytes));
+    }
+    if (bytes as i64) > remaining_app_bytes(conn, started, s)? {
+        return Err(LineError::new(
+            Code::TooLarge,
+            "the request is larger than the application bytes a scope has left",
+        )
+        .with("application_bytes", bytes));
+    }
+    Ok(())
+}
+
+/// The stored request body of a task (its one `SendMessage`).
+pub(crate) fn body_of(conn: &Connection, task_id: &str) -> Result<Vec<u8>, LineError> {
+    conn.query_row(
+        "SELECT body FROM line_task WHERE task_id = ?1",
+        [task_id],
+        |r| r.get(0),
+    )
+    .map_err(|e| io("cannot read the task's body", e))
+}
+
 /// `declare-public`: the operator asserts `source.text` is authored public text for this exact
 /// target. No contact, no charge, nothing durable.
 pub fn declare(
@@ -225,20 +262,7 @@ pub fn declare(
     let message_id = uuid::Uuid::new_v4().hyphenated().to_string();
     let body = send_message_body(&message_id, text);
     let bytes = body.len() as u64;
-    if bytes + HEAD_ROOM > NETWORK_ALLOWANCE {
-        return Err(LineError::new(
-            Code::TooLarge,
-            "the request would not fit one exchange's 512 KiB network allowance",
-        )
-        .with("application_bytes", bytes));
-    }
-    if (bytes as i64) > remaining_app_bytes(&started.conn, started, &s)? {
-        return Err(LineError::new(
-            Code::TooLarge,
-            "the request is larger than the application bytes a scope has left",
-        )
-        .with("application_bytes", bytes));
-    }
+    check_size(&started.conn, started, &s, bytes)?;
     let now = started.faults.now_ms();
     let expires = now + i64::from(policy.declaration_seconds) * 1000;
     let id = uuid::Uuid::new_v4().hyphenated().to_string();
@@ -413,7 +437,9 @@ fn targeted(started: &Started, value: &Value<'_>, action: Action) -> Result<Task
     let task_id = string(value, "task_id")?;
     let s = authority::selectors(value)?;
     let endpoint = string(value, "endpoint")?;
-    let Some(task) = task_row(&started.conn, task_id)? else {
+    // A native lab's task is its run's: this profile does not see it.
+    let Some(task) = task_row(&started.conn, task_id)?.filter(|t| t.owner_kind == "operator")
+    else {
         return Err(LineError::new(Code::TaskNotFound, "no task has this id"));
     };
     if task.selectors != s || task.endpoint != endpoint {

@@ -4,7 +4,9 @@
 
 mod common;
 
-use agent_intercom_line::schema::{self, CUSTODY_REVISION, CUSTODY_TABLES, ControlLock};
+use agent_intercom_line::schema::{
+    self, CUSTODY_REVISION, CUSTODY_TABLES, ControlLock, NATIVE_REVISION, NATIVE_TABLES,
+};
 use agent_intercom_line::{Code, host, startup};
 use common::*;
 use rusqlite::Connection;
@@ -48,7 +50,7 @@ fn r65_sessions_start_only_at_the_custody_revision() {
     // A newer revision is refused, never rewritten.
     Connection::open(&db)
         .unwrap()
-        .pragma_update(None, "user_version", 2)
+        .pragma_update(None, "user_version", 3)
         .unwrap();
     assert_eq!(
         schema::open_at_revision(&db).unwrap_err().code,
@@ -285,4 +287,100 @@ fn r34_a_changed_ceiling_refuses_and_never_resets() {
     let p2 = parsed(&policy(2, |p| p["peers"] = json!([PEER, PEER_B])));
     let e = host::establish_policy(&db, &p2, 3).unwrap();
     assert_eq!(e.scopes_created, 2, "the new peer and its task family");
+}
+
+#[test]
+fn r65_the_native_lab_needs_revision_2_and_the_session_runs_on_both() {
+    let tmp = Tmp::new("r65n");
+    let db = tmp.path("line.sqlite");
+    schema::migrate(&db, CUSTODY_REVISION).unwrap();
+    assert_eq!(
+        schema::open_native(&db).unwrap_err().code,
+        Code::MigrationRequired
+    );
+    let m = schema::migrate(&db, NATIVE_REVISION).unwrap();
+    assert_eq!((m.from, m.to), (1, 2));
+    assert!(schema::open_native(&db).is_ok());
+    assert!(schema::open_at_revision(&db).is_ok());
+    let names = tables(&db);
+    for table in CUSTODY_TABLES.iter().chain(NATIVE_TABLES) {
+        assert!(names.iter().any(|n| n == table), "{table}");
+    }
+    // Down to 1 with no native row: the native tables go, custody stays.
+    schema::migrate(&db, CUSTODY_REVISION).unwrap();
+    assert!(
+        tables(&db)
+            .iter()
+            .all(|n| !NATIVE_TABLES.contains(&n.as_str()))
+    );
+    // 0 to 2 in one step.
+    let fresh = tmp.path("fresh.sqlite");
+    assert_eq!(schema::migrate(&fresh, 2).unwrap().from, 0);
+    assert_eq!(schema::migrate(&fresh, 0).unwrap().to, 0);
+    assert!(tables(&fresh).is_empty());
+}
+
+/// A task at revision 1 that names a native owner has no run to bind it: the upgrade refuses.
+#[test]
+fn r72_the_native_migration_refuses_inconsistent_wait_owners() {
+    let tmp = Tmp::new("r72");
+    let db = tmp.path("line.sqlite");
+    schema::migrate(&db, CUSTODY_REVISION).unwrap();
+    {
+        let conn = Connection::open(&db).unwrap();
+        plant_native_task(&conn);
+    }
+    let e = schema::migrate(&db, NATIVE_REVISION).unwrap_err();
+    assert_eq!(e.code, Code::InconsistentWaitOwner);
+    assert_eq!(
+        schema::open_native(&db).unwrap_err().code,
+        Code::MigrationRequired
+    );
+}
+
+/// A native task (even without its run rows) blocks the downgrade from 2, and so does any row
+/// of a native table.
+#[test]
+fn r73_native_downgrade_is_refused_while_native_evidence_remains() {
+    let tmp = Tmp::new("r73");
+    let db = tmp.path("line.sqlite");
+    schema::migrate(&db, NATIVE_REVISION).unwrap();
+    {
+        let conn = Connection::open(&db).unwrap();
+        conn.execute(
+            "INSERT INTO run_session (session_id, startup_id, created_at_ms) VALUES ('s', 'u', 0)",
+            [],
+        )
+        .unwrap();
+    }
+    let e = schema::migrate(&db, CUSTODY_REVISION).unwrap_err();
+    assert_eq!(
+        (e.code, e.to_json()["table"].clone()),
+        (Code::DowngradeRefused, json!("run_session"))
+    );
+    let e = schema::migrate(&db, 0).unwrap_err();
+    assert_eq!(e.code, Code::DowngradeRefused);
+    assert!(tables(&db).iter().any(|n| n == "run_session"));
+
+    let db2 = tmp.path("line2.sqlite");
+    schema::migrate(&db2, NATIVE_REVISION).unwrap();
+    plant_native_task(&Connection::open(&db2).unwrap());
+    let e = schema::migrate(&db2, CUSTODY_REVISION).unwrap_err();
+    assert_eq!(
+        (e.code, e.to_json()["table"].clone()),
+        (Code::DowngradeRefused, json!("line_task"))
+    );
+}
+
+/// A `line_task` row owned by the native lab, with just enough of its references.
+fn plant_native_task(conn: &Connection) {
+    conn.execute_batch(
+        "PRAGMA foreign_keys = OFF;
+         INSERT INTO line_task (task_id, owner_kind, startup_id, enrollment_id, peer_id, purpose,
+           task_schema, category, endpoint, message_id, body, body_sha256, source_assertion_json,
+           generation, created_at_ms, expires_at_ms, foreign_task_id, status, adoption_open,
+           local_disposition) VALUES ('t', 'native', 'u', 'e', 'p', 'x', 'y', 'z',
+           'https://h:1/', 'm', X'7B7D', 'd', '{}', 1, 0, 1, NULL, 'prepared', 1, 'open');",
+    )
+    .unwrap();
 }
