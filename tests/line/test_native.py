@@ -266,3 +266,47 @@ def test_r73_downgrade_is_refused_while_native_rows_remain(lab, peer):
     refused = lab.migrate(1)
     assert refused.code != 0 and refused.error()['error'] == 'downgrade_refused', refused
     assert len(lab.dump('run_record')) == 1
+
+
+def test_r07_r05_the_lab_listens_nowhere_and_writes_no_secret(lab, peer):
+    assert h.listening_sockets(lab.session.pid) == []
+    run = admit(lab, peer)
+    tick(lab, run['run_id'])
+    tick(lab, run['run_id'])
+    status(lab, run['run_id'])
+    assert h.listening_sockets(lab.session.pid) == []
+    lab.close()
+    assert lab.scan() == []
+
+
+def test_r83_a_stalled_peer_gives_an_explicit_outcome_and_the_next_command_works(line, peer):
+    line.setup(lab_policy(peer, network_seconds=2))
+    line.start_native()
+    line.enroll(peer)
+    peer.control(executor='working')
+    run = admit(line, peer)
+    assert tick(line, run['run_id'])['performed'] == 'submit'
+    peer.control(executor='working', faults=[{'method': 'GetTask', 'kind': 'delay',
+                                              'seconds': 5}])
+    t = tick(line, run['run_id'])
+    assert (t['performed'], t['outcome'], t['status']) == ('poll', 'unknown',
+                                                           'awaiting_peer'), t
+    assert status(line, run['run_id'])['status'] == 'awaiting_peer'
+
+
+def test_r86_each_reauthorized_action_is_admitted_now(line, peer):
+    line.setup(lab_policy(peer))
+    line.start_native()
+    line.enroll(peer)
+    run = admit(line, peer)
+    line.close()
+    policy = lab_policy(peer, generation=2)
+    policy['actions'] = [a for a in policy['actions'] if a != 'adopt']
+    line.write_config(policy)
+    assert line.establish_policy().code == 0
+    line.start_native()
+    answer = line.send({'operation': 'reauthorize-run', 'run_id': run['run_id'],
+                        'task_id': run['task_id'], 'binding_digest': run['binding_digest'],
+                        'actions': ['poll', 'adopt']})
+    assert (answer['error'], answer['reason']) == ('denied', 'action'), answer
+    assert line.dump('run_reauthorization') == []

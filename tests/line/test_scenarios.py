@@ -55,6 +55,39 @@ def check_ledger_is_the_sum(line):
         assert accepted == sum(e['accepted_net'] or 0 for e in mine), (kind, key)
     with line.db() as conn:
         assert conn.execute('PRAGMA integrity_check').fetchone()[0] == 'ok'
+    check_delivery_state(line)
+
+
+STATES = {'TASK_STATE_SUBMITTED': 'submitted', 'TASK_STATE_WORKING': 'working',
+          'TASK_STATE_INPUT_REQUIRED': 'interrupted', 'TASK_STATE_AUTH_REQUIRED': 'interrupted',
+          'TASK_STATE_COMPLETED': 'completed', 'TASK_STATE_FAILED': 'failed',
+          'TASK_STATE_REJECTED': 'rejected', 'TASK_STATE_CANCELED': 'canceled'}
+TERMINAL = {'completed', 'failed', 'rejected', 'canceled'}
+
+
+def check_delivery_state(line):
+    """L-70: each task's status, foreign id and adoption follow from its exchange and
+    observation rows alone (the only owner of delivery state)."""
+    exchanges, observations = line.dump('line_exchange'), line.dump('line_observation')
+    for task in line.dump('line_task'):
+        mine = [o for o in observations if o['task_id'] == task['task_id']]
+        sent = [e for e in exchanges if e['task_id'] == task['task_id']]
+        authenticated = [e for e in sent if e['outcome'] == 'authenticated']
+        assert len(mine) == len(authenticated), task
+        assert {o['exchange_id'] for o in mine} == {e['exchange_id'] for e in authenticated}
+        if not mine:
+            assert task['foreign_task_id'] is None, task
+            assert task['status'] in ('prepared', 'claimed', 'unknown', 'undelivered', 'refused',
+                                      'expired'), task
+            continue
+        assert {o['foreign_task_id'] for o in mine} == {task['foreign_task_id']}, task
+        states = [STATES[o['foreign_state']] for o in mine]
+        first_terminal = next((st for st in states if st in TERMINAL), None)
+        expected = first_terminal or states[-1]
+        assert task['status'] in (expected, 'expired'), (task, states)
+        adopted = [o for o in mine if o['adopted']]
+        assert len(adopted) <= 1
+        assert (task['local_disposition'] == 'adopted') == bool(adopted), task
 
 
 @pytest.fixture
@@ -565,3 +598,24 @@ def test_r46_a_task_expires(line, peer):
     assert cancel(line, peer, s['task_id'])['error'] == 'already_terminal'
     assert len(peer.log()) == log
     assert read(line, peer, s['task_id'])['status'] == 'expired'
+
+
+def test_r16_key_validity_is_checked_when_a_response_is_verified(line, peer, keys):
+    now = time.time()
+    line.setup(h.default_policy([peer.peer_id], [peer.uri], task_seconds=86400))
+    line.start()
+    key = line.key_record(keys.peer_key('peer-key-1'), peer.peer_id,
+                          expires_at=h.iso(now + 2 * 3600))
+    assert 'error' not in line.send(dict(line.enroll_line(peer), key=key))
+    peer.control(executor='working')
+    s = submit(line, peer)
+    assert s['status'] in ('submitted', 'working'), s
+    # Three hours later (both clocks), the enrolled key has expired: the peer's response no
+    # longer authenticates, however well it is signed.
+    later_ms = int((now + 3 * 3600) * 1000)
+    line.restart(test_now_ms=later_ms)
+    peer.control(executor='working', clock_offset_seconds=h.Peer.clock_offset_for(later_ms))
+    unknown(poll(line, peer, s['task_id']), s['task_id'])
+    [get] = peer.requests('GetTask')
+    assert get['verified'] is True  # the peer accepted our request; we refused its answer
+    check_ledger_is_the_sum(line)

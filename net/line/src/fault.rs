@@ -14,10 +14,10 @@ pub const TEST_NOW_ENV: &str = "AGENT_INTERCOM_LINE_TEST_NOW";
 /// The fault points, in the order a submit meets them: the intent commit, the claim (the
 /// ledger's charge) commit, just after it (before any send), just after the whole request was
 /// written (before the response is read), the outcome commit; `cancel`'s adoption-closing
-/// commit and just after it; and the persisting commit of each authority mutation. `abort` is meaningful at
-/// every point (at a commit: before it commits); the two uncertain modes at the commits only
-/// (elsewhere they do nothing). In the native lab, `run-adopted` is just after the adopted
-/// checkpoint commits, and at `worker` an uncertain mode makes the worker fail.
+/// commit and just after it; and the persisting commit of each authority mutation. `abort` is
+/// meaningful at every point (at a commit: before it commits); the two uncertain modes at the
+/// commits only (elsewhere they do nothing). In the native lab, `run-adopted` is just after
+/// the adopted checkpoint commits, and at `worker` an uncertain mode makes the worker fail.
 pub const POINTS: &[&str] = &[
     "intent-commit",
     "ledger-commit",
