@@ -314,22 +314,24 @@ pub async fn intake(
                 .get(header::AUTHORIZATION)
                 .map(HeaderValue::as_bytes);
             if !token.accepts(authorization) {
-                return refuse(
+                // Answered before the body is read: the connection is not reused, so a pooling
+                // client never sends its next request into a connection the server drops.
+                return closing(refuse(
                     StatusCode::UNAUTHORIZED,
                     ErrorCode::AccessDenied,
                     "this service requires Authorization: Bearer <token>",
-                );
+                ));
             }
             BEARER
         }
         None => ANONYMOUS,
     };
     if !is_json(request.headers()) {
-        return refuse(
+        return closing(refuse(
             StatusCode::UNSUPPORTED_MEDIA_TYPE,
             ErrorCode::InvalidRequest,
             "Content-Type must be application/json",
-        );
+        ));
     }
     let declared = request
         .headers()

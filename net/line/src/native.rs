@@ -242,8 +242,8 @@ pub fn submit_public_run(
             ));
         }
     }
-    let endpoint_check = exchange::endpoint_of(&started.conn, &enrollment.enrollment_id)?;
-    drop(endpoint_check);
+    // The enrolled CA file is checked now too (`ca_changed`), before anything is admitted.
+    exchange::endpoint_of(&started.conn, &enrollment.enrollment_id)?;
     let new_id = || uuid::Uuid::new_v4().hyphenated().to_string();
     let (run_id, task_id, message_id) = (new_id(), new_id(), new_id());
     let new_session = session_id.is_none();
@@ -643,8 +643,9 @@ pub fn status(started: &mut Started, value: &Value<'_>) -> Result<serde_json::Va
     Ok(answer)
 }
 
-/// `cancel-run`: closes local adoption and retires the local exchange; the peer is not asked,
-/// and what it may still do stays visible as `remote`.
+/// `cancel-run`: closes local adoption and retires the local exchange (a settled run is never
+/// ticked again, so a task never claimed is never sent); the peer is not asked, and what it may
+/// still hold stays visible as `remote`.
 pub fn cancel_run(
     started: &mut Started,
     value: &Value<'_>,
@@ -682,14 +683,6 @@ pub fn cancel_run(
              WHERE task_id = ?1 AND adoption_open = 1",
             [&task.task_id],
         )?;
-        if task.status == "prepared" {
-            // Never claimed: it is retired here and can never be sent.
-            tx.execute(
-                "UPDATE line_task SET status = 'refused' WHERE task_id = ?1 \
-                 AND status = 'prepared'",
-                [&task.task_id],
-            )?;
-        }
         tx.execute(
             "INSERT INTO run_closure (run_id, reason, remote_uncertain, closed_at_ms) VALUES \
              (?1, 'cancelled', ?2, ?3)",
@@ -719,6 +712,14 @@ pub fn reauthorize_run(
         &["reaffirm_public_source"],
     )?;
     let run = run_of(&started.conn, run_id)?;
+    if run.status != "awaiting_peer" {
+        return Err(LineError::new(
+            Code::AlreadyTerminal,
+            "the run is settled: there is nothing to reauthorize",
+        )
+        .with("run_id", &*run.run_id)
+        .with("status", &*run.status));
+    }
     let task_id = string(value, "task_id")?;
     let digest = string(value, "binding_digest")?;
     if task_id != run.task_id || digest != run.binding_digest {

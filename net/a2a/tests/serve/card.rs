@@ -145,6 +145,15 @@ fn a_token_guards_every_post_and_is_never_shown() {
         assert_eq!(v["error"]["code"], "ACCESS_DENIED");
         assert!(!v.to_string().contains(TOKEN));
     }
+    // Refused before its body is read, on a keep-alive connection: the answer says
+    // `Connection: close`, so a pooling client never reuses a connection the server drops.
+    let head = keep_alive_head(addr, &body.to_string());
+    assert!(head.starts_with("HTTP/1.1 401"), "{head}");
+    assert!(
+        head.to_ascii_lowercase()
+            .contains("\r\nconnection: close\r\n"),
+        "{head}"
+    );
     let right = format!("Bearer {TOKEN}");
     let reply = post_rpc(addr, "1.0", &[("Authorization", &right)], &body);
     assert_eq!(reply.status, 200);
@@ -187,4 +196,29 @@ fn the_service_refuses_to_start_beyond_loopback_without_the_flag_and_a_token() {
     expect_config(cfg, "request timeout");
     // Nothing was created for refused starts.
     assert!(!tmp.db().exists());
+}
+
+/// The response head to a keep-alive POST of `body` (the client does not ask to close).
+fn keep_alive_head(addr: std::net::SocketAddr, body: &str) -> String {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(addr).unwrap();
+    stream
+        .set_read_timeout(Some(std::time::Duration::from_secs(10)))
+        .unwrap();
+    write!(
+        stream,
+        "POST /a2a HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
+         A2A-Version: 1.0\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut got = Vec::new();
+    let mut chunk = [0u8; 4096];
+    while !got.windows(4).any(|w| w == b"\r\n\r\n") {
+        let n = stream.read(&mut chunk).unwrap();
+        assert!(n > 0, "closed before a response head");
+        got.extend_from_slice(&chunk[..n]);
+    }
+    let end = got.windows(4).position(|w| w == b"\r\n\r\n").unwrap();
+    String::from_utf8_lossy(&got[..end + 4]).into_owned()
 }
