@@ -25,7 +25,7 @@ if [ ! -f "$npm_dir/node_modules/@a2a-js/sdk/package.json" ] \
   echo "$js_pins" >"$npm_dir/.pins"
 fi
 
-cargo build -p agent-intercom-cli --locked
+cargo build --workspace --bins --locked
 # The Node scratchpad API (the end-to-end test's local agent) needs the addon: build it when it
 # is missing or older than the sources it is made of.
 addon=bindings-node/agent_intercom.node

@@ -12,16 +12,16 @@ bash scripts/a2a-venv.sh
 venv=target/a2a-venv
 if [ -z "${AIC_LINE_BIN:-}" ]; then
   # The fault-injection build, kept apart: target/debug/agent-intercom stays the plain build.
-  cargo build -p agent-intercom-cli --locked --features fault-injection
+  cargo build --workspace --bins --locked --features agent-intercom-cli/fault-injection
   mkdir -p target/line-fault
   cp target/debug/agent-intercom target/line-fault/.agent-intercom.tmp
   mv -f target/line-fault/.agent-intercom.tmp target/line-fault/agent-intercom
-  cargo build -p agent-intercom-cli --locked
+  cargo build --workspace --bins --locked
   export AIC_LINE_BIN="$PWD/target/line-fault/agent-intercom"
 fi
 # The line's signature vectors (vectors/http-signatures-v1.json) through the independent
 # Python RFC 9421 library, both ways (through the C ABI of the debug library).
-cargo build -p agent-intercom-ffi --locked
+cargo build --workspace --locked
 "$venv/bin/python" scripts/crosscheck-http-signatures.py target/debug/libagent_intercom.so
 export PYTHONDONTWRITEBYTECODE=1
 report=target/line-scenarios.xml

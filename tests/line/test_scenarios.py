@@ -634,3 +634,34 @@ def test_r16_key_validity_is_checked_when_a_response_is_verified(line, peer, key
     [get] = peer.requests('GetTask')
     assert get['verified'] is True  # the peer accepted our request; we refused its answer
     check_ledger_is_the_sum(line)
+
+
+@pytest.mark.parametrize('point', ['intent-commit', 'ledger-commit', 'after-claim-before-send',
+                                   'after-send-before-response', 'outcome-commit'])
+def test_r68_a_crash_at_every_point_of_a_submit(line, peer, point):
+    """abort at each point a submit meets, then restart: the database is intact, the ledger is
+    the sum of the exchanges, at most one SendMessage was ever sent, and a read says `unknown`
+    (or `task_not_found` when the intent never committed)."""
+    line.setup(h.default_policy([peer.peer_id], [peer.uri]))
+    line.start(fault=f'{point}:abort')
+    line.enroll(peer)
+    d = declare(line, peer)
+    assert line.send({'operation': 'submit', 'declaration_id': d['declaration_id']}) is None
+    line.kill_all()
+    line.start()
+    tasks = line.dump('line_task')
+    if point == 'intent-commit':
+        assert tasks == [] and line.dump('line_exchange') == []
+    else:
+        [task] = tasks
+        assert task['status'] == 'unknown', task
+        exchanges = line.dump('line_exchange')
+        assert [e['outcome'] for e in exchanges] == ([] if point == 'ledger-commit'
+                                                    else ['unknown'])
+        assert read(line, peer, task['task_id'])['status'] == 'unknown'
+        unknown(poll(line, peer, task['task_id']))
+    if point in ('after-send-before-response', 'outcome-commit'):
+        peer.wait_log(1, timeout=20)
+    assert len(peer.sends()) == (1 if point in ('after-send-before-response',
+                                                'outcome-commit') else 0)
+    check_ledger_is_the_sum(line)

@@ -696,3 +696,97 @@ pub(crate) fn latest_observation(
         },
     }))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn said_of(status: u16, body: serde_json::Value, physical: Physical) -> Option<Said> {
+        said(status, body.to_string().as_bytes(), &"r-1".into(), physical)
+    }
+
+    #[test]
+    fn an_authenticated_answer_is_read_strictly() {
+        let task = serde_json::json!({"id": "t-1", "status": {"state": "TASK_STATE_WORKING"}});
+        let ok = |result| serde_json::json!({"jsonrpc": "2.0", "id": "r-1", "result": result});
+        // SendMessage answers {"task": ...}; GetTask and CancelTask the task itself.
+        assert!(matches!(
+            said_of(200, ok(serde_json::json!({"task": task})), Physical::Submit),
+            Some(Said::Task { ref id, ref state, .. }) if id == "t-1" && state == "TASK_STATE_WORKING"
+        ));
+        assert!(said_of(200, ok(task.clone()), Physical::Submit).is_none());
+        assert!(matches!(
+            said_of(200, ok(task.clone()), Physical::Poll),
+            Some(Said::Task { .. })
+        ));
+        // Another request's id, another version, no result: nothing of it is used.
+        let mut other = ok(task.clone());
+        other["id"] = "r-2".into();
+        assert!(said_of(200, other, Physical::Poll).is_none());
+        let mut v1 = ok(task.clone());
+        v1["jsonrpc"] = "1.0".into();
+        assert!(said_of(200, v1, Physical::Poll).is_none());
+        assert!(said(200, b"not json", &"r-1".into(), Physical::Poll).is_none());
+        // An unknown state, an empty or huge foreign id.
+        for bad in [
+            serde_json::json!({"id": "t-1", "status": {"state": "TASK_STATE_SLEEPING"}}),
+            serde_json::json!({"id": "", "status": {"state": "TASK_STATE_WORKING"}}),
+            serde_json::json!({"id": "x".repeat(257), "status": {"state": "TASK_STATE_WORKING"}}),
+            serde_json::json!({"id": 7, "status": {"state": "TASK_STATE_WORKING"}}),
+        ] {
+            assert!(
+                said_of(200, ok(bad.clone()), Physical::Poll).is_none(),
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
+    fn refusals_carry_their_code() {
+        let error = serde_json::json!({"jsonrpc": "2.0", "id": "r-1",
+                                       "error": {"code": -32002, "message": "no"}});
+        assert!(matches!(
+            said_of(200, error.clone(), Physical::Cancel),
+            Some(Said::Refused(ref c)) if c == -32002
+        ));
+        assert!(matches!(
+            said_of(401, error, Physical::Poll),
+            Some(Said::Refused(ref c)) if c == -32002
+        ));
+        let plain = serde_json::json!({"jsonrpc": "2.0", "id": "r-1", "result": {}});
+        assert!(matches!(
+            said_of(503, plain, Physical::Poll),
+            Some(Said::Refused(ref c)) if c == 503
+        ));
+    }
+
+    #[test]
+    fn only_text_parts_of_a_completed_task_are_kept() {
+        let body = serde_json::json!({"jsonrpc": "2.0", "id": "r-1", "result": {
+        "id": "t-1", "status": {"state": "TASK_STATE_COMPLETED"},
+        "artifacts": [
+            {"parts": [{"text": "one"}, {"url": "https://x.example/f"}]},
+            {"parts": [{"raw": "AAAA"}, {"text": "two"}, {"data": {"k": 1}}]},
+        ]}});
+        let Some(Said::Task { parts, omitted, .. }) = said_of(200, body, Physical::Poll) else {
+            panic!("a task")
+        };
+        assert_eq!(
+            parts,
+            [
+                serde_json::json!({"text": "one"}),
+                serde_json::json!({"text": "two"})
+            ]
+        );
+        let kinds: Vec<_> = omitted.iter().map(|o| o["kind"].clone()).collect();
+        assert_eq!(kinds, ["url", "raw", "data"]);
+        // A task not completed keeps nothing.
+        let working = serde_json::json!({"jsonrpc": "2.0", "id": "r-1", "result": {
+            "id": "t-1", "status": {"state": "TASK_STATE_WORKING"},
+            "artifacts": [{"parts": [{"text": "early"}]}]}});
+        let Some(Said::Task { parts, .. }) = said_of(200, working, Physical::Poll) else {
+            panic!("a task")
+        };
+        assert!(parts.is_empty());
+    }
+}

@@ -132,8 +132,6 @@ codes! {
     Malformed => "malformed", 2;
     /// An operation the session does not have (migrate, reset, delete, update-policy ...).
     UnknownOperation => "unknown_operation", 2;
-    /// An operation of the profile this build does not carry yet.
-    Unavailable => "unavailable", 2;
     /// A member of an operation's input is missing, additional or of the wrong type.
     InvalidField => "invalid_field", 2;
     /// A key record that is not an operator-enrolled Ed25519 key of this peer for this workload.

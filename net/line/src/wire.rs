@@ -232,7 +232,11 @@ pub fn exchange(
         std::process::abort();
     }
     let budget = allowance - signed.wire.len() as u64;
-    match read_response(&mut tls, &mut tcp, budget, &remaining) {
+    let mut source = |buf: &mut [u8], left: Duration| {
+        tcp.set_read_timeout(Some(left))?;
+        rustls::Stream::new(&mut tls, &mut tcp).read(buf)
+    };
+    match read_response(&mut source, budget, &remaining) {
         Ok((response, body, read)) => Delivery::Received(Received {
             response,
             body,
@@ -258,17 +262,18 @@ fn client_config(anchors: &[Vec<u8>]) -> Result<Arc<rustls::ClientConfig>, Strin
     Ok(Arc::new(config))
 }
 
+/// Where response bytes come from: fills the buffer within the time left (`Ok(0)` at the end).
+type Source<'a> = dyn FnMut(&mut [u8], Duration) -> std::io::Result<usize> + 'a;
+
 /// Reads one HTTP/1.1 response of at most `budget` bytes: the head, then a body framed by
 /// `Content-Length` or chunked.
 fn read_response(
-    tls: &mut rustls::ClientConnection,
-    tcp: &mut TcpStream,
+    source: &mut Source<'_>,
     budget: u64,
     remaining: &dyn Fn() -> Duration,
 ) -> Result<(Response, Vec<u8>, u64), String> {
     let mut reader = Reader {
-        tls,
-        tcp,
+        source,
         buf: Vec::new(),
         budget,
         read: 0,
@@ -322,15 +327,14 @@ fn read_response(
     Ok((response, body, reader.read))
 }
 
-struct Reader<'a> {
-    tls: &'a mut rustls::ClientConnection,
-    tcp: &'a mut TcpStream,
+struct Reader<'a, 'b> {
+    source: &'a mut Source<'b>,
     buf: Vec<u8>,
     budget: u64,
     read: u64,
 }
 
-impl Reader<'_> {
+impl Reader<'_, '_> {
     /// Appends what arrives next to `buf`; an error at the end of the stream, the deadline or
     /// the budget.
     fn more(&mut self, remaining: &dyn Fn() -> Duration) -> Result<(), String> {
@@ -338,10 +342,8 @@ impl Reader<'_> {
         if left.is_zero() {
             return Err("the response did not arrive in time".into());
         }
-        let _ = self.tcp.set_read_timeout(Some(left));
         let mut chunk = [0u8; 16 * 1024];
-        let mut stream = rustls::Stream::new(&mut *self.tls, &mut *self.tcp);
-        let n = match stream.read(&mut chunk) {
+        let n = match (self.source)(&mut chunk, left) {
             Ok(0) => return Err("the connection closed before the response was complete".into()),
             Ok(n) => n,
             Err(e) => return Err(format!("the response was cut: {e}")),
@@ -392,7 +394,7 @@ fn parse_head(head: &[u8]) -> Result<(u16, Headers), String> {
 }
 
 fn read_chunked(
-    reader: &mut Reader<'_>,
+    reader: &mut Reader<'_, '_>,
     mut data: Vec<u8>,
     remaining: &dyn Fn() -> Duration,
 ) -> Result<Vec<u8>, String> {
@@ -442,6 +444,66 @@ fn read_chunked(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Reads `wire` as a response arriving in pieces of `piece` bytes, within `budget`.
+    fn read_from(wire: &[u8], piece: usize, budget: u64) -> Result<(u16, Vec<u8>), String> {
+        let mut at = 0;
+        let mut source = |buf: &mut [u8], _left: Duration| {
+            let n = piece.min(buf.len()).min(wire.len() - at);
+            buf[..n].copy_from_slice(&wire[at..at + n]);
+            at += n;
+            Ok(n)
+        };
+        let forever = || Duration::from_secs(60);
+        read_response(&mut source, budget, &forever).map(|(r, body, _)| (r.status(), body))
+    }
+
+    #[test]
+    fn bodies_are_framed_by_length_or_chunks() {
+        let plain = b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello";
+        for piece in [1, 3, 4096] {
+            assert_eq!(
+                read_from(plain, piece, 1 << 20),
+                Ok((200, b"hello".to_vec()))
+            );
+        }
+        let chunked = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n\
+                        5;ext=1\r\nhello\r\n6\r\n world\r\n0\r\n\r\n";
+        for piece in [1, 7, 4096] {
+            assert_eq!(
+                read_from(chunked, piece, 1 << 20),
+                Ok((200, b"hello world".to_vec()))
+            );
+        }
+        let refused: [&[u8]; 7] = [
+            // no length, two lengths, a body longer than its length, cut short
+            b"HTTP/1.1 200 OK\r\n\r\nhello",
+            b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Length: 5\r\n\r\nhello",
+            b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nhello",
+            b"HTTP/1.1 200 OK\r\nContent-Length: 9\r\n\r\nhello",
+            // trailers, a chunk without its CRLF, a bad size
+            b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n0\r\nX: y\r\n\r\n",
+            b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nabc\r\n0\r\n\r\n",
+            b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",
+        ];
+        for wire in refused {
+            assert!(
+                read_from(wire, 4096, 1 << 20).is_err(),
+                "{}",
+                String::from_utf8_lossy(wire)
+            );
+        }
+        // Over the budget: a declared length, a chunk size, or what actually arrives.
+        let big = b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n";
+        assert!(read_from(big, 4096, 64).is_err());
+        assert!(read_from(plain, 4096, 10).is_err());
+        let big_chunk = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nffffff\r\n";
+        assert!(read_from(big_chunk, 4096, 1 << 10).is_err());
+        // A head that never ends is cut at its limit.
+        let mut endless = b"HTTP/1.1 200 OK\r\n".to_vec();
+        endless.extend(std::iter::repeat_n(b'a', MAX_HEAD_BYTES + 10));
+        assert!(read_from(&endless, 4096, 1 << 20).is_err());
+    }
 
     #[test]
     fn heads_parse_strictly() {
