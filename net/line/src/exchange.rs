@@ -712,7 +712,8 @@ mod tests {
         // SendMessage answers {"task": ...}; GetTask and CancelTask the task itself.
         assert!(matches!(
             said_of(200, ok(serde_json::json!({"task": task})), Physical::Submit),
-            Some(Said::Task { ref id, ref state, .. }) if id == "t-1" && state == "TASK_STATE_WORKING"
+            Some(Said::Task { ref id, ref state, .. })
+                if id == "t-1" && state == "TASK_STATE_WORKING"
         ));
         assert!(said_of(200, ok(task.clone()), Physical::Submit).is_none());
         assert!(matches!(
