@@ -306,7 +306,11 @@ fn handle(
         Ok(v) => v,
         Err(e) => e.to_json(),
     };
-    if let serde_json::Value::Object(map) = &mut reply {
+    // Every answer echoes its operation, except an uncertain outcome: that is exactly
+    // `{"error":"unknown","task_id":...}` (or `"peer_id"` for an authority mutation).
+    if let serde_json::Value::Object(map) = &mut reply
+        && map.get("error").and_then(serde_json::Value::as_str) != Some("unknown")
+    {
         map.insert("operation".into(), operation.into());
     }
     reply

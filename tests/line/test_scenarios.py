@@ -111,7 +111,7 @@ def enrolled(ready_line, peer):
 def unknown(answer, task_id=None):
     assert answer is not None
     assert answer['error'] == 'unknown', answer
-    assert set(answer) == {'error', 'task_id', 'operation'}, answer
+    assert set(answer) == {'error', 'task_id'}, answer  # exactly: not even `operation`
     if task_id is not None:
         assert answer['task_id'] == task_id
     return answer['task_id']
