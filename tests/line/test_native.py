@@ -257,7 +257,7 @@ def test_r89_reauthorizing_an_uncertain_submit_is_refused(line, peer):
     assert len(peer.sends()) == 1
 
 
-def test_trap10_a_crash_between_adopt_and_resume_resumes_once(line, peer):
+def test_r75_r80_trap10_a_crash_between_adopt_and_resume_resumes_once(line, peer):
     line.setup(lab_policy(peer))
     line.start_native(fault='run-adopted:abort')
     line.enroll(peer)
@@ -283,7 +283,7 @@ def test_r73_downgrade_is_refused_while_native_rows_remain(lab, peer):
     assert len(lab.dump('run_record')) == 1
 
 
-def test_r07_r05_the_lab_listens_nowhere_and_writes_no_secret(lab, peer):
+def test_r07_r05_r91_the_lab_listens_nowhere_and_writes_no_secret(lab, peer):
     assert h.listening_sockets(lab.session.pid) == []
     run = admit(lab, peer)
     tick(lab, run['run_id'])

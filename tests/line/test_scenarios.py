@@ -119,7 +119,7 @@ def unknown(answer, task_id=None):
 
 # -- the happy path and what each answer carries ----------------------------------------------
 
-def test_r41_r42_r43_submit_poll_read_against_the_sdk_peer(enrolled, peer):
+def test_r18_r41_r42_r43_r90_submit_poll_read_against_the_sdk_peer(enrolled, peer):
     line = enrolled
     s = submit(line, peer)
     assert set(s) == {'task_id', 'status', 'operation'}, s
@@ -298,7 +298,7 @@ def test_r51_r52_an_uncertain_commit_is_exactly_unknown(line, peer, point, mode)
 
 
 @pytest.mark.parametrize('kind', ['drop', 'unsigned', 'wrong_audience', 'replay'])
-def test_r17_r51_r56_an_unauthenticated_or_missing_response_is_unknown(enrolled, peer, kind):
+def test_r17_r51_r54_r56_an_unauthenticated_or_missing_response_is_unknown(enrolled, peer, kind):
     line = enrolled
     if kind == 'replay':
         # A first, signed response to replay later.
@@ -385,7 +385,7 @@ def test_r55_each_poll_is_freshly_signed_and_charged(enrolled, peer):
 
 @pytest.mark.parametrize('point,sends', [('after-claim-before-send', 0),
                                          ('after-send-before-response', 1)])
-def test_r30_r58_r68_a_crash_around_the_send_leaves_the_charge_and_unknown(line, peer, point,
+def test_r30_r58_r59_r68_a_crash_around_the_send_leaves_the_charge_and_unknown(line, peer, point,
                                                                           sends):
     line.setup(h.default_policy([peer.peer_id], [peer.uri]))
     line.start(fault=f'{point}:abort')
@@ -664,4 +664,37 @@ def test_r68_a_crash_at_every_point_of_a_submit(line, peer, point):
         peer.wait_log(1, timeout=20)
     assert len(peer.sends()) == (1 if point in ('after-send-before-response',
                                                 'outcome-commit') else 0)
+    check_ledger_is_the_sum(line)
+
+
+def test_r23_the_endpoint_is_the_exact_uri_with_its_port(enrolled, peer):
+    """The target's endpoint is the enrollment's `https://{hostname}:{port}{path}`, byte for
+    byte: without its port, with another spelling of the host or path, it is refused before
+    anything happens."""
+    line = enrolled
+    for endpoint in (f'https://{h.HOSTNAME}{h.PATH}', f'https://PEER.example:{peer.port}{h.PATH}',
+                     f'https://{h.HOSTNAME}:{peer.port}{h.PATH}/',
+                     f'https://127.0.0.1:{peer.port}{h.PATH}'):
+        answer = line.send(line.target(peer, 'declare-public', endpoint=endpoint,
+                                       source={'text': TEXT, 'public_assertion': True}))
+        assert answer['error'] in ('denied', 'not_enrolled', 'invalid_field'), (endpoint, answer)
+    assert peer.log() == [] and line.dump('line_exchange') == []
+    assert 'declaration_id' in declare(line, peer)
+
+
+def test_r70_delivery_state_follows_from_its_rows_alone(enrolled, peer):
+    """After a completed, a refused, an unknown and a cancelled task, each task's foreign id,
+    status and adoption are what its exchange and observation rows say (check_delivery_state)."""
+    line = enrolled
+    done = submit(line, peer)
+    settle(line, peer, done['task_id'])
+    peer.control(faults=[{'method': 'SendMessage', 'kind': 'error', 'code': -32008}])
+    assert submit(line, peer)['error'] == 'peer_refused'
+    peer.control(faults=[{'method': 'SendMessage', 'kind': 'drop'}])
+    unknown(submit(line, peer))
+    peer.control(executor='working')
+    working = submit(line, peer)
+    cancel(line, peer, working['task_id'])
+    assert len(line.dump('line_task')) == 4
+    check_delivery_state(line)
     check_ledger_is_the_sum(line)
