@@ -1,12 +1,14 @@
 //! The signed outbound Agent-to-Agent line (docs/line.md): a local workload asks an enrolled
 //! foreign agent to do a public task.
 //!
-//! This crate holds the parts with no network: the two identities ([`secrets`]), the public
-//! configuration and its `PeerPolicy` ([`config`], [`policy`]), the SQLite custody schema behind
-//! its migration gate ([`schema`]), the host-only commands that establish the operator
-//! credential and the policy ([`host`]), the startup gate of a session ([`startup`]), the
-//! capacity ledger charged before any contact ([`ledger`]), the enrolled key and endpoint
-//! records ([`keyrec`]) and the session's `enroll`, `rotate` and `revoke` ([`authority`]).
+//! The two identities ([`secrets`]), the public configuration and its `PeerPolicy` ([`config`],
+//! [`policy`]), the SQLite custody schema behind its migration gate ([`schema`]), the host-only
+//! commands that establish the operator credential and the policy ([`host`]), the startup gate
+//! of a session ([`startup`]), the capacity ledger charged before any contact ([`ledger`]), the
+//! enrolled key and endpoint records ([`keyrec`]), the session's `enroll`, `rotate` and `revoke`
+//! ([`authority`]), its `declare-public`, `submit`, `poll`, `cancel` and `read` ([`task`]) over
+//! one charged, signed, authenticated exchange at a time ([`exchange`], on the HTTPS client of
+//! [`wire`]), and the native run lab ([`native`]). Test-only fault points: [`fault`].
 //!
 //! Every refusal is a [`LineError`] with a stable snake_case [`Code`]: the `error` member of the
 //! session's JSON answers. A message never carries a secret, a key or a credential.
