@@ -14,7 +14,7 @@ use agent_intercom_core::canonical::Value;
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 
 use crate::config::PublicConfig;
-use crate::fault::{Faults, Mode};
+use crate::fault::Faults;
 use crate::keyrec::{self, KEY_ASSURANCE, KEY_PROTOCOL, KeyRecord};
 use crate::policy::{Action, Target, check_name, check_uuid};
 use crate::schema::io;
@@ -234,6 +234,19 @@ pub fn target_gate(
     endpoint: &str,
     workload_fingerprint: &str,
 ) -> Result<Enrollment, LineError> {
+    gate(conn, fences, s, endpoint, workload_fingerprint, None).map(|(row, _)| row)
+}
+
+/// [`target_gate`], letting the mutation `repeat` pass a fence of its own (an uncertain
+/// `rotate` is finished by repeating it); also says whether the peer was fenced.
+fn gate(
+    conn: &Connection,
+    fences: &Fences,
+    s: &Selectors,
+    endpoint: &str,
+    workload_fingerprint: &str,
+    repeat: Option<&str>,
+) -> Result<(Enrollment, bool), LineError> {
     let Some(row) = find_enrollment(conn, s, endpoint)? else {
         return Err(LineError::new(
             Code::NotEnrolled,
@@ -246,7 +259,9 @@ pub fn target_gate(
             LineError::new(Code::Revoked, "this peer is revoked").with("peer_id", &*s.peer_id)
         );
     }
-    if fences.is_fenced(&s.peer_id) || pending.is_some() {
+    let fenced = fences.is_fenced(&s.peer_id) || pending.is_some();
+    let passes = repeat.is_some() && pending.as_deref().is_none_or(|p| Some(p) == repeat);
+    if fenced && !passes {
         return Err(LineError::new(
             Code::Fenced,
             "an authority mutation of this peer is uncertain: repeat it",
@@ -259,7 +274,7 @@ pub fn target_gate(
             "the workload key differs from the one this enrollment pinned",
         ));
     }
-    Ok(row)
+    Ok((row, fenced))
 }
 
 /// The key a response signed with `key_id` by `peer_id` verifies against at `now_ms`: the
@@ -329,19 +344,7 @@ fn persist(
         .map_err(|e| io("cannot begin the mutation", e))?;
     check_live(&tx, ctx.config.policy.generation)?;
     body(&tx)?;
-    match ctx.faults.at(point) {
-        Some(Mode::Abort) => std::process::abort(),
-        Some(Mode::UncertainAbsent) => {
-            drop(tx);
-            return Err(unknown_peer(peer_id));
-        }
-        Some(Mode::UncertainCommitted) => {
-            let _ = tx.commit();
-            return Err(unknown_peer(peer_id));
-        }
-        None => {}
-    }
-    tx.commit().map_err(|_| unknown_peer(peer_id))
+    ctx.faults.commit(tx, point, || unknown_peer(peer_id))
 }
 
 /// Writes the durable fence of `peer_id` (every enrollment row of it).
@@ -560,33 +563,15 @@ pub fn rotate(
         .policy
         .authorize(Action::Rotate, &s.target(&endpoint))?;
     check_live(conn, ctx.config.policy.generation)?;
-    let Some(row) = find_enrollment(conn, &s, &endpoint)? else {
-        return Err(LineError::new(
-            Code::NotEnrolled,
-            "no enrollment has exactly these selectors and endpoint",
-        ));
-    };
-    let (revoked, pending) = peer_state(conn, &s.peer_id)?;
-    if revoked {
-        return Err(
-            LineError::new(Code::Revoked, "this peer is revoked").with("peer_id", &*s.peer_id)
-        );
-    }
     // Only a repeated rotation may pass a fence.
-    let fenced = fences.is_fenced(&s.peer_id) || pending.is_some();
-    if pending.as_deref().is_some_and(|p| p != "rotate") {
-        return Err(LineError::new(
-            Code::Fenced,
-            "an authority mutation of this peer is uncertain: repeat it",
-        )
-        .with("peer_id", &*s.peer_id));
-    }
-    if row.workload_key_sha256 != ctx.workload_fingerprint {
-        return Err(LineError::new(
-            Code::WorkloadKeyChanged,
-            "the workload key differs from the one this enrollment pinned",
-        ));
-    }
+    let (_, fenced) = gate(
+        conn,
+        fences,
+        &s,
+        &endpoint,
+        ctx.workload_fingerprint,
+        Some("rotate"),
+    )?;
     let now = ctx.faults.now_ms();
     let key = keyrec::key_record(
         value.get("key").unwrap_or(&Value::Null),

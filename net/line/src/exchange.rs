@@ -26,7 +26,6 @@ use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 use sha2::{Digest as _, Sha256};
 
 use crate::authority::{self, Fences};
-use crate::fault::Mode;
 use crate::keyrec;
 use crate::ledger::{self, Authority, Charge, Operation};
 use crate::schema::io;
@@ -502,7 +501,9 @@ fn commit_outcome(
                         [task_id],
                     );
                 }
-                commit_or_unknown(tx, &started.faults, task_id)?;
+                started
+                    .faults
+                    .commit(tx, OUTCOME_POINT, || LineError::unknown(task_id))?;
                 return Err(LineError::new(
                     Code::PeerRefused,
                     "the peer refused, in a signed answer",
@@ -582,31 +583,13 @@ fn commit_outcome(
             next
         }
     };
-    commit_or_unknown(tx, &started.faults, task_id)?;
+    started
+        .faults
+        .commit(tx, OUTCOME_POINT, || LineError::unknown(task_id))?;
     Ok(Outcome {
         status: new_status,
         remote,
     })
-}
-
-fn commit_or_unknown(
-    tx: rusqlite::Transaction<'_>,
-    faults: &crate::fault::Faults,
-    task_id: &str,
-) -> Result<(), LineError> {
-    match faults.at(OUTCOME_POINT) {
-        Some(Mode::Abort) => std::process::abort(),
-        Some(Mode::UncertainAbsent) => {
-            drop(tx);
-            return Err(LineError::unknown(task_id));
-        }
-        Some(Mode::UncertainCommitted) => {
-            let _ = tx.commit();
-            return Err(LineError::unknown(task_id));
-        }
-        None => {}
-    }
-    tx.commit().map_err(|_| LineError::unknown(task_id))
 }
 
 /// The adopted result of a task (`{"parts": [...]}`), `null` when none was adopted.

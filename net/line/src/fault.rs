@@ -125,6 +125,36 @@ impl Faults {
         self.point.filter(|(p, _)| *p == point).map(|(_, m)| m)
     }
 
+    /// Commits `tx` under the fault point `point`: `abort` dies before the commit,
+    /// `uncertain-absent` drops it, `uncertain-committed` commits it; both uncertain modes, and a
+    /// COMMIT that fails (it may still have reached the disk), answer `uncertain()`.
+    pub fn commit(
+        &self,
+        tx: rusqlite::Transaction<'_>,
+        point: &str,
+        uncertain: impl Fn() -> LineError,
+    ) -> Result<(), LineError> {
+        match self.at(point) {
+            Some(Mode::Abort) => std::process::abort(),
+            Some(Mode::UncertainAbsent) => {
+                drop(tx);
+                Err(uncertain())
+            }
+            Some(Mode::UncertainCommitted) => {
+                let _ = tx.commit();
+                Err(uncertain())
+            }
+            None => tx.commit().map_err(|_| uncertain()),
+        }
+    }
+
+    /// Dies here when `point` is set to `abort` (a crash between two steps).
+    pub fn crash_at(&self, point: &str) {
+        if self.at(point) == Some(Mode::Abort) {
+            std::process::abort();
+        }
+    }
+
     /// The time, UNIX milliseconds (the test clock when one is set).
     pub fn now_ms(&self) -> i64 {
         self.now_ms.unwrap_or_else(|| {

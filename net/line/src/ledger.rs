@@ -10,7 +10,7 @@
 
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 
-use crate::fault::{Faults, Mode};
+use crate::fault::Faults;
 use crate::policy::{Limits, ScopeKind, task_scope_key};
 use crate::schema::io;
 use crate::startup::check_live;
@@ -233,25 +233,9 @@ pub fn charge(
         )
         .map_err(|e| io("cannot claim the task", e))?;
     }
-    match faults.at(COMMIT_POINT) {
-        Some(Mode::Abort) => std::process::abort(),
-        Some(Mode::UncertainAbsent) => {
-            drop(tx);
-            return Err(LineError::unknown(charge.task_id));
-        }
-        Some(Mode::UncertainCommitted) => {
-            // Whether or not the commit succeeds, the answer is the same.
-            let _ = tx.commit();
-            return Err(LineError::unknown(charge.task_id));
-        }
-        None => {}
-    }
     // A failed COMMIT may still have reached the disk: only `unknown` is honest.
-    tx.commit()
-        .map_err(|_| LineError::unknown(charge.task_id))?;
-    if faults.at(AFTER_COMMIT_POINT) == Some(Mode::Abort) {
-        std::process::abort();
-    }
+    faults.commit(tx, COMMIT_POINT, || LineError::unknown(charge.task_id))?;
+    faults.crash_at(AFTER_COMMIT_POINT);
     Ok(Exchange { exchange_id, seq })
 }
 

@@ -302,29 +302,22 @@ pub fn submit_public_run(
                 now
             ],
         )?;
-        tx.execute(
-            "INSERT INTO line_task (task_id, owner_kind, startup_id, enrollment_id, peer_id, \
-             purpose, task_schema, category, endpoint, message_id, body, body_sha256, \
-             source_assertion_json, generation, created_at_ms, expires_at_ms, foreign_task_id, \
-             status, adoption_open, local_disposition) VALUES (?1, 'native', ?2, ?3, ?4, ?5, \
-             ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, NULL, 'prepared', 1, 'open')",
-            params![
-                task_id,
-                started.startup_id,
-                enrollment.enrollment_id,
-                s.peer_id,
-                s.purpose,
-                s.task_schema,
-                s.category,
-                endpoint,
-                message_id,
-                body,
-                body_sha256,
-                assertion,
-                policy.generation as i64,
-                now,
-                expires
-            ],
+        task::insert_task(
+            &tx,
+            &task::NewTask {
+                task_id: &task_id,
+                owner_kind: "native",
+                startup_id: &started.startup_id,
+                enrollment_id: &enrollment.enrollment_id,
+                selectors: &s,
+                endpoint: &endpoint,
+                message_id: &message_id,
+                body: &body,
+                source_assertion_json: &assertion,
+                generation: policy.generation,
+                created_at_ms: now,
+                expires_at_ms: expires,
+            },
         )?;
         tx.execute(
             "INSERT INTO run_peer_task (run_id, task_id, step_id, occurrence, binding_digest) \
@@ -552,9 +545,7 @@ fn resume(started: &mut Started, run_id: &str, task: &TaskRow) -> Result<(), Lin
     .map_err(|e| io("cannot checkpoint the adoption", e))?;
     tx.commit()
         .map_err(|e| io("cannot commit the adoption", e))?;
-    if started.faults.at(ADOPTED_POINT) == Some(Mode::Abort) {
-        std::process::abort();
-    }
+    started.faults.crash_at(ADOPTED_POINT);
     match started.faults.at(WORKER_POINT) {
         Some(Mode::Abort) => std::process::abort(),
         Some(_) => {

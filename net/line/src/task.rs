@@ -23,8 +23,7 @@ use sha2::{Digest as _, Sha256};
 
 use crate::authority::{self, Fences, Selectors, check_members, string};
 use crate::exchange::{self, Physical};
-use crate::fault::Mode;
-use crate::policy::{Action, Target};
+use crate::policy::Action;
 use crate::schema::io;
 use crate::secrets::hex;
 use crate::startup::{Started, check_live};
@@ -117,10 +116,6 @@ pub(crate) fn task_row(conn: &Connection, task_id: &str) -> Result<Option<TaskRo
     )
     .optional()
     .map_err(|e| io("cannot read the task", e))
-}
-
-fn target<'s>(s: &'s Selectors, endpoint: &'s str) -> Target<'s> {
-    s.target(endpoint)
 }
 
 fn source_refused(why: &str) -> LineError {
@@ -255,7 +250,7 @@ pub fn declare(
     let endpoint = string(value, "endpoint")?.to_string();
     let text = public_text(value)?;
     let policy = &started.config.policy;
-    policy.authorize(Action::ClassifyPublic, &target(&s, &endpoint))?;
+    policy.authorize(Action::ClassifyPublic, &s.target(&endpoint))?;
     check_live(&started.conn, policy.generation)?;
     let fingerprint = started.identities.workload.fingerprint();
     authority::target_gate(&started.conn, fences, &s, &endpoint, &fingerprint)?;
@@ -316,7 +311,7 @@ pub fn submit(
     }
     let s = &declaration.selectors;
     let policy = &started.config.policy;
-    policy.authorize(Action::Submit, &target(s, &declaration.endpoint))?;
+    policy.authorize(Action::Submit, &s.target(&declaration.endpoint))?;
     check_live(&started.conn, policy.generation)?;
     let fingerprint = started.identities.workload.fingerprint();
     let enrollment = authority::target_gate(
@@ -347,44 +342,27 @@ pub fn submit(
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(|e| io("cannot begin the intent", e))?;
         check_live(&tx, policy.generation)?;
-        tx.execute(
-            "INSERT INTO line_task (task_id, owner_kind, startup_id, enrollment_id, peer_id, \
-             purpose, task_schema, category, endpoint, message_id, body, body_sha256, \
-             source_assertion_json, generation, created_at_ms, expires_at_ms, foreign_task_id, \
-             status, adoption_open, local_disposition) VALUES (?1, 'operator', ?2, ?3, ?4, ?5, \
-             ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, NULL, 'prepared', 1, 'open')",
-            params![
-                task_id,
-                started.startup_id,
-                enrollment.enrollment_id,
-                s.peer_id,
-                s.purpose,
-                s.task_schema,
-                s.category,
-                declaration.endpoint,
-                declaration.message_id,
-                declaration.body,
-                hex(&Sha256::digest(&declaration.body)),
-                assertion,
-                policy.generation as i64,
-                now,
-                expires
-            ],
+        insert_task(
+            &tx,
+            &NewTask {
+                task_id: &task_id,
+                owner_kind: "operator",
+                startup_id: &started.startup_id,
+                enrollment_id: &enrollment.enrollment_id,
+                selectors: s,
+                endpoint: &declaration.endpoint,
+                message_id: &declaration.message_id,
+                body: &declaration.body,
+                source_assertion_json: &assertion,
+                generation: policy.generation,
+                created_at_ms: now,
+                expires_at_ms: expires,
+            },
         )
         .map_err(|e| io("cannot record the task", e))?;
-        match started.faults.at(INTENT_POINT) {
-            Some(Mode::Abort) => std::process::abort(),
-            Some(Mode::UncertainAbsent) => {
-                drop(tx);
-                return Err(LineError::unknown(&task_id));
-            }
-            Some(Mode::UncertainCommitted) => {
-                let _ = tx.commit();
-                return Err(LineError::unknown(&task_id));
-            }
-            None => {}
-        }
-        tx.commit().map_err(|_| LineError::unknown(&task_id))
+        started
+            .faults
+            .commit(tx, INTENT_POINT, || LineError::unknown(&task_id))
     })();
     if let Err(e) = intent {
         if e.code == Code::Unknown {
@@ -407,6 +385,53 @@ pub fn submit(
         result,
         |outcome| serde_json::json!({"task_id": task_id, "status": outcome.status}),
     )
+}
+
+/// A task's immutable request, as its intent records it (`prepared`, adoption open).
+pub(crate) struct NewTask<'a> {
+    pub task_id: &'a str,
+    pub owner_kind: &'a str,
+    pub startup_id: &'a str,
+    pub enrollment_id: &'a str,
+    pub selectors: &'a Selectors,
+    pub endpoint: &'a str,
+    pub message_id: &'a str,
+    pub body: &'a [u8],
+    pub source_assertion_json: &'a str,
+    pub generation: u64,
+    pub created_at_ms: i64,
+    pub expires_at_ms: i64,
+}
+
+/// Inserts the `line_task` row of `t` (the body's SHA-256 computed here).
+pub(crate) fn insert_task(tx: &rusqlite::Transaction<'_>, t: &NewTask<'_>) -> rusqlite::Result<()> {
+    let s = t.selectors;
+    tx.execute(
+        "INSERT INTO line_task (task_id, owner_kind, startup_id, enrollment_id, peer_id, \
+         purpose, task_schema, category, endpoint, message_id, body, body_sha256, \
+         source_assertion_json, generation, created_at_ms, expires_at_ms, foreign_task_id, \
+         status, adoption_open, local_disposition) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, \
+         ?10, ?11, ?12, ?13, ?14, ?15, ?16, NULL, 'prepared', 1, 'open')",
+        params![
+            t.task_id,
+            t.owner_kind,
+            t.startup_id,
+            t.enrollment_id,
+            s.peer_id,
+            s.purpose,
+            s.task_schema,
+            s.category,
+            t.endpoint,
+            t.message_id,
+            t.body,
+            hex(&Sha256::digest(t.body)),
+            t.source_assertion_json,
+            t.generation as i64,
+            t.created_at_ms,
+            t.expires_at_ms
+        ],
+    )?;
+    Ok(())
 }
 
 /// Answers an exchange's result, remembering an uncertain task.
@@ -451,9 +476,29 @@ fn targeted(started: &Started, value: &Value<'_>, action: Action) -> Result<Task
     started
         .config
         .policy
-        .authorize(action, &target(&s, endpoint))?;
+        .authorize(action, &s.target(endpoint))?;
     check_live(&started.conn, started.config.policy.generation)?;
     Ok(task)
+}
+
+/// [`targeted`] for a command that may exchange: the enrollment's gate too (`revoked`,
+/// `fenced`, `workload_key_changed`).
+fn targeted_exchange(
+    started: &Started,
+    fences: &Fences,
+    value: &Value<'_>,
+    action: Action,
+) -> Result<(TaskRow, authority::Enrollment), LineError> {
+    let task = targeted(started, value, action)?;
+    let fingerprint = started.identities.workload.fingerprint();
+    let enrollment = authority::target_gate(
+        &started.conn,
+        fences,
+        &task.selectors,
+        &task.endpoint,
+        &fingerprint,
+    )?;
+    Ok((task, enrollment))
 }
 
 fn is_terminal(status: &str) -> bool {
@@ -482,15 +527,7 @@ pub fn poll(
     memory: &mut Memory,
     value: &Value<'_>,
 ) -> Result<serde_json::Value, LineError> {
-    let task = targeted(started, value, Action::Poll)?;
-    let fingerprint = started.identities.workload.fingerprint();
-    let enrollment = authority::target_gate(
-        &started.conn,
-        fences,
-        &task.selectors,
-        &task.endpoint,
-        &fingerprint,
-    )?;
+    let (task, enrollment) = targeted_exchange(started, fences, value, Action::Poll)?;
     if is_terminal(&task.status) {
         return Ok(serde_json::json!({"task_id": task.task_id, "status": task.status}));
     }
@@ -519,15 +556,7 @@ pub fn cancel(
     memory: &mut Memory,
     value: &Value<'_>,
 ) -> Result<serde_json::Value, LineError> {
-    let task = targeted(started, value, Action::Cancel)?;
-    let fingerprint = started.identities.workload.fingerprint();
-    let enrollment = authority::target_gate(
-        &started.conn,
-        fences,
-        &task.selectors,
-        &task.endpoint,
-        &fingerprint,
-    )?;
+    let (task, enrollment) = targeted_exchange(started, fences, value, Action::Cancel)?;
     if is_terminal(&task.status) {
         return Err(LineError::new(
             Code::AlreadyTerminal,
@@ -574,22 +603,9 @@ fn close_adoption(started: &mut Started, task: &TaskRow) -> Result<(), LineError
         [&task.task_id],
     )
     .map_err(|e| io("cannot close adoption", e))?;
-    match started.faults.at(CANCEL_CLOSE_POINT) {
-        Some(Mode::Abort) => std::process::abort(),
-        Some(Mode::UncertainAbsent) => {
-            drop(tx);
-            return Err(LineError::unknown(&task.task_id));
-        }
-        Some(Mode::UncertainCommitted) => {
-            let _ = tx.commit();
-            return Err(LineError::unknown(&task.task_id));
-        }
-        None => {}
-    }
-    tx.commit().map_err(|_| LineError::unknown(&task.task_id))?;
-    if started.faults.at(AFTER_CANCEL_CLOSE_POINT) == Some(Mode::Abort) {
-        std::process::abort();
-    }
+    let faults = &started.faults;
+    faults.commit(tx, CANCEL_CLOSE_POINT, || LineError::unknown(&task.task_id))?;
+    faults.crash_at(AFTER_CANCEL_CLOSE_POINT);
     Ok(())
 }
 

@@ -25,7 +25,7 @@ use agent_intercom_core::httpsig::{self, Headers, Profile, Request, Response, Si
 use base64::Engine as _;
 use sha2::{Digest as _, Sha256};
 
-use crate::fault::{Faults, Mode};
+use crate::fault::Faults;
 use crate::secrets::hex;
 use crate::{Code, LineError};
 
@@ -228,9 +228,7 @@ pub fn exchange(
             return Delivery::Uncertain(format!("the request was cut: {e}"));
         }
     }
-    if faults.at(AFTER_SEND_POINT) == Some(Mode::Abort) {
-        std::process::abort();
-    }
+    faults.crash_at(AFTER_SEND_POINT);
     let budget = allowance - signed.wire.len() as u64;
     let mut source = |buf: &mut [u8], left: Duration| {
         tcp.set_read_timeout(Some(left))?;
