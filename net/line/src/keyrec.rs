@@ -17,8 +17,8 @@ use crate::policy::{check_endpoint, exact_members};
 use crate::secrets::hex;
 use crate::{Code, LineError};
 
-/// The one protocol a key record may name.
-pub const KEY_PROTOCOL: &str = "rfc9421-ed25519@1";
+/// The one protocol a key record may name: the tag of the line's signatures (the core's).
+pub const KEY_PROTOCOL: &str = agent_intercom_core::httpsig::LINE_TAG;
 /// The one assurance a key record may name.
 pub const KEY_ASSURANCE: &str = "operator-enrolled";
 /// The members of a key record.
@@ -181,7 +181,7 @@ pub fn key_record(
         return Err(key_invalid(&at(2), "must be the enrolled peer_id"));
     }
     if text(3)? != KEY_PROTOCOL {
-        return Err(key_invalid(&at(3), "must be \"rfc9421-ed25519@1\""));
+        return Err(key_invalid(&at(3), &format!("must be {KEY_PROTOCOL:?}")));
     }
     let audience = text(4)?;
     if audience != workload_id {
