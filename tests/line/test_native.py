@@ -173,6 +173,12 @@ def test_r82_cancel_run_keeps_remote_uncertainty_visible(lab, peer):
     assert (t['status'], t['outcome']) == ('unknown', 'unknown'), t
     assert lab.send({'operation': 'cancel-run', 'run_id': run['run_id']})['error'] == \
         'already_terminal'
+    # A settled run has nothing to reauthorize.
+    again = lab.send({'operation': 'reauthorize-run', 'run_id': run['run_id'],
+                      'task_id': run['task_id'], 'binding_digest': run['binding_digest'],
+                      'actions': ['poll']})
+    assert again['error'] == 'already_terminal', again
+    assert lab.dump('run_reauthorization') == []
     fresh = admit(lab, peer, request_id='req-2')
     peer.control(executor='working')
     tick(lab, fresh['run_id'])
