@@ -164,6 +164,11 @@ enum aic_status
   // A `Content-Digest` (RFC 9530) that is missing, of an algorithm not accepted, or not the
   // digest of the body.
   AIC_STATUS_CONTENT_DIGEST_MISMATCH = 46,
+  // A file, directory, socket or address outside a store could not be used: an input file
+  // that cannot be read, a missing parent directory, a port already in use.
+  AIC_STATUS_IO = 47,
+  // A peer answered with a refusal (an HTTP error status) that carries no code of this list.
+  AIC_STATUS_PEER_REFUSED = 48,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L

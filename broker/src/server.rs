@@ -133,16 +133,16 @@ fn runtime_files(config: &BrokerConfig) -> Vec<(PathBuf, FileKind)> {
 /// [`StartError::Io`] when the intercom directory is not a real directory of this user or a
 /// runtime file is a symbolic link.
 pub fn start(config: BrokerConfig) -> Result<BrokerHandle, StartError> {
-    lifecycle::ensure_private_dir(&config.intercom_dir).map_err(StartError::Io)?;
+    lifecycle::ensure_private_dir(&config.intercom_dir).map_err(at(&config.intercom_dir))?;
     for socket in [&config.socket_path, &config.gateway_path] {
         if let Some(parent) = socket.parent()
             && parent != config.intercom_dir
         {
-            std::fs::create_dir_all(parent).map_err(StartError::Io)?;
+            std::fs::create_dir_all(parent).map_err(at(parent))?;
         }
     }
     for (path, kind) in runtime_files(&config) {
-        lifecycle::check_runtime_file(&path, kind).map_err(StartError::Io)?;
+        lifecycle::check_runtime_file(&path, kind).map_err(at(&path))?;
     }
     let pid = std::process::id() as i32;
     let ownership = lifecycle::acquire_ownership(&config.owner_path(), pid, &config.socket_path)
@@ -167,7 +167,8 @@ pub fn start(config: BrokerConfig) -> Result<BrokerHandle, StartError> {
             },
             Transport::Tcp => listen_tcp(&config)?,
         };
-        lifecycle::write_private(&config.pid_path(), &pid.to_string()).map_err(StartError::Io)?;
+        lifecycle::write_private(&config.pid_path(), &pid.to_string())
+            .map_err(at(&config.pid_path()))?;
         Ok((store, registry, audit, listeners))
     })();
     let (store, registry, audit, listeners) = match prepared {
@@ -264,23 +265,34 @@ fn listen_tcp(config: &BrokerConfig) -> Result<Listeners, StartError> {
         "stateId": state_id,
     });
     lifecycle::write_private(&config.port_path(), &format!("{endpoint}\n"))
-        .map_err(StartError::Io)?;
+        .map_err(at(&config.port_path()))?;
     Ok(Listeners::Tcp { listener, state_id })
 }
 
 /// Binds a socket of the broker's (0600, non-blocking), replacing a stale socket file: the
 /// caller owns the directory, and anything but a socket there was refused before.
 fn listen(path: &Path) -> Result<std::os::unix::net::UnixListener, StartError> {
-    lifecycle::check_runtime_file(path, FileKind::Socket).map_err(StartError::Io)?;
+    lifecycle::check_runtime_file(path, FileKind::Socket).map_err(at(path))?;
     match std::fs::remove_file(path) {
-        Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(StartError::Io(e)),
+        Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(at(path)(e)),
         _ => {}
     }
-    let listener = std::os::unix::net::UnixListener::bind(path).map_err(StartError::Io)?;
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))
-        .map_err(StartError::Io)?;
+    let listener = std::os::unix::net::UnixListener::bind(path).map_err(at(path))?;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600)).map_err(at(path))?;
     listener.set_nonblocking(true).map_err(StartError::Io)?;
     Ok(listener)
+}
+
+/// [`StartError::Io`] naming `path`, unless the error already does.
+fn at(path: &Path) -> impl FnOnce(io::Error) -> StartError + '_ {
+    move |e| {
+        let shown = path.display().to_string();
+        if e.to_string().contains(&shown) {
+            StartError::Io(e)
+        } else {
+            StartError::Io(io::Error::new(e.kind(), format!("{shown}: {e}")))
+        }
+    }
 }
 
 fn cleanup(config: &BrokerConfig, ownership: Ownership, pid: i32) {

@@ -4,7 +4,6 @@
 
 use std::ffi::OsString;
 use std::io::{BufRead, Write};
-use std::process::ExitCode;
 
 use agent_intercom_core::canonical::{self, Value};
 use agent_intercom_line::authority::{self, Fences};
@@ -13,24 +12,65 @@ use agent_intercom_line::fault::Faults;
 use agent_intercom_line::native::{self, NATIVE_PROFILE};
 use agent_intercom_line::startup::Profile;
 use agent_intercom_line::{Code, LineError, PROFILE, host, schema, secrets, startup, task};
+use clap::{Args, Subcommand};
 
-use crate::keys::Options;
+use crate::fail::{Outcome, io};
 
-/// The help of `agent-intercom line`.
-pub const HELP: &str = "  agent-intercom line host migrate --db ABS [--to N]
-      bring the custody database to revision N (default the newest; 0 is refused while any
-      custody row remains)
-  agent-intercom line host set-operator-credential --db ABS
-      store the digest of the credential $AGENT_INTERCOM_LINE_OPERATOR_CREDENTIAL_FILE names
-  agent-intercom line host establish-policy --db ABS --config ABS
-      make the configuration's policy generation durable (its capacity rows too)
-  agent-intercom line session --config ABS
-      the outbound-public-text@1 session: JSON lines in, one JSON answer per line out; the
-      database is $AGENT_INTERCOM_LINE_DATABASE, the workload key
-      $AGENT_INTERCOM_LINE_SIGNING_KEY_FILE (both absolute)
-  agent-intercom line native-lab --config ABS
-      the native-public-peer@1 run lab (revision 2): the same environment and configuration,
-      operations enroll rotate revoke submit-public-run tick status cancel-run reauthorize-run";
+#[derive(Args)]
+pub struct LineArgs {
+    #[command(subcommand)]
+    command: LineCommand,
+}
+
+#[derive(Subcommand)]
+enum LineCommand {
+    /// Prepare the custody database (an operator's commands)
+    #[command(subcommand)]
+    Host(HostCommand),
+    /// The outbound-public-text@1 session: JSON lines in, one JSON answer per line out; the
+    /// database is $AGENT_INTERCOM_LINE_DATABASE, the workload key
+    /// $AGENT_INTERCOM_LINE_SIGNING_KEY_FILE (both absolute)
+    Session(SessionArgs),
+    /// The native-public-peer@1 run lab (revision 2): the same environment and configuration;
+    /// operations enroll rotate revoke submit-public-run tick status cancel-run reauthorize-run
+    NativeLab(SessionArgs),
+}
+
+#[derive(Subcommand)]
+enum HostCommand {
+    /// Bring the custody database to revision N (default the newest; 0 is refused while any
+    /// custody row remains)
+    Migrate {
+        /// The custody database (absolute)
+        #[arg(long, value_name = "ABS")]
+        db: String,
+        /// The revision
+        #[arg(long, value_name = "N", allow_hyphen_values = true)]
+        to: Option<i64>,
+    },
+    /// Store the digest of the credential $AGENT_INTERCOM_LINE_OPERATOR_CREDENTIAL_FILE names
+    SetOperatorCredential {
+        /// The custody database (absolute)
+        #[arg(long, value_name = "ABS")]
+        db: String,
+    },
+    /// Make the configuration's policy generation durable (its capacity rows too)
+    EstablishPolicy {
+        /// The custody database (absolute)
+        #[arg(long, value_name = "ABS")]
+        db: String,
+        /// The public configuration (absolute)
+        #[arg(long, value_name = "ABS")]
+        config: String,
+    },
+}
+
+#[derive(Args)]
+struct SessionArgs {
+    /// The public configuration (absolute)
+    #[arg(long, value_name = "ABS")]
+    config: String,
+}
 
 /// The operations of the outbound profile; any other name is `unknown_operation`.
 const PROFILE_OPERATIONS: &[&str] = &[
@@ -58,18 +98,10 @@ fn env(name: &str) -> Option<OsString> {
     std::env::var_os(name)
 }
 
-fn refuse(error: &LineError) -> ExitCode {
-    eprintln!("{}", error.to_json());
-    ExitCode::from(error.code.exit_status())
-}
-
-fn usage(message: impl Into<String>) -> ExitCode {
-    refuse(&LineError::new(Code::Usage, message))
-}
-
-fn answer(value: &serde_json::Value) -> ExitCode {
+/// A host command's answer: one JSON object on stdout.
+fn answer(value: &serde_json::Value) -> Outcome {
     println!("{value}");
-    ExitCode::SUCCESS
+    Ok(())
 }
 
 fn now_ms() -> Result<i64, LineError> {
@@ -77,103 +109,42 @@ fn now_ms() -> Result<i64, LineError> {
 }
 
 /// `agent-intercom line ...`.
-pub fn run(args: &[&str]) -> ExitCode {
-    let owned = |rest: &[&str]| rest.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-    match args {
-        ["host", "migrate", rest @ ..] => migrate(&owned(rest)),
-        ["host", "set-operator-credential", rest @ ..] => set_credential(&owned(rest)),
-        ["host", "establish-policy", rest @ ..] => establish(&owned(rest)),
-        ["session", rest @ ..] => session(&owned(rest), Profile::Outbound),
-        ["native-lab", rest @ ..] => session(&owned(rest), Profile::Native),
-        _ => usage("unknown line command (agent-intercom line --help)"),
+pub fn run(args: LineArgs) -> Outcome {
+    match args.command {
+        LineCommand::Host(HostCommand::Migrate { db, to }) => {
+            Faults::from_env(&env)?;
+            let db = schema::db_path(&db)?;
+            let m = schema::migrate(&db, to.unwrap_or(schema::NEWEST_REVISION))?;
+            answer(&serde_json::json!({"ok": true, "from": m.from, "revision": m.to}))
+        }
+        LineCommand::Host(HostCommand::SetOperatorCredential { db }) => {
+            let db = schema::db_path(&db)?;
+            let now = now_ms()?;
+            let credential = secrets::load_credential(&env)?;
+            let id = host::set_operator_credential(&db, &credential, now)?;
+            answer(&serde_json::json!({"ok": true, "installation_id": id}))
+        }
+        LineCommand::Host(HostCommand::EstablishPolicy { db, config }) => {
+            let db = schema::db_path(&db)?;
+            let now = now_ms()?;
+            let config = PublicConfig::load(&config)?;
+            let e = host::establish_policy(&db, &config.policy, now)?;
+            answer(&serde_json::json!({
+                "ok": true,
+                "generation": e.generation,
+                "digest": e.digest,
+                "new": e.new,
+                "scopes_created": e.scopes_created,
+            }))
+        }
+        LineCommand::Session(args) => session(&args, Profile::Outbound),
+        LineCommand::NativeLab(args) => session(&args, Profile::Native),
     }
 }
 
-fn migrate(args: &[String]) -> ExitCode {
-    let result = (|| {
-        let options = Options::parse(args, &["--db", "--to"], &[], &[])
-            .map_err(|e| LineError::new(Code::Usage, e))?;
-        Faults::from_env(&env)?;
-        let db = schema::db_path(
-            options
-                .require("--db")
-                .map_err(|e| LineError::new(Code::Usage, e))?,
-        )?;
-        let to = match options.get("--to") {
-            None => schema::NEWEST_REVISION,
-            Some(text) => text
-                .parse()
-                .map_err(|_| LineError::new(Code::Usage, "--to must be a revision number"))?,
-        };
-        schema::migrate(&db, to)
-    })();
-    match result {
-        Ok(m) => answer(&serde_json::json!({"ok": true, "from": m.from, "revision": m.to})),
-        Err(e) => refuse(&e),
-    }
-}
-
-fn set_credential(args: &[String]) -> ExitCode {
-    let result = (|| {
-        let options = Options::parse(args, &["--db"], &[], &[])
-            .map_err(|e| LineError::new(Code::Usage, e))?;
-        let db = schema::db_path(
-            options
-                .require("--db")
-                .map_err(|e| LineError::new(Code::Usage, e))?,
-        )?;
-        let now = now_ms()?;
-        let credential = secrets::load_credential(&env)?;
-        host::set_operator_credential(&db, &credential, now)
-    })();
-    match result {
-        Ok(id) => answer(&serde_json::json!({"ok": true, "installation_id": id})),
-        Err(e) => refuse(&e),
-    }
-}
-
-fn establish(args: &[String]) -> ExitCode {
-    let result = (|| {
-        let options = Options::parse(args, &["--db", "--config"], &[], &[])
-            .map_err(|e| LineError::new(Code::Usage, e))?;
-        let db = schema::db_path(
-            options
-                .require("--db")
-                .map_err(|e| LineError::new(Code::Usage, e))?,
-        )?;
-        let now = now_ms()?;
-        let config = PublicConfig::load(
-            options
-                .require("--config")
-                .map_err(|e| LineError::new(Code::Usage, e))?,
-        )?;
-        host::establish_policy(&db, &config.policy, now)
-    })();
-    match result {
-        Ok(e) => answer(&serde_json::json!({
-            "ok": true,
-            "generation": e.generation,
-            "digest": e.digest,
-            "new": e.new,
-            "scopes_created": e.scopes_created,
-        })),
-        Err(e) => refuse(&e),
-    }
-}
-
-fn session(args: &[String], profile: Profile) -> ExitCode {
-    let options = match Options::parse(args, &["--config"], &[], &[]) {
-        Ok(o) => o,
-        Err(e) => return usage(e),
-    };
-    let Some(config) = options.get("--config") else {
-        return usage("--config is required");
-    };
+fn session(args: &SessionArgs, profile: Profile) -> Outcome {
     // Everything is checked before the first input line is read.
-    let mut started = match startup::start_profile(&env, config, profile) {
-        Ok(s) => s,
-        Err(e) => return refuse(&e),
-    };
+    let mut started = startup::start_profile(&env, &args.config, profile)?;
     let ready = serde_json::json!({
         "ready": true,
         "profile": if profile == Profile::Native { NATIVE_PROFILE } else { PROFILE },
@@ -182,22 +153,19 @@ fn session(args: &[String], profile: Profile) -> ExitCode {
         "startup_id": started.startup_id,
     });
     let mut out = std::io::stdout().lock();
-    if writeln!(out, "{ready}").and_then(|_| out.flush()).is_err() {
-        return ExitCode::FAILURE;
-    }
+    let written = |r: std::io::Result<()>| r.map_err(|e| io(format!("cannot write stdout: {e}")));
+    written(writeln!(out, "{ready}").and_then(|_| out.flush()))?;
     let mut input = std::io::stdin().lock();
     let mut fences = Fences::default();
     let mut memory = task::Memory::default();
     loop {
         let line = match read_line(&mut input) {
             Ok(Some(line)) => line,
-            Ok(None) => return ExitCode::SUCCESS,
-            Err(_) => return ExitCode::FAILURE,
+            Ok(None) => return Ok(()),
+            Err(e) => return Err(io(format!("cannot read stdin: {e}"))),
         };
         let reply = handle(&mut started, &mut fences, &mut memory, profile, line);
-        if writeln!(out, "{reply}").and_then(|_| out.flush()).is_err() {
-            return ExitCode::FAILURE;
-        }
+        written(writeln!(out, "{reply}").and_then(|_| out.flush()))?;
     }
 }
 

@@ -4,9 +4,8 @@
 
 mod http;
 
-use std::io::{Read, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
 use std::time::Duration;
 
 use agent_intercom_a2a::handoff;
@@ -16,33 +15,100 @@ use agent_intercom_core::envelope::{
     self, ContentType, Fields, MAX_ENVELOPE_BYTES, MAX_LIFETIME_MS, Sender, SignatureKind, keys,
 };
 use agent_intercom_core::{Error, ErrorCode};
+use clap::{Args, Subcommand};
 
-use crate::keys::{Options, Problem, failed, keys_dir, usage};
+use crate::fail::{Failure, Outcome, invalid};
 
-/// The help of `agent-intercom pack`.
-pub const HELP: &str =
-    "  agent-intercom pack send --key KEY_ID --content-type TYPE --payload FILE [OPTIONS]
-      sign a TransportEnvelopeV1 with an own key; print it, write it, or POST it
-      TYPE: a2a_message, a2a_task, handoff_bundle, context_package (payloads: docs/envelope.md)
-      --recipient AGENT  who it is for (default: none)
-      --out FILE         write it to FILE (0600) instead of stdout
-      --to URL           POST it to http://HOST:PORT[/PATH] (default path /v1/a2a/handoff)
-      --token-file FILE  a bearer token for --to, read from a 0600 file
-      --timeout SECS     for --to: connect, send and answer each within SECS (default 30)
-      --agent-id ID      the sender (default $AGENT_INTERCOM_AGENT_ID, else KEY_ID)
-      --agent-type TYPE  the sender's type (default agent-intercom)
-      --capability CAP   a capability of the sender (repeatable)
-      --fingerprint F    the sending daemon (default: the Ed25519 key's fingerprint,
-                         hmac-sha256:KEY_ID for an HMAC key)
-      --metadata FILE    a JSON object of transport metadata (default {})
-      --expires-in SECS  valid for SECS after now (default 3600, at most 86400)
-  agent-intercom pack receive [--in FILE] [--db PATH]
-      verify an envelope (FILE, else stdin) against the keys directory, refuse a replay
-      (nonces kept in the store), land it as the sender's message or task; print what landed
-      --db PATH          store (default $AGENT_INTERCOM_SCRATCHPAD,
-                         else <agent-dir>/scratchpad.sqlite)
-  both take --keys DIR (default $AGENT_INTERCOM_KEYS_DIR, else agent-intercom-keys beside the
-  scratchpad's default store)";
+#[derive(Args)]
+pub struct PackArgs {
+    #[command(subcommand)]
+    command: PackCommand,
+    /// Keys directory (default $AGENT_INTERCOM_KEYS_DIR, else agent-intercom-keys beside the
+    /// scratchpad's default store)
+    #[arg(long, value_name = "DIR", global = true)]
+    keys: Option<PathBuf>,
+}
+
+#[derive(Subcommand)]
+enum PackCommand {
+    /// Sign a TransportEnvelopeV1 with an own key; print it, write it, or POST it
+    Send(Box<SendArgs>),
+    /// Verify an envelope (FILE, else stdin) against the keys directory, refuse a replay (nonces
+    /// kept in the store), land it as the sender's message or task; print what landed
+    Receive {
+        /// The envelope (default stdin)
+        #[arg(long = "in", value_name = "FILE")]
+        input: Option<PathBuf>,
+        /// Store (default $AGENT_INTERCOM_SCRATCHPAD, else <agent-dir>/scratchpad.sqlite); its
+        /// directory must exist
+        #[arg(long, value_name = "PATH")]
+        db: Option<PathBuf>,
+    },
+}
+
+#[derive(Args)]
+struct SendArgs {
+    /// An own key's id
+    #[arg(long, value_name = "KEY_ID")]
+    key: String,
+    /// a2a_message, a2a_task, handoff_bundle or context_package (payloads: docs/envelope.md)
+    #[arg(long, value_name = "TYPE", value_parser = content_type)]
+    content_type: ContentType,
+    /// The payload, a JSON file
+    #[arg(long, value_name = "FILE")]
+    payload: PathBuf,
+    /// Who it is for (default: none)
+    #[arg(long, value_name = "AGENT")]
+    recipient: Option<String>,
+    /// Write it to FILE (0600) instead of stdout
+    #[arg(long, value_name = "FILE", conflicts_with = "to")]
+    out: Option<PathBuf>,
+    /// POST it to http://HOST:PORT[/PATH] (default path /v1/a2a/handoff)
+    #[arg(long, value_name = "URL")]
+    to: Option<String>,
+    /// A bearer token for --to, read from a 0600 file
+    #[arg(long, value_name = "FILE", requires = "to")]
+    token_file: Option<PathBuf>,
+    /// For --to: connect, send and answer each within SECS, 1 to 3600
+    #[arg(
+        long,
+        value_name = "SECS",
+        allow_hyphen_values = true,
+        default_value_t = DEFAULT_TIMEOUT_SECS,
+        value_parser = clap::value_parser!(u64).range(1..=3600),
+    )]
+    timeout: u64,
+    /// The sender (default $AGENT_INTERCOM_AGENT_ID, else KEY_ID)
+    #[arg(long, value_name = "ID")]
+    agent_id: Option<String>,
+    /// The sender's type
+    #[arg(long, value_name = "TYPE", default_value = "agent-intercom")]
+    agent_type: String,
+    /// A capability of the sender (repeatable)
+    #[arg(long = "capability", value_name = "CAP")]
+    capabilities: Vec<String>,
+    /// The sending daemon (default: the Ed25519 key's fingerprint, hmac-sha256:KEY_ID for an
+    /// HMAC key)
+    #[arg(long, value_name = "F")]
+    fingerprint: Option<String>,
+    /// A JSON object of transport metadata (default {})
+    #[arg(long, value_name = "FILE")]
+    metadata: Option<PathBuf>,
+    /// Valid for SECS after now, 1 to 86400
+    #[arg(
+        long,
+        value_name = "SECS",
+        allow_hyphen_values = true,
+        default_value_t = DEFAULT_EXPIRES_IN_SECS,
+        value_parser = clap::value_parser!(i64).range(1..=MAX_LIFETIME_MS / 1000),
+    )]
+    expires_in: i64,
+}
+
+fn content_type(text: &str) -> Result<ContentType, String> {
+    ContentType::parse(text)
+        .ok_or_else(|| "one of a2a_message, a2a_task, handoff_bundle, context_package".to_string())
+}
 
 /// The variable naming the sending agent.
 pub const AGENT_ID_ENV: &str = "AGENT_INTERCOM_AGENT_ID";
@@ -52,51 +118,11 @@ pub const DEFAULT_EXPIRES_IN_SECS: i64 = 3600;
 pub const DEFAULT_TIMEOUT_SECS: u64 = 30;
 
 /// `agent-intercom pack ...`.
-pub fn run(args: &[&str]) -> ExitCode {
-    let usage = |message: &str| usage("pack", message, HELP);
-    let Some((command, rest)) = args.split_first() else {
-        return usage("pack needs send or receive");
-    };
-    let rest: Vec<String> = rest.iter().map(|s| s.to_string()).collect();
-    let parsed = match *command {
-        "send" => Options::parse(
-            &rest,
-            &[
-                "--key",
-                "--content-type",
-                "--payload",
-                "--recipient",
-                "--out",
-                "--to",
-                "--token-file",
-                "--timeout",
-                "--agent-id",
-                "--agent-type",
-                "--capability",
-                "--fingerprint",
-                "--metadata",
-                "--expires-in",
-                "--keys",
-            ],
-            &["--capability"],
-            &[],
-        ),
-        "receive" => Options::parse(&rest, &["--in", "--db", "--keys"], &[], &[]),
-        other => return usage(&format!("no pack command {other:?}")),
-    };
-    let options = match parsed {
-        Ok(o) => o,
-        Err(e) => return usage(&e),
-    };
-    let result = if *command == "send" {
-        send(&options)
-    } else {
-        receive(&options)
-    };
-    match result {
-        Ok(code) => code,
-        Err(Problem::Usage(message)) => usage(&message),
-        Err(Problem::Refused(error)) => failed(&error),
+pub fn run(args: PackArgs) -> Outcome {
+    let keys = crate::paths::keys(args.keys.as_deref()).path;
+    match args.command {
+        PackCommand::Send(send_args) => send(*send_args, &keys),
+        PackCommand::Receive { input, db } => receive(input.as_deref(), db.as_deref(), &keys),
     }
 }
 
@@ -108,49 +134,41 @@ fn now_ms() -> i64 {
 }
 
 fn io(what: &str, e: std::io::Error) -> Error {
-    Error::new(ErrorCode::StoreIo, format!("{what}: {e}"))
+    Error::new(ErrorCode::Io, format!("{what}: {e}"))
 }
 
-/// Reads at most `limit` + 1 bytes of `path` ("-" is stdin), so that what is too large is
-/// refused by its size without being read whole.
-fn read_limited(path: Option<&str>, limit: usize) -> Result<Vec<u8>, Error> {
-    let mut bytes = Vec::new();
-    let cap = limit as u64 + 1;
-    match path {
-        None | Some("-") => std::io::stdin()
-            .lock()
-            .take(cap)
-            .read_to_end(&mut bytes)
-            .map_err(|e| io("cannot read stdin", e))?,
-        Some(p) => std::fs::File::open(p)
-            .map_err(|e| io(&format!("cannot open {p}"), e))?
-            .take(cap)
-            .read_to_end(&mut bytes)
-            .map_err(|e| io(&format!("cannot read {p}"), e))?,
-    };
+/// An envelope-sized input (`None` or `-`: stdin), refused by its size beyond the limit.
+fn read_envelope_sized(path: Option<&Path>, what: &str) -> Result<Vec<u8>, Failure> {
+    let bytes = crate::paths::read_capped(
+        path.unwrap_or(Path::new("-")),
+        what,
+        MAX_ENVELOPE_BYTES as u64,
+    )?;
+    if bytes.len() > MAX_ENVELOPE_BYTES {
+        return Err(Error::new(
+            ErrorCode::EnvelopeTooLarge,
+            format!("{what} is larger than an envelope ({MAX_ENVELOPE_BYTES} bytes)"),
+        )
+        .into());
+    }
     Ok(bytes)
 }
 
 /// A JSON file of the canonical data model (`what` names it in refusals).
-fn json_file(path: &str, what: &str) -> Result<Value<'static>, Error> {
-    let bytes = read_limited(Some(path), MAX_ENVELOPE_BYTES)?;
-    if bytes.len() > MAX_ENVELOPE_BYTES {
-        return Err(Error::new(
-            ErrorCode::EnvelopeTooLarge,
-            format!("{what} {path} is larger than an envelope ({MAX_ENVELOPE_BYTES} bytes)"),
-        ));
-    }
+fn json_file(path: &Path, what: &str) -> Result<Value<'static>, Failure> {
+    let what = format!("{what} {}", path.display());
+    let bytes = read_envelope_sized(Some(path), &what)?;
     let text = String::from_utf8(bytes).map_err(|e| {
         Error::new(
             ErrorCode::InvalidUtf8,
             format!(
-                "{what} {path} is not UTF-8 (byte {})",
+                "{what} is not UTF-8 (byte {})",
                 e.utf8_error().valid_up_to()
             ),
         )
     })?;
     let value = canonical::parse(&text)
-        .map_err(|e| Error::new(e.code(), format!("{what} {path}: {}", e.message())))?;
+        .map_err(|e| Error::new(e.code(), format!("{what}: {}", e.message())))?;
     Ok(value.owned())
 }
 
@@ -160,66 +178,33 @@ fn nonce() -> Result<String, Error> {
     Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
 }
 
-fn send(options: &Options) -> Result<ExitCode, Problem> {
-    let key_id = options.require("--key")?;
-    let content_type = options.require("--content-type")?;
-    let content_type = ContentType::parse(content_type).ok_or_else(|| {
-        format!(
-            "--content-type is one of a2a_message, a2a_task, handoff_bundle, context_package, \
-             not {content_type:?}"
-        )
-    })?;
-    let payload_file = options.require("--payload")?;
-    if options.get("--out").is_some() && options.get("--to").is_some() {
-        return Err("--out and --to exclude each other".to_string().into());
-    }
-    let expires_in = match options.get("--expires-in") {
-        None => DEFAULT_EXPIRES_IN_SECS,
-        Some(s) => s
-            .parse::<i64>()
-            .ok()
-            .filter(|n| *n > 0 && n * 1000 <= MAX_LIFETIME_MS)
-            .ok_or_else(|| format!("--expires-in is 1 to {} seconds", MAX_LIFETIME_MS / 1000))?,
-    };
-    let timeout = match options.get("--timeout") {
-        None => DEFAULT_TIMEOUT_SECS,
-        Some(s) => s
-            .parse::<u64>()
-            .ok()
-            .filter(|n| (1..=3600).contains(n))
-            .ok_or_else(|| "--timeout is 1 to 3600 seconds".to_string())?,
-    };
-    let target = options.get("--to").map(http::target).transpose()?;
-    let bearer = match options.get("--token-file") {
-        Some(_) if target.is_none() => {
-            return Err("--token-file goes with --to".to_string().into());
-        }
-        Some(file) => Some(dir::read_secret_file(Path::new(file))?.trim().to_string()),
+fn send(args: SendArgs, keys_dir: &Path) -> Outcome {
+    let key_id = args.key.as_str();
+    let target = args.to.as_deref().map(http::target).transpose()?;
+    let bearer = match &args.token_file {
+        Some(file) => Some(dir::read_secret_file(file)?.trim().to_string()),
         None => None,
     };
     if bearer
         .as_deref()
         .is_some_and(|t| t.is_empty() || t.chars().any(|c| c.is_control()))
     {
-        return Err(Error::new(
-            ErrorCode::InvalidArgument,
+        return Err(invalid(
             "the token file holds no usable token (one line of visible characters)",
-        )
-        .into());
+        ));
     }
-    let keys = KeyDir::open(&keys_dir(options))?;
+    let keys = KeyDir::open(keys_dir)?;
     let signer = keys.signer(key_id)?;
-    let payload = json_file(payload_file, "the payload")?;
-    let metadata = match options.get("--metadata") {
+    let payload = json_file(&args.payload, "the payload")?;
+    let metadata = match &args.metadata {
         None => Vec::new(),
         Some(file) => match json_file(file, "the metadata")? {
             Value::Object(m) => m.into_iter().map(|(k, v)| (k.into_owned(), v)).collect(),
             _ => {
-                return Err(Error::new(
-                    ErrorCode::InvalidArgument,
-                    format!("the metadata {file} must be a JSON object"),
-                )
-                .into());
+                return Err(invalid(format!(
+                    "the metadata {} must be a JSON object",
+                    file.display()
+                )));
             }
         },
     };
@@ -227,13 +212,12 @@ fn send(options: &Options) -> Result<ExitCode, Problem> {
         .ok()
         .map(|v| v.trim().to_string())
         .filter(|v| !v.is_empty());
-    let agent_id = options
-        .get("--agent-id")
-        .map(str::to_string)
+    let agent_id = args
+        .agent_id
         .or(env_agent)
         .unwrap_or_else(|| key_id.to_string());
-    let fingerprint = match (options.get("--fingerprint"), signer.kind()) {
-        (Some(f), _) => f.to_string(),
+    let fingerprint = match (args.fingerprint, signer.kind()) {
+        (Some(f), _) => f,
         (None, SignatureKind::Ed25519) => signer
             .public_key()
             .map(|k| keys::fingerprint(&k))
@@ -245,28 +229,21 @@ fn send(options: &Options) -> Result<ExitCode, Problem> {
         sent_at_ms: now,
         sender: Sender {
             agent_id,
-            agent_type: options
-                .get("--agent-type")
-                .unwrap_or("agent-intercom")
-                .to_string(),
+            agent_type: args.agent_type,
             daemon_fingerprint: fingerprint,
-            capabilities: options
-                .all("--capability")
-                .into_iter()
-                .map(str::to_string)
-                .collect(),
+            capabilities: args.capabilities,
         },
-        recipient: options.get("--recipient").map(str::to_string),
-        content_type,
+        recipient: args.recipient,
+        content_type: args.content_type,
         payload,
         metadata,
         nonce: nonce()?,
-        expires_at_ms: now + expires_in * 1000,
+        expires_at_ms: now + args.expires_in * 1000,
     };
     let text = envelope::sign(&fields, &signer)?;
     let summary = format!(
         "{} envelope signed by {} {key_id} (nonce {}, expires {})",
-        content_type.as_str(),
+        fields.content_type.as_str(),
         signer.kind().as_str(),
         fields.nonce,
         envelope::format_timestamp(fields.expires_at_ms)
@@ -276,26 +253,25 @@ fn send(options: &Options) -> Result<ExitCode, Problem> {
             &target,
             text.as_bytes(),
             bearer.as_deref(),
-            Duration::from_secs(timeout),
+            Duration::from_secs(args.timeout),
         )?;
         let body = String::from_utf8_lossy(&response.body);
         if (200..300).contains(&response.status) {
             eprintln!("agent-intercom: {summary}: accepted ({})", response.status);
             println!("{}", body.trim_end());
-            return Ok(ExitCode::SUCCESS);
+            return Ok(());
         }
-        eprintln!(
-            "agent-intercom: {summary}: refused by {} with HTTP {}: {}",
-            target.authority,
+        return Err(refused_by_peer(
+            &summary,
+            &target.authority,
             response.status,
-            body.trim_end()
-        );
-        return Ok(ExitCode::FAILURE);
+            &body,
+        ));
     }
-    match options.get("--out") {
+    match &args.out {
         Some(out) => {
-            write_private(Path::new(out), &text)?;
-            eprintln!("agent-intercom: {summary}: written to {out}");
+            write_private(out, &text)?;
+            eprintln!("agent-intercom: {summary}: written to {}", out.display());
         }
         None => {
             let mut stdout = std::io::stdout().lock();
@@ -304,7 +280,27 @@ fn send(options: &Options) -> Result<ExitCode, Problem> {
                 .map_err(|e| io("cannot write stdout", e))?;
         }
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(())
+}
+
+/// A peer's refusal: the code it gives (`{"code":...}` or a JSON-RPC error's `data.code`) when
+/// it is one of ours, else `PEER_REFUSED`; its status and body in the message.
+fn refused_by_peer(summary: &str, authority: &str, status: u16, body: &str) -> Failure {
+    let doc: Option<serde_json::Value> = serde_json::from_str(body).ok();
+    let named = doc.as_ref().and_then(|d| {
+        [&d["code"], &d["error"]["code"], &d["error"]["data"]["code"]]
+            .into_iter()
+            .find_map(|v| v.as_str())
+            .and_then(|name| ErrorCode::all().iter().find(|c| c.as_str() == name))
+            .copied()
+    });
+    Failure::Peer(Error::new(
+        named.unwrap_or(ErrorCode::PeerRefused),
+        format!(
+            "{summary}: refused by {authority} with HTTP {status}: {}",
+            body.trim_end()
+        ),
+    ))
 }
 
 /// Writes `text` to `path`, created 0600 (an envelope may carry private content), replacing a
@@ -329,22 +325,18 @@ fn write_private(path: &Path, text: &str) -> Result<(), Error> {
         .map_err(|e| io(&format!("cannot write {}", path.display()), e))
 }
 
-fn receive(options: &Options) -> Result<ExitCode, Problem> {
+fn receive(input: Option<&Path>, db: Option<&Path>, keys_dir: &Path) -> Outcome {
     use agent_intercom_scratchpad::{Config, Store, SystemClock};
-    let body = read_limited(options.get("--in"), MAX_ENVELOPE_BYTES)?;
-    let keys = KeyDir::open(&keys_dir(options))?;
-    let path = options.get("--db").map(PathBuf::from).unwrap_or_else(|| {
-        agent_intercom_scratchpad::default_path(
-            &agent_intercom_scratchpad::api::process_env,
-            agent_intercom_broker::config::agent_dir_from_env,
-        )
-    });
-    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-        std::fs::create_dir_all(parent)
-            .map_err(|e| io(&format!("cannot create {}", parent.display()), e))?;
-    }
-    let mut store = Store::open(&path, Config::default(), std::sync::Arc::new(SystemClock))?;
+    let body = read_envelope_sized(input, "the envelope")?;
+    let keys = KeyDir::open(keys_dir)?;
+    let place = crate::paths::store(db);
+    place.ready()?;
+    let mut store = Store::open(
+        &place.path,
+        Config::default(),
+        std::sync::Arc::new(SystemClock),
+    )?;
     let landed = handoff::accept(&mut store, &keys, &body, now_ms())?;
     println!("{}", landed.to_json());
-    Ok(ExitCode::SUCCESS)
+    Ok(())
 }

@@ -51,7 +51,8 @@ impl Out {
     }
     /// The stable code printed at the end of the error line.
     fn refused(&self, code: &str) -> bool {
-        self.stderr.contains(&format!("[{code}]"))
+        self.stderr
+            .contains(&format!("agent-intercom: error[{code}]: "))
     }
 }
 
@@ -669,7 +670,7 @@ fn pack_send_refuses_bad_requests() {
             vec!["--out", "x", "--to", "http://127.0.0.1:1/"],
             "a2a_message",
             2,
-            "exclude",
+            "cannot be used with",
         ),
         (
             vec!["--to", "https://example.com/"],
@@ -681,7 +682,7 @@ fn pack_send_refuses_bad_requests() {
             vec!["--token-file", "t"],
             "a2a_message",
             2,
-            "--token-file goes with --to",
+            "not provided: --to <URL>",
         ),
         (
             vec!["--recipient", ""],
@@ -695,7 +696,12 @@ fn pack_send_refuses_bad_requests() {
             2,
             "repeats",
         ),
-        (vec!["--key", "x"], "a2a_message", 2, "given twice"),
+        (
+            vec!["--key", "x"],
+            "a2a_message",
+            2,
+            "cannot be used multiple times",
+        ),
     ];
     for (extra, content_type, code, said) in cases {
         let out = send(&tmp, "alpha", content_type, ok, &extra);
@@ -761,7 +767,11 @@ fn pack_send_refuses_bad_requests() {
         ],
         None,
     );
-    assert!(missing.code == 2 && missing.stderr.contains("--key is required"));
+    assert!(
+        missing.code == 2 && missing.stderr.contains("not provided: --key <KEY_ID>"),
+        "{}",
+        missing.stderr
+    );
 }
 
 /// A one-request HTTP/1.1 peer: reads the request, lands its body in B's store through

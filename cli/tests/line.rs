@@ -36,10 +36,34 @@ impl Out {
     fn json(&self) -> Value {
         serde_json::from_str(self.stdout.trim()).unwrap_or(Value::Null)
     }
-    /// The refusal on stderr: one JSON object.
+    /// The refusal on stderr, `agent-intercom: error[CODE]: detail`, as
+    /// `{"error": CODE, "detail": detail}`.
     fn error(&self) -> Value {
-        serde_json::from_str(self.stderr.trim()).unwrap_or(Value::Null)
+        refusal(&self.stderr)
     }
+}
+
+/// A refusal in the CLI's one format, `agent-intercom: error[CODE]: detail[; {members}]`, as
+/// `{"error": CODE, "detail": detail, ...members}` (null when stderr is not exactly one such
+/// line).
+fn refusal(stderr: &str) -> Value {
+    let parsed = stderr
+        .strip_suffix('\n')
+        .filter(|line| !line.contains('\n'))
+        .and_then(|line| line.strip_prefix("agent-intercom: error["))
+        .and_then(|rest| rest.split_once("]: "));
+    let Some((code, message)) = parsed else {
+        return Value::Null;
+    };
+    let (detail, members) = match message.split_once("; {") {
+        Some((detail, rest)) => (detail, serde_json::from_str(&format!("{{{rest}")).unwrap()),
+        None => (message, json!({})),
+    };
+    let mut out = json!({"error": code, "detail": detail});
+    for (name, value) in members.as_object().unwrap() {
+        out[name] = value.clone();
+    }
+    out
 }
 
 fn pkcs8_pem(seed: &[u8; 32]) -> String {
@@ -258,15 +282,20 @@ fn line_answers_help() {
     ] {
         let out = lab.run(args, b"");
         assert_eq!(out.code, 0, "{args:?}");
-        assert!(
-            out.stdout
-                .contains("agent-intercom line host migrate --db ABS"),
-            "{args:?}"
-        );
+        assert!(out.stdout.contains("agent-intercom line"), "{args:?}");
     }
-    let out = lab.run(&["line", "frobnicate"], b"");
+    let out = lab.run(&["line", "host", "migrate", "-h"], b"");
+    assert!(out.stdout.contains("--db <ABS>"), "{}", out.stdout);
+    // A usage error is the one format too, with clap's suggestion after it.
+    let out = lab.run(&["line", "sesion"], b"");
     assert_eq!(out.code, 2);
-    assert_eq!(out.error()["error"], "usage");
+    let first = out.stderr.lines().next().unwrap_or_default();
+    assert!(
+        first.starts_with("agent-intercom: error[UNKNOWN_KEY]: "),
+        "{}",
+        out.stderr
+    );
+    assert!(out.stderr.contains("'session'"), "{}", out.stderr);
 }
 
 #[test]
@@ -276,7 +305,7 @@ fn r65_cli_migration_gate() {
     let out = lab.session();
     assert_eq!(
         (out.code, out.error()["error"].clone()),
-        (3, json!("migration_required"))
+        (1, json!("migration_required"))
     );
     assert!(out.stdout.is_empty());
     assert!(!lab.db.exists());
@@ -293,7 +322,7 @@ fn r65_cli_migration_gate() {
     let out = lab.session();
     assert_eq!(
         (out.code, out.error()["error"].clone()),
-        (5, json!("credential_not_set"))
+        (2, json!("credential_not_set"))
     );
     let out = lab.run(
         &["line", "host", "migrate", "--db", lab.db_arg(), "--to", "9"],
@@ -323,7 +352,7 @@ fn r67_cli_downgrade_refused_while_rows_remain() {
     let out = lab.run(&down, b"");
     assert_eq!(
         (out.code, out.error()["error"].clone()),
-        (3, json!("downgrade_refused"))
+        (1, json!("downgrade_refused"))
     );
     assert_eq!(lab.db_bytes(), before, "nothing changed");
 }
@@ -348,9 +377,9 @@ fn r02_operator_credential_checked_before_input() {
     let stdin = child.stdin.take().unwrap();
     let out = child.wait_with_output().unwrap();
     drop(stdin);
-    assert_eq!(out.status.code(), Some(5));
+    assert_eq!(out.status.code(), Some(2));
     assert!(out.stdout.is_empty(), "no ready line, no answer");
-    let error: Value = serde_json::from_slice(&out.stderr).unwrap();
+    let error = refusal(&String::from_utf8_lossy(&out.stderr));
     assert_eq!(error["error"], "credential_rejected");
     assert_eq!(lab.db_bytes(), before, "a refused startup writes nothing");
     // The credential is checked before the configuration is even read.
@@ -358,7 +387,7 @@ fn r02_operator_credential_checked_before_input() {
     let out = lab.session();
     assert_eq!(
         (out.code, out.error()["error"].clone()),
-        (5, json!("credential_rejected"))
+        (2, json!("credential_rejected"))
     );
     // The right credential, a broken configuration: now the configuration's refusal.
     lab.secret(&lab.credential, format!("{CREDENTIAL}\n").as_bytes());
@@ -393,7 +422,7 @@ fn r01_cli_identity_conflation_and_missing_identities() {
     let out = lab.run_with(c, b"");
     assert_eq!(
         (out.code, out.error()["error"].clone()),
-        (5, json!("credential_missing"))
+        (2, json!("credential_missing"))
     );
 }
 
@@ -582,7 +611,7 @@ fn r69_cli_one_control_process() {
     let out = lab.session();
     assert_eq!(
         (out.code, out.error()["error"].clone()),
-        (4, json!("session_busy"))
+        (1, json!("session_busy"))
     );
     let out = lab.run(
         &["line", "host", "migrate", "--db", lab.db_arg(), "--to", "0"],
@@ -590,7 +619,7 @@ fn r69_cli_one_control_process() {
     );
     assert_eq!(
         (out.code, out.error()["error"].clone()),
-        (4, json!("session_busy"))
+        (1, json!("session_busy"))
     );
     assert_eq!(live.finish(), 0);
     // Once the first ends, the database is free.

@@ -570,7 +570,11 @@ fn usage_config_and_rule_checks_without_a_store() {
     };
     let (code, _, err) = run(&[]);
     assert_eq!(code, Some(2), "{err}");
-    assert!(err.contains("pad needs OP"), "{err}");
+    assert!(
+        err.starts_with("agent-intercom: error[INVALID_ARGUMENT]: ")
+            && err.contains("<OP|--stdin>"),
+        "{err}"
+    );
     let (code, _, err) = run(&["list", "{}", "extra"]);
     assert_eq!(code, Some(2), "{err}");
     let (code, _, err) = run(&["--config", "{nope", "list", r#"{"agent":"a"}"#]);

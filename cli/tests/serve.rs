@@ -198,12 +198,12 @@ fn serve_refuses_bad_options_with_a_clear_message() {
         ),
         (vec!["--token-file", token.as_str()], "0600"),
         (vec!["--listen", "somewhere"], "ADDR:PORT"),
-        (vec!["--token", "abc"], "no option --token"),
-        (vec!["--listen"], "needs a value"),
-        (vec!["--assignee", "a", "--assignee", "b"], "twice"),
+        (vec!["--token", "abc"], "unexpected argument '--token'"),
+        (vec!["--listen"], "a value is required"),
+        (vec!["--assignee", "a", "--assignee", "b"], "multiple times"),
         (vec!["--blocking-timeout", "-1"], "--blocking-timeout"),
         (vec!["--public-url", "example.com"], "http://"),
-        (vec!["extra"], "no argument"),
+        (vec!["extra"], "unexpected argument 'extra'"),
     ] {
         let mut all = vec!["--db", db.as_str()];
         all.extend(args.iter());

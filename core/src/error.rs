@@ -138,6 +138,11 @@ error_codes! {
     /// A `Content-Digest` (RFC 9530) that is missing, of an algorithm not accepted, or not the
     /// digest of the body.
     ContentDigestMismatch = 46 => "CONTENT_DIGEST_MISMATCH",
+    /// A file, directory, socket or address outside a store could not be used: an input file
+    /// that cannot be read, a missing parent directory, a port already in use.
+    Io = 47 => "IO",
+    /// A peer answered with a refusal (an HTTP error status) that carries no code of this list.
+    PeerRefused = 48 => "PEER_REFUSED",
 }
 
 impl ErrorCode {

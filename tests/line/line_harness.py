@@ -379,7 +379,22 @@ class Result:
         return json.loads(self.stdout) if self.stdout.strip() else None
 
     def error(self):
-        return json.loads(self.stderr) if self.stderr.strip() else None
+        return refusal(self.stderr)
+
+
+def refusal(stderr: str):
+    """A refusal in the CLI's one format, `agent-intercom: error[CODE]: detail[; {members}]`, as
+    {'error': CODE, 'detail': detail, **members}; None when stderr is not one such line."""
+    lines = stderr.splitlines()
+    prefix = 'agent-intercom: error['
+    if len(lines) != 1 or not lines[0].startswith(prefix) or ']: ' not in lines[0]:
+        return None
+    code, message = lines[0][len(prefix):].split(']: ', 1)
+    detail, _, members = message.partition('; {')
+    out = {'error': code, 'detail': detail}
+    if members:
+        out.update(json.loads('{' + members))
+    return out
 
 
 def default_policy(peers: list, endpoints: list, generation: int = 1, **over) -> dict:
@@ -483,7 +498,7 @@ class SessionRefused(Exception):
         self.code, self.stderr = code, stderr
 
     def error(self):
-        return json.loads(self.stderr) if self.stderr.strip() else None
+        return refusal(self.stderr)
 
 
 class Line:

@@ -14,7 +14,7 @@ def test_a_session_that_refuses_raises_with_its_exit_status_and_error(line, peer
     line.write_config(h.default_policy([peer.peer_id], [peer.uri]))
     with pytest.raises(h.SessionRefused) as refused:
         line.start()
-    assert refused.value.code == 3
+    assert refused.value.code == 1
     assert refused.value.error()['error'] == 'migration_required'
     assert line.scan() == []
 

@@ -159,12 +159,9 @@ impl KeyDir {
         }
     }
 
-    /// The directory at `dir`, created (0700, with its parents) when missing.
+    /// The directory at `dir`, created (0700) when missing. Its parent must exist: no directory
+    /// the caller did not name is created.
     pub fn create(dir: &Path) -> Result<KeyDir, Error> {
-        if let Some(parent) = dir.parent().filter(|p| !p.as_os_str().is_empty()) {
-            std::fs::create_dir_all(parent)
-                .map_err(|e| store_io(format!("cannot create {}: {e}", parent.display())))?;
-        }
         match std::fs::DirBuilder::new().mode(DIR_MODE).create(dir) {
             Ok(()) => {}
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}

@@ -62,8 +62,10 @@ macro_rules! codes {
                 }
             }
 
-            /// The exit status of a process that stops at startup with this code: 2
-            /// configuration, 3 migration, 4 busy, 5 credential.
+            /// The exit status of a process that stops at startup with this code, as for
+            /// every `agent-intercom` command: 1 when the database could not be used as it is
+            /// (a migration is needed, it is busy, unreadable or newer), 2 for configuration,
+            /// credentials and every other refused input.
             pub const fn exit_status(self) -> u8 {
                 match self {
                     $(Code::$variant => $exit,)+
@@ -91,27 +93,27 @@ codes! {
     /// A command-line argument is missing, repeated or unknown.
     Usage => "usage", 2;
     /// The operator credential is not configured or its file cannot be opened.
-    CredentialMissing => "credential_missing", 5;
+    CredentialMissing => "credential_missing", 2;
     /// The operator credential file is not a credential (a key, too short, a shared file).
-    CredentialInvalid => "credential_invalid", 5;
+    CredentialInvalid => "credential_invalid", 2;
     /// The host has no operator credential established.
-    CredentialNotSet => "credential_not_set", 5;
+    CredentialNotSet => "credential_not_set", 2;
     /// The operator credential is not the one the host established.
-    CredentialRejected => "credential_rejected", 5;
+    CredentialRejected => "credential_rejected", 2;
     /// The database is not at the custody revision this build runs.
-    MigrationRequired => "migration_required", 3;
+    MigrationRequired => "migration_required", 1;
     /// The database was written by a newer revision: refused, never rewritten.
-    SchemaNewer => "schema_newer", 3;
+    SchemaNewer => "schema_newer", 1;
     /// The file is a database of something else (another application id, foreign tables).
-    ForeignDatabase => "foreign_database", 3;
+    ForeignDatabase => "foreign_database", 1;
     /// A downgrade while a custody table holds a row.
-    DowngradeRefused => "downgrade_refused", 3;
+    DowngradeRefused => "downgrade_refused", 1;
     /// A task names a native owner that revision 2 cannot bind to a run.
-    InconsistentWaitOwner => "inconsistent_wait_owner", 3;
+    InconsistentWaitOwner => "inconsistent_wait_owner", 1;
     /// The database cannot be opened, read or written.
-    StoreIo => "store_io", 3;
+    StoreIo => "store_io", 1;
     /// Another control process holds this database.
-    SessionBusy => "session_busy", 4;
+    SessionBusy => "session_busy", 1;
     /// No durable policy of the configured generation exists.
     PolicyNotEstablished => "policy_not_established", 2;
     /// The durable policy of the configured generation differs from the configured one.
