@@ -1,6 +1,7 @@
 """Raw requests no SDK would send, through a plain HTTP client: each gets the JSON-RPC error (or
 HTTP status) that names what is wrong, and the server keeps answering."""
 
+import asyncio
 import json
 
 import httpx
@@ -240,6 +241,33 @@ def test_get_on_rpc_endpoint_is_405(service):
 def test_unknown_route_is_404(service):
     with httpx.Client() as http:
         assert http.get(service.base_url + '/.well-known/nothing').status_code == 404
+
+
+OVER_THE_LIMIT = [
+    ('/a2a', V10, 1024 * 1024),
+    ('/a2a', {}, 1024 * 1024),
+    ('/v1/a2a/handoff', {}, 2 * 1024 * 1024 + 64 * 1024),
+]
+
+
+@pytest.mark.parametrize('path,version,limit', OVER_THE_LIMIT)
+@pytest.mark.parametrize('over', [1, 3_000_000])
+def test_413_reaches_an_async_client_that_sends_the_whole_body(service, path, version, limit,
+                                                               over):
+    """httpx's async client (the SDK's) writes the whole body before it reads: the 413 must
+    still reach it, not a reset connection (httpx.ReadError)."""
+
+    async def body():
+        headers = {'Content-Type': 'application/json', **version}
+        async with httpx.AsyncClient(timeout=60) as http:
+            return await http.post(service.base_url + path, content=b' ' * (limit + over),
+                                   headers=headers)
+
+    response = asyncio.run(body())
+    assert response.status_code == 413
+    assert response.headers['connection'] == 'close'
+    assert response.json()['error']['code'] == 'ENVELOPE_TOO_LARGE'
+    still_answers(service)
 
 
 def test_413_leaves_keep_alive_usable(service):

@@ -8,6 +8,7 @@ mod client;
 mod connections;
 mod handoff;
 mod limits;
+mod oversize;
 mod signed;
 mod v03;
 mod v1;
