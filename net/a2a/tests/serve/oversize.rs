@@ -2,11 +2,11 @@
 //! whole body before reading: the service takes and discards the rest of the body (within its
 //! bounds) instead of resetting the connection under the client's feet.
 
-use std::io::{Read, Write};
+use std::io::Write;
 use std::net::{SocketAddr, TcpStream};
 use std::time::Duration;
 
-use crate::client::{Reply, Tmp, config, parse_reply, start};
+use crate::client::{Reply, Tmp, config, connect, read_answer, send_after_answer, start};
 
 const RPC_LIMIT: usize = 1024 * 1024;
 const HANDOFF_LIMIT: usize = 2 * 1024 * 1024 + 64 * 1024;
@@ -18,52 +18,6 @@ const ROUTES: [(&str, &str, usize); 3] = [
     ("/a2a", "", RPC_LIMIT),
     ("/v1/a2a/handoff", "", HANDOFF_LIMIT),
 ];
-
-fn connect(addr: SocketAddr) -> TcpStream {
-    let stream = TcpStream::connect(addr).unwrap();
-    stream
-        .set_read_timeout(Some(Duration::from_secs(60)))
-        .unwrap();
-    stream
-        .set_write_timeout(Some(Duration::from_secs(60)))
-        .unwrap();
-    stream
-}
-
-/// Writes `first`, waits until the answer has begun to arrive, then writes `rest` (a write
-/// error fails the test: the service must take it all) and reads the answer up to the service's
-/// end of stream (a reset fails the test). This is what a client does that sends its whole body
-/// before it reads, when the refusal comes before the body is through.
-fn send_after_answer(addr: SocketAddr, first: &[u8], rest: &[u8]) -> Reply {
-    let mut stream = connect(addr);
-    stream.write_all(first).unwrap();
-    let mut byte = [0u8; 1];
-    assert_eq!(stream.peek(&mut byte).unwrap(), 1, "no answer");
-    stream
-        .write_all(rest)
-        .unwrap_or_else(|e| panic!("the service did not take the rest of the body: {e}"));
-    read_answer(&mut stream)
-}
-
-/// The whole answer, which must end cleanly and be complete (as long as its Content-Length).
-fn read_answer(stream: &mut TcpStream) -> Reply {
-    let mut out = Vec::new();
-    if let Err(e) = stream.read_to_end(&mut out) {
-        panic!(
-            "the answer did not end cleanly ({e}) after {} bytes: {:?}",
-            out.len(),
-            String::from_utf8_lossy(&out)
-        );
-    }
-    let reply = parse_reply(&out);
-    let length: usize = reply
-        .header("content-length")
-        .expect("a Content-Length")
-        .parse()
-        .unwrap();
-    assert_eq!(reply.body.len(), length, "a truncated answer");
-    reply
-}
 
 fn head(addr: SocketAddr, path: &str, extra: &str, framing: &str) -> String {
     format!(
