@@ -68,6 +68,37 @@ def test_bad_json_is_parse_error(service, name, body):
     still_answers(service)
 
 
+OUT_OF_RANGE = [
+    # (body, version header, code, id answered, field named in -32602)
+    (b'{"jsonrpc":"2.0","id":1e400,"method":"GetTask","params":{}}', V10, INVALID_REQUEST,
+     None, None),
+    (b'{"jsonrpc":"2.0","id":1e400,"method":"tasks/get","params":{}}', {}, INVALID_REQUEST,
+     None, None),
+    (b'{"jsonrpc":"2.0","id":-' + b'9' * 400 + b',"method":"GetTask"}', V10, INVALID_REQUEST,
+     None, None),
+    (b'{"jsonrpc":"2.0","id":2,"method":"GetTask","params":{"id":"t","historyLength":1e400}}',
+     V10, INVALID_PARAMS, 2, 'historyLength'),
+    (b'{"jsonrpc":"2.0","id":"k","method":"tasks/get","params":{"id":"t","historyLength":1e999}}',
+     {}, INVALID_PARAMS, 'k', 'historyLength'),
+]
+
+
+@pytest.mark.parametrize('body,version,code,id_,field', OUT_OF_RANGE,
+                         ids=['id-1e400', 'id-1e400-v03', 'id-400-digits', 'param', 'param-v03'])
+def test_valid_json_with_a_number_out_of_range_is_no_parse_error(service, body, version, code,
+                                                                  id_, field):
+    response = post(service, body, {'Content-Type': 'application/json', **version})
+    assert response.status_code == 200
+    error = error_of(response, id_)
+    assert error['code'] == code, error
+    assert 'out of range' in error['message'], error
+    if field is not None:
+        data = error['data']
+        named = data[1]['fieldViolations'][0]['field'] if version else data['field']
+        assert named == field, error
+    still_answers(service)
+
+
 NOT_A_REQUEST = [
     ('empty batch', []),
     ('a string', 'x'),
