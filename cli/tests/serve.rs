@@ -307,3 +307,41 @@ fn a_pack_send_handoff_lands_and_is_read_through_pad() {
     signal(&child, libc::SIGTERM);
     assert_eq!(child.wait().unwrap().code(), Some(0));
 }
+
+/// The process's defaults: a body over the limit, sent whole after the refusal has begun, gets
+/// its 413 to a clean end on every POST route; valid JSON with an id out of range is `-32600`
+/// with a null id, not a parse error; and the process still stops gracefully.
+#[test]
+fn the_process_answers_an_oversized_body_and_an_id_out_of_range() {
+    let tmp = Tmp::new("cli-refusals");
+    let (mut child, addr) = serve(&tmp.db(), &[]);
+    for (path, version, size) in [
+        ("/a2a", "A2A-Version: 1.0\r\n", 1_100_000),
+        ("/a2a", "", 1_100_000),
+        ("/v1/a2a/handoff", "", 2_300_000),
+    ] {
+        let head = format!(
+            "POST {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
+             {version}Content-Length: {size}\r\n\r\n"
+        );
+        let reply = client::send_after_answer(addr, head.as_bytes(), &vec![b' '; size]);
+        assert_eq!(reply.status, 413, "{path} {version:?}");
+        assert_eq!(reply.json()["error"]["code"], "ENVELOPE_TOO_LARGE");
+    }
+    for (version, method) in [("1.0", "GetTask"), ("", "tasks/get")] {
+        let mut headers = vec![("Content-Type", "application/json")];
+        if !version.is_empty() {
+            headers.push(("A2A-Version", version));
+        }
+        let body = format!(r#"{{"jsonrpc":"2.0","id":1e400,"method":"{method}"}}"#);
+        let reply = client::request(addr, "POST", "/a2a", &headers, body.as_bytes());
+        let v = reply.json();
+        assert_eq!(v["error"]["code"], -32600, "{v}");
+        assert_eq!(v["id"], Value::Null);
+        let body = br#"{"jsonrpc":"2.0","id":1e400,"method":"#;
+        let reply = client::request(addr, "POST", "/a2a", &headers, body);
+        assert_eq!(reply.json()["error"]["code"], -32700);
+    }
+    signal(&child, libc::SIGTERM);
+    assert_eq!(child.wait().unwrap().code(), Some(0));
+}

@@ -8,7 +8,7 @@ use std::time::Duration;
 use agent_intercom_core::ErrorCode;
 use axum::Router;
 use axum::body::{Body, Bytes, HttpBody};
-use axum::extract::{Request, State};
+use axum::extract::{ConnectInfo, Request, State};
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::middleware::{Next, from_fn_with_state};
 use axum::response::{IntoResponse, Response};
@@ -17,6 +17,7 @@ use serde_json::{Value, json};
 
 use crate::auth::{ANONYMOUS, BEARER, Token};
 use crate::errors::{INTERNAL_ERROR, http_error_body};
+use crate::listener::Conn;
 use crate::ops::Service;
 use crate::panics::CatchPanic;
 use crate::rpc::{self, RpcContext};
@@ -43,6 +44,12 @@ pub struct Limits {
     pub request_timeout: Duration,
     /// Most connections at once.
     pub max_connections: usize,
+    /// After a refusal that leaves the request body unread (`Connection: close`), how long the
+    /// service goes on taking and discarding what the client sends, so that the client, still
+    /// sending, is not reset before it reads the answer.
+    pub linger_time: Duration,
+    /// How many bytes it takes and discards so, at most.
+    pub linger_bytes: usize,
 }
 
 impl Default for Limits {
@@ -57,6 +64,8 @@ impl Default for Limits {
             body_timeout: Duration::from_secs(10),
             request_timeout: Duration::from_secs(30),
             max_connections: 256,
+            linger_time: Duration::from_secs(5),
+            linger_bytes: 64 * 1024 * 1024,
         }
     }
 }
@@ -174,8 +183,25 @@ async fn method_not_allowed(request: Request) -> Response {
     response
 }
 
-/// Header limits, the request timeout and caught panics, for every request.
+/// Header limits, the request timeout and caught panics, for every request; and a refusal that
+/// closes the connection (`Connection: close`, the body perhaps unread) has it closed gently.
 async fn guard(State(state): State<AppState>, request: Request, next: Next) -> Response {
+    let conn = request
+        .extensions()
+        .get::<ConnectInfo<Conn>>()
+        .map(|info| info.0.clone());
+    let response = guarded(state, request, next).await;
+    if let Some(conn) = conn
+        && response.headers().get(header::CONNECTION) == Some(&CLOSE)
+    {
+        conn.linger();
+    }
+    response
+}
+
+const CLOSE: HeaderValue = HeaderValue::from_static("close");
+
+async fn guarded(state: AppState, request: Request, next: Next) -> Response {
     let headers = request.headers();
     let size: usize = headers
         .iter()
@@ -230,11 +256,10 @@ pub fn shown(d: Duration) -> String {
     }
 }
 
-/// The response with `Connection: close` (the rest of the request may not have been read).
+/// The response with `Connection: close` (the rest of the request may not have been read: the
+/// connection is then closed gently, [`guard`]).
 fn closing(mut response: Response) -> Response {
-    response
-        .headers_mut()
-        .insert(header::CONNECTION, HeaderValue::from_static("close"));
+    response.headers_mut().insert(header::CONNECTION, CLOSE);
     response
 }
 

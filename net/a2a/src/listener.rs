@@ -11,11 +11,18 @@
 //!
 //! An expired head timeout and an eviction close the connection without a response, as hyper
 //! closes an idle keep-alive connection.
+//!
+//! A connection answered with a refusal that left its request body unread ([`Conn::linger`])
+//! is closed gently: its sending side is shut (the client sees the end of the answer), then
+//! what the client still sends is read and discarded until it closes its side, up to a bound of
+//! bytes and of time ([`Linger`]) or an eviction. Closing a socket with unread bytes, or
+//! receiving more after the close, resets the connection, and a client that sends its whole
+//! body before reading would lose the answer to the reset.
 
 use std::io;
 use std::net::SocketAddr;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
@@ -34,22 +41,40 @@ pub struct Timeouts {
     pub head: Duration,
 }
 
+/// How a connection answered with a refusal is closed: what the client still sends is read and
+/// discarded until it closes, for at most `time` after the answer and `bytes` in all.
+#[derive(Clone, Copy, Debug)]
+pub struct Linger {
+    /// The longest the discarding lasts.
+    pub time: Duration,
+    /// The most bytes discarded.
+    pub bytes: usize,
+}
+
 /// A [`TcpListener`] with a connection cap, eviction and per-connection timeouts.
 pub struct Guarded {
     inner: TcpListener,
     permits: Arc<Semaphore>,
     registry: Arc<Registry>,
     timeouts: Timeouts,
+    linger: Linger,
 }
 
 impl Guarded {
-    /// Guards `inner`: at most `max_connections` at once, each held to `timeouts`.
-    pub fn new(inner: TcpListener, max_connections: usize, timeouts: Timeouts) -> Guarded {
+    /// Guards `inner`: at most `max_connections` at once, each held to `timeouts`, and closed
+    /// after a refusal as `linger` says.
+    pub fn new(
+        inner: TcpListener,
+        max_connections: usize,
+        timeouts: Timeouts,
+        linger: Linger,
+    ) -> Guarded {
         Guarded {
             inner,
             permits: Arc::new(Semaphore::new(max_connections.max(1))),
             registry: Arc::new(Registry::new()),
             timeouts,
+            linger,
         }
     }
 
@@ -95,7 +120,7 @@ impl axum::serve::Listener for Guarded {
         let (stream, addr) = self.next_stream().await;
         let permit = self.slot().await;
         let _ = stream.set_nodelay(true);
-        let stream = GuardedStream::new(stream, permit, &self.registry, self.timeouts);
+        let stream = GuardedStream::new(stream, permit, &self.registry, self.timeouts, self.linger);
         (stream, addr)
     }
 
@@ -128,6 +153,27 @@ struct Slot {
     state: AtomicU64,
     /// The task to wake once evicted.
     waker: Mutex<Option<Waker>>,
+    /// Whether the connection is to be closed gently ([`Conn::linger`]).
+    linger: AtomicBool,
+}
+
+/// A handle on the connection a request came on (the request's `ConnectInfo`).
+#[derive(Clone)]
+pub struct Conn(Arc<Slot>);
+
+impl Conn {
+    /// Closes the connection gently after the answer being written (a refusal with
+    /// `Connection: close` that leaves the request body unread): what the client still sends
+    /// is discarded, within the [`Linger`] bounds, instead of resetting the connection.
+    pub fn linger(&self) {
+        self.0.linger.store(true, Ordering::SeqCst);
+    }
+}
+
+impl axum::extract::connect_info::Connected<axum::serve::IncomingStream<'_, Guarded>> for Conn {
+    fn connect_info(stream: axum::serve::IncomingStream<'_, Guarded>) -> Conn {
+        Conn(stream.io().slot.clone())
+    }
 }
 
 const BUSY: u64 = 0;
@@ -151,6 +197,7 @@ impl Registry {
         let slot = Arc::new(Slot {
             state: AtomicU64::new(self.stamp()),
             waker: Mutex::new(None),
+            linger: AtomicBool::new(false),
         });
         lock(&self.open).push(slot.clone());
         slot
@@ -322,8 +369,25 @@ struct Head {
     deadline: Pin<Box<Sleep>>,
 }
 
+/// The gentle close of a connection: its bounds, and once begun, how far it is.
+struct Lingering {
+    bounds: Linger,
+    state: Option<Drain>,
+}
+
+/// A gentle close under way.
+struct Drain {
+    /// Whether the sending side has been shut.
+    shut: bool,
+    /// Bytes discarded so far.
+    discarded: usize,
+    /// When the discarding stops.
+    deadline: Pin<Box<Sleep>>,
+}
+
 /// A connection whose reads and writes fail after the idle timeout, whose reads fail when a
-/// request head is late, and which the listener may close to make room.
+/// request head is late, which the listener may close to make room, and which is closed gently
+/// after a refusal.
 pub struct GuardedStream {
     stream: TcpStream,
     _permit: OwnedSemaphorePermit,
@@ -333,6 +397,7 @@ pub struct GuardedStream {
     head: Head,
     reads: Watchdog,
     writes: Watchdog,
+    linger: Lingering,
 }
 
 /// A write of an interim response (`100 Continue`): the request goes on.
@@ -346,6 +411,7 @@ impl GuardedStream {
         permit: OwnedSemaphorePermit,
         registry: &Arc<Registry>,
         timeouts: Timeouts,
+        linger: Linger,
     ) -> GuardedStream {
         GuardedStream {
             stream,
@@ -360,6 +426,10 @@ impl GuardedStream {
             },
             reads: Watchdog::new(),
             writes: Watchdog::new(),
+            linger: Lingering {
+                bounds: linger,
+                state: None,
+            },
         }
     }
 
@@ -498,7 +568,44 @@ impl AsyncWrite for GuardedStream {
     }
 
     fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.stream).poll_shutdown(cx)
+        let this = &mut *self;
+        if !this.slot.linger.load(Ordering::SeqCst) {
+            return Pin::new(&mut this.stream).poll_shutdown(cx);
+        }
+        let bounds = this.linger.bounds;
+        let drain = this.linger.state.get_or_insert_with(|| Drain {
+            shut: false,
+            discarded: 0,
+            deadline: Box::pin(tokio::time::sleep(bounds.time)),
+        });
+        if !drain.shut {
+            std::task::ready!(Pin::new(&mut this.stream).poll_shutdown(cx))?;
+            drain.shut = true;
+        }
+        // Read and discard until the client closes its side, a read fails, a bound is reached
+        // or the connection is evicted; each of these ends the close.
+        let mut scratch = [0u8; 16 * 1024];
+        loop {
+            if drain.discarded >= bounds.bytes
+                || Instant::now() >= drain.deadline.deadline()
+                || this.slot.killed()
+            {
+                return Poll::Ready(Ok(()));
+            }
+            let room = scratch.len().min(bounds.bytes - drain.discarded);
+            let mut buf = ReadBuf::new(&mut scratch[..room]);
+            match Pin::new(&mut this.stream).poll_read(cx, &mut buf) {
+                Poll::Ready(Ok(())) if buf.filled().is_empty() => return Poll::Ready(Ok(())),
+                Poll::Ready(Ok(())) => drain.discarded += buf.filled().len(),
+                Poll::Ready(Err(_)) => return Poll::Ready(Ok(())),
+                Poll::Pending => {
+                    if drain.deadline.as_mut().poll(cx).is_ready() || this.slot.park(cx) {
+                        return Poll::Ready(Ok(()));
+                    }
+                    return Poll::Pending;
+                }
+            }
+        }
     }
 
     fn poll_write_vectored(

@@ -7,7 +7,7 @@ use crate::errors::{
     EXTENDED_CARD_NOT_CONFIGURED, EXTENSION_REQUIRED, INTERNAL_ERROR, METHOD_NOT_FOUND,
     PARSE_ERROR, PUSH_NOT_SUPPORTED, RpcError, UNSUPPORTED_OPERATION, VERSION_NOT_SUPPORTED,
 };
-use crate::json::too_deep;
+use crate::json::{Parsed, too_deep};
 use crate::ops::Service;
 use crate::panics::CatchPanic;
 use crate::wire::{Dialect, SUPPORTED_VERSIONS, header_version};
@@ -130,11 +130,25 @@ pub async fn handle(service: &Service, ctx: &RpcContext, body: &[u8]) -> Value {
         );
         return response(&null, Err(e), asked);
     }
-    let value: Value = match serde_json::from_slice(body) {
-        Ok(v) => v,
-        Err(e) => {
-            let e = RpcError::new(PARSE_ERROR, "PARSE_ERROR", format!("invalid JSON: {e}"));
+    // Valid JSON holding a value that cannot be read (a number out of range) is no parse error:
+    // the request is read without the member holding it, and refused where that member counts.
+    let (value, unreadable) = match crate::json::parse(body) {
+        Parsed::Whole(value) => (value, None),
+        Parsed::Invalid(why) => {
+            let e = RpcError::new(PARSE_ERROR, "PARSE_ERROR", format!("invalid JSON: {why}"));
             return response(&null, Err(e), asked);
+        }
+        Parsed::Unreadable(found) => {
+            let rest = found
+                .member()
+                .and_then(|member| crate::json::object_without(body, member));
+            match rest {
+                Some(rest) => (rest, Some(found)),
+                None => {
+                    let e = RpcError::request(format!("invalid request: {found}"));
+                    return response(&null, Err(e), asked);
+                }
+            }
         }
     };
     if let Some(key) = crate::json::repeated_key(body) {
@@ -153,10 +167,23 @@ pub async fn handle(service: &Service, ctx: &RpcContext, body: &[u8]) -> Value {
         };
         return response(&null, Err(RpcError::request(what)), asked);
     };
-    let id = match request_id(object) {
-        Ok(id) => id,
-        Err(e) => return response(&null, Err(e), asked),
+    let id = match (&unreadable, request_id(object)) {
+        (Some(found), _) if found.member() == Some("id") => {
+            let e = RpcError::request(format!(
+                "invalid request: {found}; id must be a string, a whole number or null"
+            ));
+            return response(&null, Err(e), asked);
+        }
+        (_, Ok(id)) => id,
+        (_, Err(e)) => return response(&null, Err(e), asked),
     };
+    // Outside the parameters, such a value makes the request invalid.
+    if let Some(found) = &unreadable
+        && found.member() != Some("params")
+    {
+        let e = RpcError::request(format!("invalid request: {found}"));
+        return response(&id, Err(e), asked);
+    }
     if object.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
         let e = RpcError::request("invalid request: jsonrpc must be exactly \"2.0\"");
         return response(&id, Err(e), asked);
@@ -227,6 +254,14 @@ pub async fn handle(service: &Service, ctx: &RpcContext, body: &[u8]) -> Value {
         )
         .with("supportedVersions", SUPPORTED_VERSIONS.join(","));
         return response(&id, Err(e), dialect);
+    }
+    if let Some(found) = &unreadable {
+        // In the parameters (the only place left): the member is named from within them.
+        let e = match found.field(1).as_str() {
+            "" => RpcError::param("params", format!("is {}", found.what)),
+            field => RpcError::param(field, format!("is {}", found.what)),
+        };
+        return response(&id, Err(e), belongs);
     }
     let empty = Value::Object(serde_json::Map::new());
     let params = match object.get("params") {

@@ -16,7 +16,7 @@ use crate::auth::Token;
 use crate::card::{CardOptions, agent_card};
 use crate::http::{AppState, Limits, router};
 use crate::keys::KeyDir;
-use crate::listener::{Guarded, Timeouts};
+use crate::listener::{Conn, Guarded, Linger, Timeouts};
 use crate::ops::Service;
 use crate::signed::{Keys, Signing};
 use crate::worker::Worker;
@@ -296,8 +296,13 @@ async fn serve(
         idle: config.limits.request_timeout + Duration::from_secs(30),
         head: config.limits.head_timeout,
     };
-    let guarded = Guarded::new(listener, config.limits.max_connections, timeouts);
-    let app = router(state);
+    let linger = Linger {
+        time: config.limits.linger_time,
+        bytes: config.limits.linger_bytes,
+    };
+    let guarded = Guarded::new(listener, config.limits.max_connections, timeouts, linger);
+    // Each request knows its connection, so that a refusal can have it closed gently.
+    let app = router(state).into_make_service_with_connect_info::<Conn>();
     let shutdown = async move {
         stop.await;
         let _ = shutdown_tx.send(true);

@@ -1,6 +1,7 @@
 """Raw requests no SDK would send, through a plain HTTP client: each gets the JSON-RPC error (or
 HTTP status) that names what is wrong, and the server keeps answering."""
 
+import asyncio
 import json
 
 import httpx
@@ -64,6 +65,37 @@ def test_bad_json_is_parse_error(service, name, body):
     response = post(service, body)
     assert response.status_code == 200
     assert error_of(response, None)['code'] == PARSE
+    still_answers(service)
+
+
+OUT_OF_RANGE = [
+    # (body, version header, code, id answered, field named in -32602)
+    (b'{"jsonrpc":"2.0","id":1e400,"method":"GetTask","params":{}}', V10, INVALID_REQUEST,
+     None, None),
+    (b'{"jsonrpc":"2.0","id":1e400,"method":"tasks/get","params":{}}', {}, INVALID_REQUEST,
+     None, None),
+    (b'{"jsonrpc":"2.0","id":-' + b'9' * 400 + b',"method":"GetTask"}', V10, INVALID_REQUEST,
+     None, None),
+    (b'{"jsonrpc":"2.0","id":2,"method":"GetTask","params":{"id":"t","historyLength":1e400}}',
+     V10, INVALID_PARAMS, 2, 'historyLength'),
+    (b'{"jsonrpc":"2.0","id":"k","method":"tasks/get","params":{"id":"t","historyLength":1e999}}',
+     {}, INVALID_PARAMS, 'k', 'historyLength'),
+]
+
+
+@pytest.mark.parametrize('body,version,code,id_,field', OUT_OF_RANGE,
+                         ids=['id-1e400', 'id-1e400-v03', 'id-400-digits', 'param', 'param-v03'])
+def test_valid_json_with_a_number_out_of_range_is_no_parse_error(service, body, version, code,
+                                                                  id_, field):
+    response = post(service, body, {'Content-Type': 'application/json', **version})
+    assert response.status_code == 200
+    error = error_of(response, id_)
+    assert error['code'] == code, error
+    assert 'out of range' in error['message'], error
+    if field is not None:
+        data = error['data']
+        named = data[1]['fieldViolations'][0]['field'] if version else data['field']
+        assert named == field, error
     still_answers(service)
 
 
@@ -240,6 +272,33 @@ def test_get_on_rpc_endpoint_is_405(service):
 def test_unknown_route_is_404(service):
     with httpx.Client() as http:
         assert http.get(service.base_url + '/.well-known/nothing').status_code == 404
+
+
+OVER_THE_LIMIT = [
+    ('/a2a', V10, 1024 * 1024),
+    ('/a2a', {}, 1024 * 1024),
+    ('/v1/a2a/handoff', {}, 2 * 1024 * 1024 + 64 * 1024),
+]
+
+
+@pytest.mark.parametrize('path,version,limit', OVER_THE_LIMIT)
+@pytest.mark.parametrize('over', [1, 3_000_000])
+def test_413_reaches_an_async_client_that_sends_the_whole_body(service, path, version, limit,
+                                                               over):
+    """httpx's async client (the SDK's) writes the whole body before it reads: the 413 must
+    still reach it, not a reset connection (httpx.ReadError)."""
+
+    async def body():
+        headers = {'Content-Type': 'application/json', **version}
+        async with httpx.AsyncClient(timeout=60) as http:
+            return await http.post(service.base_url + path, content=b' ' * (limit + over),
+                                   headers=headers)
+
+    response = asyncio.run(body())
+    assert response.status_code == 413
+    assert response.headers['connection'] == 'close'
+    assert response.json()['error']['code'] == 'ENVELOPE_TOO_LARGE'
+    still_answers(service)
 
 
 def test_413_leaves_keep_alive_usable(service):

@@ -10,6 +10,7 @@ import pytest
 
 from a2a.client import A2ACardResolver, ClientCallContext, ClientConfig, ClientFactory
 from a2a.client.card_resolver import parse_agent_card
+from a2a.client.errors import A2AClientError
 from a2a.compat.v0_3 import types as types_v03
 from a2a.types.a2a_pb2 import (
     CancelTaskRequest,
@@ -284,5 +285,25 @@ def test_default_sdk_client_blocking_send_is_answered(service):
         finally:
             await client.close()
         assert response.task.status.state == TaskState.TASK_STATE_SUBMITTED
+
+    run(body())
+
+
+@only_serve
+@pytest.mark.parametrize('version', VERSIONS)
+@pytest.mark.parametrize('size', [1_100_000, 4_000_000])
+def test_an_oversized_message_is_an_http_413_not_a_broken_connection(service, version, size):
+    """A message over the 1 MiB body limit: the SDK sends the whole body, then reads the 413
+    (the service takes and discards the rest of the body rather than resetting the connection
+    under it), and reports it as the HTTP status, not as a network error."""
+
+    async def body():
+        async with client_for(service.base_url, version) as client:
+            with pytest.raises(A2AClientError) as raised:
+                await send(client, text_message('x' * size, new_id()))
+        cause = raised.value.__cause__
+        assert isinstance(cause, httpx.HTTPStatusError), repr(cause)
+        assert cause.response.status_code == 413
+        assert cause.response.json()['error']['code'] == 'ENVELOPE_TOO_LARGE'
 
     run(body())

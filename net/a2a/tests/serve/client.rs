@@ -101,6 +101,52 @@ pub fn raw(addr: SocketAddr, bytes: &[u8]) -> Reply {
     parse_reply(&out)
 }
 
+pub fn connect(addr: SocketAddr) -> TcpStream {
+    let stream = TcpStream::connect(addr).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(60)))
+        .unwrap();
+    stream
+        .set_write_timeout(Some(Duration::from_secs(60)))
+        .unwrap();
+    stream
+}
+
+/// Writes `first`, waits until the answer has begun to arrive, then writes `rest` (a write
+/// error fails the test: the service must take it all) and reads the answer up to the service's
+/// end of stream (a reset fails the test). This is what a client does that sends its whole body
+/// before it reads, when the refusal comes before the body is through.
+pub fn send_after_answer(addr: SocketAddr, first: &[u8], rest: &[u8]) -> Reply {
+    let mut stream = connect(addr);
+    stream.write_all(first).unwrap();
+    let mut byte = [0u8; 1];
+    assert_eq!(stream.peek(&mut byte).unwrap(), 1, "no answer");
+    stream
+        .write_all(rest)
+        .unwrap_or_else(|e| panic!("the service did not take the rest of the body: {e}"));
+    read_answer(&mut stream)
+}
+
+/// The whole answer, which must end cleanly and be complete (as long as its Content-Length).
+pub fn read_answer(stream: &mut TcpStream) -> Reply {
+    let mut out = Vec::new();
+    if let Err(e) = stream.read_to_end(&mut out) {
+        panic!(
+            "the answer did not end cleanly ({e}) after {} bytes: {:?}",
+            out.len(),
+            String::from_utf8_lossy(&out)
+        );
+    }
+    let reply = parse_reply(&out);
+    let length: usize = reply
+        .header("content-length")
+        .expect("a Content-Length")
+        .parse()
+        .unwrap();
+    assert_eq!(reply.body.len(), length, "a truncated answer");
+    reply
+}
+
 /// One request with `headers` and `body`.
 pub fn request(
     addr: SocketAddr,

@@ -8,6 +8,8 @@ mod client;
 mod connections;
 mod handoff;
 mod limits;
+mod numbers;
+mod oversize;
 mod signed;
 mod v03;
 mod v1;
