@@ -8,10 +8,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$(pwd)
-cargo build --release --locked --workspace -q
+# The build of $AIC_PROFILE (debug by default: the one the tests made; release for a release).
+profile=${AIC_PROFILE:-debug}
+flag=""; [ "$profile" = release ] && flag="--release"
+cargo build $flag --locked --workspace -q
 target=$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')
-rel="$target/release"
-bash scripts/build-node.sh release >/dev/null # the addon, in the checkout and its platform package
+rel="$target/$profile"
+bash scripts/build-node.sh "$profile" >/dev/null # the addon, in the checkout and its platform package
 mkdir -p "$target/c"
 gcc -std=c99 -Wall -Wextra -Werror -Iinclude tests/c/gate_broker.c -L"$rel" -lagent_intercom -Wl,-rpath,"$rel" -o "$target/c/gate_broker"
 

@@ -40,6 +40,7 @@ ids=$(node -e '
     same(`${dir} os`, pkg.os, [r.platform])
     same(`${dir} cpu`, pkg.cpu, [r.arch])
     same(`${dir} libc`, pkg.libc, r.libc ? [r.libc] : undefined)
+    same(`${dir} scripts`, pkg.scripts, { prepack: "node ../prepack-guard.cjs" })
   }
   if (problems.length) { console.error(problems.join("\n")); process.exit(1) }
   const host = execFileSync("rustc", ["-vV"], { encoding: "utf8" }).match(/^host: (.*)$/m)[1]
@@ -63,6 +64,19 @@ echo "packed $(basename "$main_tgz") sha256 $(sha256sum "$main_tgz" | cut -d' ' 
 ! grep -q '\.node$' <<<"$main_list" || { echo "the main tarball ships an addon:"; grep '\.node$' <<<"$main_list"; exit 1; }
 ! grep -q '^package/\(bindings-node\|vendor\)/\(src/\|Cargo.toml\)' <<<"$main_list" || { echo "the tarball holds the addon's Rust sources"; exit 1; }
 grep -qx 'package/bindings-node/npm/platforms.json' <<<"$main_list" || { echo "the main tarball lacks bindings-node/npm/platforms.json (the loader reads it)"; exit 1; }
+
+# A platform package without its addon refuses to pack (its prepack guard): a copy of the host's
+# package folder with everything but the addon.
+guard="$work/guard/npm"
+mkdir -p "$guard/$host_id"
+cp bindings-node/npm/prepack-guard.cjs "$guard/"
+cp "bindings-node/npm/$host_id/package.json" LICENSE-MIT LICENSE-APACHE "$guard/$host_id/"
+if (cd "$guard/$host_id" && npm pack --silent --pack-destination "$work/guard" >"$work/guard/log" 2>&1); then
+  echo "a platform package without its addon was packed"; exit 1
+fi
+grep -q "refusing to pack without agent_intercom.$host_id.node" "$work/guard/log" \
+  || { echo "the prepack guard did not say why:"; cat "$work/guard/log"; exit 1; }
+echo "ok: a platform package without its addon refuses to pack"
 
 tarballs=("$main_tgz")
 for id in $all_ids; do

@@ -1,10 +1,16 @@
 #!/usr/bin/env bash
-# Every test: Rust (unit, integration, doc), C (dynamic, static, ASan+UBSan), Node, and the
-# packed tarball installed in an empty folder. Tests run on debug builds, the package on release.
+# Every test: Rust (unit, integration, doc, the line's fault points), C (shared library and
+# ASan+UBSan for every test, the static library once), Node, the packed tarball installed in an
+# empty folder, the acceptance gate, the official A2A SDKs against `serve`, the line's scenario
+# suite and the typed usage. Everything runs on ONE debug build: the addon, the CLI, the C
+# library and the gate's embeddings are the artifacts the Rust tests built (one feature set for
+# the whole tree, Cargo.toml's getrandom line), so nothing is compiled twice. Each step prints
+# when it started. AIC_PROFILE=release runs the non-Rust suites on a release build instead.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 t0=$(date +%s)
 step() { echo "== $* (at $(( $(date +%s) - t0 )) s)"; }
+export AIC_PROFILE=${AIC_PROFILE:-debug}
 bash scripts/ensure-deps.sh
 
 step "Rust"
@@ -14,14 +20,15 @@ else
   cargo test --workspace --locked --no-fail-fast --lib --bins --tests
 fi
 cargo test --workspace --locked --doc
-# The line's fault points exist only in a fault-injection build (docs/line.md, "Testing").
-cargo test -p agent-intercom-line --locked --features fault-injection --test faults
+# The line's fault points exist only in a fault-injection build (docs/line.md, "Testing"); the
+# CLI's feature is the one the scenario suite builds with, so the line crate is built once.
+cargo test --workspace --locked --features agent-intercom-cli/fault-injection --test faults
 
 step "C"
-bash scripts/test-c.sh debug
+bash scripts/test-c.sh "$AIC_PROFILE"
 
 step "Node"
-bash scripts/build-node.sh release
+bash scripts/build-node.sh "$AIC_PROFILE"
 node --test tests/node/
 
 step "tarball"
@@ -30,8 +37,10 @@ bash scripts/pack-accept.sh
 step "acceptance gate (the corpus through the Node, CLI and C embeddings of the broker)"
 bash scripts/acceptance-gate.sh
 
+step "A2A interop"
 bash scripts/test-a2a.sh
 
+step "line scenarios"
 bash scripts/test-line.sh
 
 step "typed usage"

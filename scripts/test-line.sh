@@ -27,8 +27,10 @@ export PYTHONDONTWRITEBYTECODE=1
 report=target/line-scenarios.xml
 rm -f "$report"
 failed=0
+# Two workers (pytest-xdist): every scenario has its own folder, PKI, peer process and ports.
+# AIC_LINE_WORKERS=0 runs them in one process.
 timeout 900 "$venv/bin/python" -m pytest -q -p no:cacheprovider --rootdir=tests/line \
-  --junitxml="$report" tests/line "$@" || failed=1
+  -n "${AIC_LINE_WORKERS:-2}" --junitxml="$report" tests/line "$@" || failed=1
 counts=$("$venv/bin/python" - "$report" <<'PY'
 import sys
 import xml.etree.ElementTree as ET
