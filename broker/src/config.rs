@@ -132,6 +132,25 @@ pub const GATEWAY_FILE_NAME: &str = "remote-gateway.sock";
 /// principals, in milliseconds (at least 50; unset or not a number: 1000).
 pub const EXPIRY_SWEEP_ENV: &str = "PI_INTERCOM_REMOTE_EXPIRY_SWEEP_MS";
 
+/// The variable both adapters' brokers (Pi's and Claude's) read for the ask timeout, in
+/// milliseconds: what [`BrokerConfig::read_env`] reads into `ask_timeout_ms`.
+pub const ASK_TIMEOUT_ENV: &str = "PI_INTERCOM_ASK_TIMEOUT_MS";
+
+/// The setting of the ask timeout (`ask_timeout_ms`), which [`ASK_TIMEOUT_ENV`] also sets.
+pub const ASK_TIMEOUT_KEY: &str = "ask_timeout_ms";
+
+/// The setting of the expiry sweep (`remote_expiry_sweep_ms`), which [`EXPIRY_SWEEP_ENV`] also
+/// sets.
+pub const EXPIRY_SWEEP_KEY: &str = "remote_expiry_sweep_ms";
+
+/// Each variable [`BrokerConfig::read_env`] reads, with the setting it gives. A setting given
+/// explicitly (`--set`, the Node `settings`, the C settings text) wins over its variable, which
+/// [`crate::embed::config`] then does not read at all.
+pub const ENV_SETTINGS: [(&str, &str); 2] = [
+    (EXPIRY_SWEEP_ENV, EXPIRY_SWEEP_KEY),
+    (ASK_TIMEOUT_ENV, ASK_TIMEOUT_KEY),
+];
+
 macro_rules! limits {
     ($(
         $(#[doc = $doc:literal])+
@@ -316,25 +335,114 @@ fn whole(key: &str, value: &str, min: u64, max: u64) -> Result<u64, Error> {
     Ok(n)
 }
 
+/// The largest safe integer of JavaScript (`Number.MAX_SAFE_INTEGER`).
+const MAX_SAFE_INTEGER: f64 = 9_007_199_254_740_991.0;
+
+/// `Number(text)` of JavaScript when it is a positive safe integer: blanks around (JavaScript's),
+/// a sign, decimals with a fraction or an exponent, `0x`/`0o`/`0b` integers, as long as the value
+/// is a whole number from 1 to 2^53 - 1 (`1e3`, `0x3e8` and ` 1000 ` are 1000; `1.5`, `0`, `-5`,
+/// `10ms`, `Infinity` and a blank text are `None`).
+pub fn js_positive_safe_integer(text: &str) -> Option<u64> {
+    let text = agent_intercom_core::team::js_trim(text);
+    let radix = match text.get(..2) {
+        Some("0x" | "0X") => Some(16),
+        Some("0o" | "0O") => Some(8),
+        Some("0b" | "0B") => Some(2),
+        _ => None,
+    };
+    let value = if let Some(radix) = radix {
+        let digits = &text[2..];
+        if digits.is_empty() || !digits.chars().all(|c| c.is_digit(radix)) {
+            return None;
+        }
+        // Past 2^53 it is not safe, whatever its rounding: saturate rather than overflow.
+        digits.chars().fold(0f64, |n, c| {
+            (n * f64::from(radix) + f64::from(c.to_digit(radix).unwrap_or(0)))
+                .min(2.0 * MAX_SAFE_INTEGER)
+        })
+    } else {
+        // StrDecimalLiteral: [+-] (digits [. digits?] | . digits) [(e|E) [+-] digits]. Rust's
+        // parser rounds as JavaScript's does, but also takes `inf` and `nan`: check the form
+        // first. `Infinity` is never a safe integer.
+        let unsigned = text.strip_prefix(['+', '-']).unwrap_or(text);
+        let (mantissa, exponent) = match unsigned.find(['e', 'E']) {
+            Some(at) => (&unsigned[..at], Some(&unsigned[at + 1..])),
+            None => (unsigned, None),
+        };
+        let (whole, fraction) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+        let digits = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
+        let mantissa_ok =
+            digits(whole) && digits(fraction) && !(whole.is_empty() && fraction.is_empty());
+        let exponent_ok = exponent.is_none_or(|e| {
+            let e = e.strip_prefix(['+', '-']).unwrap_or(e);
+            !e.is_empty() && digits(e)
+        });
+        if !(mantissa_ok && exponent_ok) {
+            return None;
+        }
+        text.parse::<f64>().ok()?
+    };
+    (value.fract() == 0.0 && (1.0..=MAX_SAFE_INTEGER).contains(&value)).then_some(value as u64)
+}
+
 impl BrokerConfig {
-    /// Defaults for the agent directory the environment names, with the expiry sweep of
-    /// [`EXPIRY_SWEEP_ENV`] when it is set (as the Pi broker reads it: its leading digits, at
-    /// least 50; no digits: the default).
-    pub fn from_env() -> BrokerConfig {
+    /// Defaults for the agent directory the environment names, with what the environment sets
+    /// besides ([`BrokerConfig::read_env`]).
+    pub fn from_env() -> Result<BrokerConfig, Error> {
         let mut config = BrokerConfig::for_agent_dir(&agent_dir_from_env());
-        config.read_env();
-        config
+        config.read_env()?;
+        Ok(config)
     }
 
-    /// Applies what the environment sets besides the agent directory: the expiry sweep of
-    /// [`EXPIRY_SWEEP_ENV`]. Embeddings call it before their own settings, which win.
-    pub fn read_env(&mut self) {
-        if let Some(ms) = std::env::var(EXPIRY_SWEEP_ENV)
-            .ok()
+    /// Applies what the environment sets besides the agent directory ([`ENV_SETTINGS`]), as the
+    /// adapters' brokers read it. Embeddings call it before their own settings, which win.
+    ///
+    /// - [`EXPIRY_SWEEP_ENV`], as the Pi broker reads it: its leading digits, at least 50; no
+    ///   digits: the default.
+    /// - [`ASK_TIMEOUT_ENV`], as both adapters' brokers read it: unset or blank, the default;
+    ///   else JavaScript's `Number` of it must be a positive safe integer
+    ///   ([`js_positive_safe_integer`]), or the broker does not start (`INVALID_ARGUMENT` naming
+    ///   the variable), as theirs throw at start. Above `ask_timeout_ms`'s maximum (30 days) it
+    ///   is that maximum: the Pi broker takes any safe integer.
+    pub fn read_env(&mut self) -> Result<(), Error> {
+        self.read_env_from(|name| std::env::var_os(name))
+    }
+
+    /// [`BrokerConfig::read_env`] from the variables `var` gives (`None`: unset).
+    pub fn read_env_from(
+        &mut self,
+        var: impl Fn(&str) -> Option<std::ffi::OsString>,
+    ) -> Result<(), Error> {
+        if let Some(ms) = var(EXPIRY_SWEEP_ENV)
+            .and_then(|v| v.into_string().ok())
             .and_then(|v| leading_ms(&v))
         {
             self.remote_expiry_sweep = Duration::from_millis(ms.clamp(50, DAY_MS));
         }
+        if let Some(raw) = var(ASK_TIMEOUT_ENV) {
+            let text = raw.to_string_lossy();
+            if !agent_intercom_core::team::js_trim(&text).is_empty() {
+                let ms = raw
+                    .to_str()
+                    .and_then(js_positive_safe_integer)
+                    .ok_or_else(|| {
+                        Error::new(
+                            ErrorCode::InvalidArgument,
+                            format!(
+                                "{ASK_TIMEOUT_ENV} must be a positive integer number of \
+                                 milliseconds, not {text:?} (unset it for the default, or set \
+                                 {ASK_TIMEOUT_KEY}, which wins over it)"
+                            ),
+                        )
+                    })?;
+                let max = LIMITS
+                    .iter()
+                    .find(|l| l.key == ASK_TIMEOUT_KEY)
+                    .map_or(u64::MAX, |l| l.max);
+                self.ask_timeout = Duration::from_millis(ms.min(max));
+            }
+        }
+        Ok(())
     }
 
     /// Sets one field by name (`max_sessions=10000`, `idle_exit_secs=0`, `ask_timeout_ms=600000`,
@@ -503,5 +611,44 @@ impl LogLevel {
         let names = LogLevel::ALL.map(LogLevel::as_str);
         let (last, rest) = names.split_last().expect("there are levels");
         format!("{} or {last}", rest.join(", "))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_variable_sets_a_limit() {
+        for (_, key) in ENV_SETTINGS {
+            assert!(LIMITS.iter().any(|l| l.key == key), "{key}");
+        }
+    }
+
+    #[test]
+    fn javascript_numbers() {
+        for (text, n) in [
+            ("1", Some(1)),
+            ("\u{feff} 2\u{a0}", Some(2)),
+            (".5e1", Some(5)),
+            ("5.", Some(5)),
+            ("5E+2", Some(500)),
+            ("50e-1", Some(5)),
+            ("0b101", Some(5)),
+            ("0O17", Some(15)),
+            ("0X1f", Some(31)),
+            ("-0x1f", None),
+            ("0b", None),
+            ("0b2", None),
+            (".", None),
+            ("e5", None),
+            ("5e", None),
+            ("inf", None),
+            ("NaN", None),
+            ("0.5", None),
+            ("", None),
+        ] {
+            assert_eq!(js_positive_safe_integer(text), n, "{text:?}");
+        }
     }
 }

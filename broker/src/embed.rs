@@ -3,11 +3,12 @@
 //! [`Error`] with a stable code out. Every embedding calls this instead of parsing settings and
 //! mapping start failures itself.
 
+use std::ffi::OsString;
 use std::path::Path;
 
 use agent_intercom_core::{Error, ErrorCode};
 
-use crate::config::{BrokerConfig, agent_dir_from_env};
+use crate::config::{BrokerConfig, ENV_SETTINGS, agent_dir_from_env};
 use crate::server::{BrokerHandle, StartError, start as start_broker};
 
 /// Splits one `key=value` setting (blanks around either side are ignored). A pair without `=`
@@ -33,18 +34,40 @@ pub fn settings_lines(text: &str) -> Result<Vec<(&str, &str)>, Error> {
 }
 
 /// The configuration for `agent_dir` (`None`: `$PI_CODING_AGENT_DIR` or `~/.pi/agent`), with
-/// `socket_path` if given and every setting applied in order ([`BrokerConfig::set`]). The first
-/// bad setting fails the whole call.
+/// what the environment sets ([`BrokerConfig::read_env`]), `socket_path` if given and every
+/// setting applied in order ([`BrokerConfig::set`]). A setting given here wins over its variable
+/// ([`crate::config::ENV_SETTINGS`]), which is then not read at all: a bad
+/// `PI_INTERCOM_ASK_TIMEOUT_MS` does not stop a start that sets `ask_timeout_ms`. The first bad
+/// setting, or a bad variable that is read, fails the whole call.
 pub fn config<'a>(
     agent_dir: Option<&Path>,
     socket_path: Option<&Path>,
     settings: impl IntoIterator<Item = (&'a str, &'a str)>,
 ) -> Result<BrokerConfig, Error> {
+    config_from_env(agent_dir, socket_path, settings, |name| {
+        std::env::var_os(name)
+    })
+}
+
+/// [`config`] with the variables `var` gives (`None`: unset) instead of the process's
+/// environment (the agent directory, when `None`, still comes from the process's).
+pub fn config_from_env<'a>(
+    agent_dir: Option<&Path>,
+    socket_path: Option<&Path>,
+    settings: impl IntoIterator<Item = (&'a str, &'a str)>,
+    var: impl Fn(&str) -> Option<OsString>,
+) -> Result<BrokerConfig, Error> {
+    let settings: Vec<(&str, &str)> = settings.into_iter().collect();
     let mut config = match agent_dir {
         Some(dir) => BrokerConfig::for_agent_dir(dir),
         None => BrokerConfig::for_agent_dir(&agent_dir_from_env()),
     };
-    config.read_env();
+    let explicit = |name: &str| {
+        ENV_SETTINGS
+            .iter()
+            .any(|(env, key)| *env == name && settings.iter().any(|(k, _)| k == key))
+    };
+    config.read_env_from(|name| if explicit(name) { None } else { var(name) })?;
     if let Some(socket) = socket_path {
         config.socket_path = socket.to_path_buf();
     }

@@ -6,7 +6,7 @@
 //! `agent_intercom_core`; this crate adds sockets, state, time and durability.
 //!
 //! ```no_run
-//! let config = agent_intercom_broker::BrokerConfig::from_env();
+//! let config = agent_intercom_broker::BrokerConfig::from_env().expect("a valid environment");
 //! let broker = agent_intercom_broker::start(config).expect("started");
 //! println!("listening on {}", broker.socket_path().display());
 //! broker.wait(); // until idle exit or shutdown

@@ -272,6 +272,11 @@ pub const BOSS_FEATURE_NOT_ADVERTISED: &str = "BOSS_FEATURE_NOT_ADVERTISED";
 pub const BOSS_CONTROL_UNAVAILABLE_REASON: &str = "Boss typed control is unavailable until the \
      durable Controller delivery authority is installed";
 
+/// The `delivery_failed` reason of a valid, correlated Boss control envelope in
+/// `message.control` (where the Claude adapter puts it), as the Claude adapter's broker words it.
+pub const BOSS_CONTROL_DISPATCH_UNAVAILABLE_REASON: &str = "Typed Boss control dispatch is \
+     unavailable without authoritative correlation and durable dispatch";
+
 /// The `delivery_failed` reason of a message that is not a valid protocol-v4 message.
 pub const INVALID_MESSAGE_REASON: &str = "Invalid message format";
 
@@ -547,6 +552,26 @@ fn parse_send(map: &Map<String, Value>, config: &BrokerConfig) -> ClientFrame {
                 reason: BOSS_CONTROL_UNAVAILABLE_REASON.into(),
             };
         }
+    }
+    // `message.control` is where the Claude adapter puts a typed Boss control. Its broker refuses
+    // a valid one (a Boss envelope naming this message, no threading, empty text, no
+    // attachments) with CONTROL_DISPATCH_UNAVAILABLE and anything else there as invalid; its
+    // client drops its own connection on receiving any `message.control` unless it registered as
+    // a Boss participant, which no session of this broker can. So neither is forwarded.
+    if let Some(control) = m.get("control") {
+        // Claude's rule: no `replyTo` or `expectsReply` at all (`expectsReply: false` too).
+        let plain = !m.contains_key("replyTo")
+            && !m.contains_key("expectsReply")
+            && content.get("text").and_then(Value::as_str) == Some("")
+            && !content.contains_key("attachments");
+        return match classify_control(Some(control)) {
+            Control::Boss(id) if id == message_id && plain => ClientFrame::InvalidSend {
+                message_id,
+                code: failure_code::CONTROL_DISPATCH_UNAVAILABLE,
+                reason: BOSS_CONTROL_DISPATCH_UNAVAILABLE_REASON.into(),
+            },
+            _ => invalid(message_id),
+        };
     }
     ClientFrame::Send(Box::new(Send {
         to: to.to_string(),

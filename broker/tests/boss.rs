@@ -350,3 +350,199 @@ fn a_boss_control_before_register_is_a_frame_before_register() {
     );
     assert!(c.closed());
 }
+
+/// The Claude adapter's reason for a typed Boss control in `message.control`.
+const CLAUDE_UNAVAILABLE: &str = concat!(
+    "Typed Boss control dispatch is unavailable without authoritative correlation and ",
+    "durable dispatch"
+);
+
+/// A message carrying `control` where the Claude adapter puts it: `message.control`, empty text.
+fn claude_message(id: &str, control: Value) -> Value {
+    json!({ "id": id, "timestamp": 1, "control": control, "content": { "text": "" } })
+}
+
+#[test]
+fn a_control_in_message_control_is_never_forwarded() {
+    let broker = Broker::start("claude-control");
+    let mut s = broker.connect();
+    s.register("sender", None);
+    let mut t = broker.connect();
+    let target = t.register("target", None);
+    s.expect("session_joined");
+    let unavailable = |id: &str| failed(id, "CONTROL_DISPATCH_UNAVAILABLE", CLAUDE_UNAVAILABLE);
+    let invalid = |id: &str| failed(id, "INVALID_MESSAGE", "Invalid message format");
+    let with = |id: &str, edit: &dyn Fn(&mut Value)| {
+        let mut m = claude_message(id, control(id));
+        edit(&mut m);
+        m
+    };
+    let ordinary = json!({ "type": "note", "version": 1, "data": {} });
+    let cases: Vec<(&str, Value, Value)> = vec![
+        (
+            "valid and correlated",
+            send(&target, claude_message("c1", control("c1"))),
+            unavailable("c1"),
+        ),
+        (
+            "before target resolution",
+            send("nobody-at-all", claude_message("c2", control("c2"))),
+            unavailable("c2"),
+        ),
+        (
+            "uncorrelated",
+            send(&target, claude_message("c3", control("other"))),
+            invalid("c3"),
+        ),
+        (
+            "an ordinary envelope",
+            send(&target, claude_message("c4", ordinary)),
+            invalid("c4"),
+        ),
+        (
+            "not an object",
+            send(&target, claude_message("c5", json!("boss.worker.health"))),
+            invalid("c5"),
+        ),
+        (
+            "with text",
+            send(&target, with("c6", &|m| m["content"]["text"] = json!("t"))),
+            invalid("c6"),
+        ),
+        (
+            "with attachments",
+            send(
+                &target,
+                with("c7", &|m| m["content"]["attachments"] = json!([])),
+            ),
+            invalid("c7"),
+        ),
+        (
+            "expectsReply false",
+            send(&target, with("c8", &|m| m["expectsReply"] = json!(false))),
+            invalid("c8"),
+        ),
+        (
+            "with replyTo",
+            send(&target, with("c9", &|m| m["replyTo"] = json!("q"))),
+            invalid("c9"),
+        ),
+    ];
+    for (what, frame, expected) in cases {
+        s.send(frame);
+        assert_eq!(s.recv(), expected, "{what}");
+    }
+    // The connection stays, and nothing reached the target.
+    s.send(json!({ "type": "list", "requestId": "still-open" }));
+    s.expect("sessions");
+    assert!(t.quiet(std::time::Duration::from_millis(100)));
+}
+
+fn local_register(id: &str, name: &str, pid: u64, started_at: u64, runtime: Option<&str>) -> Value {
+    let mut frame = json!({
+        "type": "register",
+        "protocol": "pi-intercom",
+        "version": 4,
+        "sessionId": id,
+        "session": {
+            "name": name, "cwd": "/w", "model": "m", "pid": pid, "startedAt": started_at,
+            "lastActivity": 3,
+        },
+    });
+    if let Some(runtime) = runtime {
+        frame["session"]["runtimeInstanceId"] = json!(runtime);
+    }
+    frame
+}
+
+/// The Claude adapter's session-collision scenario: a typed control in `message.control` to a
+/// contested id is refused without disturbing its incumbent, which keeps its id against other
+/// runtimes while an ordinary message to it is pending.
+#[test]
+fn a_contested_id_keeps_its_incumbent_and_gets_no_typed_control() {
+    let broker = Broker::start("collision");
+    let mut sender = broker.connect();
+    sender.register("sender", None);
+    let mut owner = broker.connect();
+    owner.send(local_register(
+        "contested-id",
+        "owner",
+        11,
+        101,
+        Some("owner-runtime"),
+    ));
+    assert_eq!(owner.recv()["type"], "registered");
+    sender.expect("session_joined");
+    sender.send(send(
+        "contested-id",
+        claude_message("typed", control("typed")),
+    ));
+    assert_eq!(
+        sender.recv(),
+        failed("typed", "CONTROL_DISPATCH_UNAVAILABLE", CLAUDE_UNAVAILABLE)
+    );
+    sender.send_message("contested-id", "pending", "preserve me");
+    assert_eq!(sender.expect("delivery_accepted")["messageId"], "pending");
+    // The first frame the owner sees is the ordinary message, not the control.
+    let incoming = owner.recv();
+    assert_eq!(
+        (
+            incoming["type"].as_str(),
+            incoming["message"]["id"].as_str()
+        ),
+        (Some("message"), Some("pending"))
+    );
+    let mut contender = broker.connect();
+    contender.send(local_register(
+        "contested-id",
+        "contender",
+        22,
+        202,
+        Some("other"),
+    ));
+    let refused = contender.recv();
+    assert_eq!(refused["code"], "SESSION_ID_IN_USE");
+    assert!(
+        refused["error"]
+            .as_str()
+            .unwrap()
+            .contains("already active in another local runtime")
+    );
+    owner.send(json!({ "type": "message_received", "deliveryId": incoming["deliveryId"] }));
+    assert_eq!(
+        sender.expect("delivered")["deliveryId"],
+        incoming["deliveryId"]
+    );
+    owner.send(json!({ "type": "list", "requestId": "l" }));
+    let sessions = owner.expect("sessions");
+    let incumbent = sessions["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["id"] == "contested-id")
+        .unwrap()
+        .clone();
+    assert_eq!(
+        (incumbent["name"].clone(), incumbent["pid"].clone()),
+        (json!("owner"), json!(11))
+    );
+    assert!(incumbent.get("runtimeInstanceId").is_none());
+    // Without runtime ids, pid and start time decide; a runtime id never takes a legacy id.
+    let mut legacy = broker.connect();
+    legacy.send(local_register("legacy-id", "legacy", 33, 303, None));
+    assert_eq!(legacy.recv()["type"], "registered");
+    for (pid, started_at, runtime) in [(44, 404, None), (33, 303, Some("new-token"))] {
+        let mut c = broker.connect();
+        c.send(local_register(
+            "legacy-id",
+            "contender",
+            pid,
+            started_at,
+            runtime,
+        ));
+        assert_eq!(c.recv()["code"], "SESSION_ID_IN_USE");
+    }
+    let mut same = broker.connect();
+    same.send(local_register("legacy-id", "legacy-new", 33, 303, None));
+    assert_eq!(same.recv()["type"], "registered");
+}

@@ -1,4 +1,5 @@
-# Shared by run-core-suite.sh, run-adapter-suite.sh and run-broker-suite.sh (sourced, not run).
+# Shared by run-core-suite.sh, run-adapter-suite.sh, run-broker-suite.sh and
+# run-claude-broker-suite.sh (sourced, not run).
 # Expects: $repo (this repository's root). Sets up $work with a private HOME and npm cache, and
 # fills the array `tarballs` (absolute paths) from the arguments or by packing this repository.
 

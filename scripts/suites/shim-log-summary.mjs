@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Summarizes the log scripts/suites/pi-broker-shim.mjs writes (one JSON line per event) for one
+// Summarizes the log scripts/suites/adapter-broker-shim.mjs writes (one JSON line per event) for one
 // test file's run: how many brokers started, each one's checks, refusals and stops, and whether
 // the TypeScript broker was ever loaded. Exits 1 if it was, or a start failed its checks.
 //
@@ -15,7 +15,7 @@ try {
 }
 const by = (event) => lines.filter((l) => l.event === event);
 const starts = by("start");
-const bad = starts.filter((s) => !(s.socketIsPis && s.pidFileIsOurs && s.health === "compatible" && s.running));
+const bad = starts.filter((s) => !(s.socketIsAdapters && s.pidFileIsOurs && s.health === "compatible" && s.running));
 const refused = by("refused");
 const ts = by("ts-broker-imported");
 const stops = by("stop").map((s) => `${s.why}->${s.reason}`);
@@ -23,7 +23,7 @@ const stopCounts = Object.entries(stops.reduce((m, s) => ({ ...m, [s]: (m[s] ?? 
   .map(([k, n]) => `${k} x${n}`).join(", ");
 const gateway = starts.filter((s) => s.gateway).length;
 const dropped = [...new Set(starts.flatMap((s) => s.dropped ?? []))];
-console.log(`  broker starts: ${starts.length} by our shim in-process (pid file = spawned pid, health compatible, Pi's socket path: ${starts.length - bad.length}/${starts.length}; gateway socket served: ${gateway}/${starts.length})` +
+console.log(`  broker starts: ${starts.length} by our shim in-process (pid file = spawned pid, health compatible, the adapter's socket path: ${starts.length - bad.length}/${starts.length}; gateway socket served: ${gateway}/${starts.length})` +
   `; stops: ${stopCounts || "none logged (SIGKILL or still running)"}; TypeScript broker loaded: ${ts.length} times` +
   (dropped.length ? `; settings our broker does not know, left out: ${dropped.join(", ")}` : ""));
 for (const r of refused) console.log(`  shim refused (pid ${r.pid}): ${r.reason}`);

@@ -1,14 +1,17 @@
-// The Pi adapter's broker entry point (broker/broker.ts) as scripts/run-broker-suite.sh puts it
-// into its copy of the adapter: it runs OUR broker (the Rust one, through the Node package's
-// startBroker) inside this very process, so every process-level thing a test observes is the one
-// the TypeScript broker gave: the pid the test spawned is the broker's pid (broker.pid names it),
-// SIGTERM and SIGINT stop it cleanly (socket, broker.pid and broker.owner removed, exit 0), SIGKILL
-// ends it at once with nothing left running, the idle exit ends the process (exit 0), and the
-// line "Intercom broker started (pid: N, remote-access-v1)" comes on stdout once the socket listens.
+// An adapter's broker entry point (broker/broker.ts, in the Pi adapter and in the Claude adapter
+// alike) as scripts/suites/broker-suite.sh puts it into its copy of the adapter: it runs OUR
+// broker (the Rust one, through the Node package's startBroker) inside this very process, so every
+// process-level thing a test observes is the one the TypeScript broker gave: the pid the test
+// spawned is the broker's pid (broker.pid names it), SIGTERM and SIGINT stop it cleanly (socket,
+// broker.pid and broker.owner removed, exit 0), SIGKILL ends it at once with nothing left running,
+// the idle exit ends the process (exit 0), and the line
+// "Intercom broker started (pid: N, remote-access-v1)", which both adapters' brokers print, comes
+// on stdout once the socket listens.
 //
-// The copy's broker/broker-impl.ts is replaced by a module that refuses to load, so the
-// TypeScript broker cannot run by accident; every start is logged (JSON lines) to the log the
-// harness names, with the checks that the broker serving the socket is ours.
+// What held the TypeScript broker besides (Pi's broker/broker-impl.ts, Claude's dist/broker.mjs)
+// is replaced by a module that refuses to load, so it cannot run by accident; every start is
+// logged (JSON lines) to the log the harness names, with the checks that the broker serving the
+// socket is ours.
 //
 // Configuration: aic-broker-shim.json next to this file, written by the harness:
 //   { "brokerModule": "<our package>/bindings-node/lib/broker.js", "log": "<file>", "logLevel"?: "warn" }
@@ -31,7 +34,7 @@ function refuse(reason) {
   process.exit(1);
 }
 
-// The Pi broker on Windows listens on a named pipe, or with the opt-in TCP transport on a
+// The adapters' brokers on Windows listen on a named pipe, or with the opt-in TCP transport on a
 // loopback port named in broker.port.json. Ours has the TCP transport (transport=tcp) but no
 // named pipes: say so rather than listen somewhere the client never looks.
 const tcp = shouldUseWindowsTcpTransport();
@@ -42,8 +45,9 @@ if (process.platform === "win32" && !tcp) {
 const require = createRequire(import.meta.url);
 const ours = require(shim.brokerModule);
 
-// Our broker reads PI_INTERCOM_REMOTE_EXPIRY_SWEEP_MS from the environment itself, as the Pi
-// broker does; the transport is the one setting the shim passes (Pi decides it from the platform).
+// Our broker reads PI_INTERCOM_REMOTE_EXPIRY_SWEEP_MS and PI_INTERCOM_ASK_TIMEOUT_MS from the
+// environment itself, as the adapters' brokers do; the transport is the one setting the shim
+// passes (the adapters decide it from the platform).
 const settings = tcp ? { transport: "tcp" } : {};
 let broker;
 try {
@@ -64,12 +68,13 @@ function stop(why) {
 process.on("SIGTERM", () => stop("SIGTERM"));
 process.on("SIGINT", () => stop("SIGINT"));
 // The broker runs on its own thread; when it stops by itself (idle exit, a failure) the process
-// must end as the Pi broker's does. The interval also keeps this process alive while it runs.
+// must end as the adapter's broker does. The interval also keeps this process alive while it runs.
 const watch = setInterval(() => {
   if (!broker.running) stop("broker stopped");
 }, 50);
 
-// Checks that the socket the Pi client will dial is served by the broker this process started.
+// Checks that the socket the adapter's client will dial is served by the broker this process
+// started.
 const expectedSocket = getBrokerSocketPath();
 const pidFile = join(broker.intercomDir, "broker.pid");
 let pidInFile = "";
@@ -106,7 +111,7 @@ const health = tcp ? await tcpHealth() : await ours.brokerHealth(broker.socketPa
 const checks = {
   transport: tcp ? "tcp" : "unix",
   socket: broker.socketPath,
-  socketIsPis: tcp || broker.socketPath === expectedSocket,
+  socketIsAdapters: tcp || broker.socketPath === expectedSocket,
   pidFileIsOurs: pidInFile === String(process.pid),
   health,
   running: broker.running,
@@ -118,8 +123,8 @@ try {
   // No gateway socket: a broker without remote access.
 }
 record({ event: "start", impl: "agent-intercom (Rust, in-process)", module: shim.brokerModule, gateway, ...checks });
-if (!checks.socketIsPis || !checks.pidFileIsOurs || health !== "compatible" || !checks.running) {
+if (!checks.socketIsAdapters || !checks.pidFileIsOurs || health !== "compatible" || !checks.running) {
   broker.close();
-  refuse(`the socket is not served by our broker as expected: ${JSON.stringify(checks)} (Pi expects ${expectedSocket})`);
+  refuse(`the socket is not served by our broker as expected: ${JSON.stringify(checks)} (the adapter expects ${expectedSocket})`);
 }
 console.log(`Intercom broker started (pid: ${process.pid}, remote-access-v1)`);
