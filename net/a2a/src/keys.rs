@@ -549,10 +549,28 @@ mod tests {
 
     use super::*;
 
+    /// A fresh, existing folder.
     fn temp(name: &str) -> PathBuf {
         let dir = std::env::temp_dir().join(format!("aic-keys-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
         dir
+    }
+
+    #[test]
+    fn create_makes_the_directory_it_is_given_and_never_its_parents() {
+        let root = temp("parents");
+        let nested = root.join("missing/keys");
+        let refused = KeyDir::create(&nested).unwrap_err();
+        assert_eq!(refused.code(), ErrorCode::StoreIo);
+        assert!(
+            refused.message().contains(&nested.display().to_string()),
+            "{refused}"
+        );
+        assert!(!root.join("missing").exists());
+        KeyDir::create(&root.join("keys")).unwrap();
+        assert!(root.join("keys").is_dir());
+        std::fs::remove_dir_all(&root).unwrap();
     }
 
     fn chmod(path: &Path, mode: u32) {
