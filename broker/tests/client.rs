@@ -351,15 +351,20 @@ fn register_requests_are_checked() {
     ];
     for (request, expected) in bad {
         assert_eq!(
-            code(RegisterRequest::parse(&request)),
+            code(RegisterRequest::parse(&request, "request")),
             expected,
             "{request}"
         );
     }
-    let ok = RegisterRequest::parse(&json!({
-        "session": s, "scopeId": A,
-        "access": { "sessionCredential": "c", "sessionId": "x", "generation": 9007199254740991u64 },
-    }))
+    let ok = RegisterRequest::parse(
+        &json!({
+            "session": s, "scopeId": A,
+            "access": {
+                "sessionCredential": "c", "sessionId": "x", "generation": 9007199254740991u64,
+            },
+        }),
+        "request",
+    )
     .unwrap();
     assert_eq!(
         ok.access(),
@@ -647,3 +652,4 @@ fn every_error_code_the_broker_sends_is_a_status() {
     let e = client::broker_refusal(&json!({ "type": "error", "code": 5 }));
     assert_eq!(e.code(), ErrorCode::InvalidFrame);
 }
+
