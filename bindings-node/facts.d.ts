@@ -71,6 +71,9 @@ export type StopReason = "Shutdown" | "Idle" | "Failed";
 /** `StopReason::ALREADY_STOPPED` */
 export type AlreadyStopped = "AlreadyStopped";
 
+/** What a health probe finds (`Health::ALL.map(Health::as_str)`). */
+export type BrokerHealth = "compatible" | "incompatible" | "unreachable";
+
 /** `config::DEFAULT_IDLE_EXIT_MS` */
 export type DefaultIdleExitMs = 5000;
 

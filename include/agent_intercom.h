@@ -429,13 +429,18 @@ aic_status aic_client_connect(const char *socket_path,
 //
 // Failures: the broker's refusal as its code and text (AIC_STATUS_ACCESS_DENIED,
 // AIC_STATUS_INVALID_REQUEST, AIC_STATUS_SESSION_ID_IN_USE, AIC_STATUS_PROTOCOL_MISMATCH,
-// AIC_STATUS_TOO_MANY_SESSIONS, ...; the broker then ends the connection);
+// AIC_STATUS_TOO_MANY_SESSIONS, ...; the broker then ends the connection), while an error
+// frame with a code protocol v4 does not define (named in the message), without a string
+// code or without a string text is AIC_STATUS_INVALID_FRAME;
 // AIC_STATUS_REMOTE_ACCESS_INCOMPATIBLE when `access` was given and the answer lacks the
 // remote-access-v1 contract of this library or the broker-owned provenance, or names
 // another principal or generation than the credential (the connection is closed);
-// AIC_STATUS_NOT_CONNECTED, AIC_STATUS_INVALID_FRAME; AIC_STATUS_INVALID_JSON,
-// AIC_STATUS_INVALID_ARGUMENT or AIC_STATUS_UNKNOWN_KEY for a request refused before
-// anything is sent.
+// AIC_STATUS_INVALID_FRAME for an answer no client can use (a frame over the frame limit,
+// not UTF-8 or not JSON, or neither `registered` nor `error`: the connection is closed);
+// AIC_STATUS_NOT_CONNECTED; AIC_STATUS_INVALID_JSON, AIC_STATUS_INVALID_ARGUMENT or
+// AIC_STATUS_UNKNOWN_KEY for a request refused before anything is sent. Node's connect()
+// answers alike: both follow agent_intercom_broker::client::rules
+// (vectors/broker-client-v1.json).
 //
 // # Safety
 // `client` must be NULL or a live client; text inputs follow the (pointer, length)

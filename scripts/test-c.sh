@@ -48,7 +48,7 @@ done
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 run() { # test variant: the test's arguments are its own
   case $1 in
-    vectors | asks | policy) "$out/$1_$2" vectors ;;
+    vectors | asks | policy | client) "$out/$1_$2" vectors ;;
     pad)
       scratch=$(mktemp -d)
       "$out/$1_$2" vectors "$scratch"

@@ -1,7 +1,7 @@
 // Hand-written declarations of the broker subpath. Literal facts come from ../facts.js, which
 // `cargo xtask gen` writes from the Rust crates.
 import { IntercomError } from "../index.js";
-import type { AgentDirEnv, AlreadyStopped, DefaultAgentDir, DefaultIdleExitMs, DefaultLogLevel, DefaultMaxFrameBytes, IntercomDirName, LogLevel, MaxIdleExitMs, SocketFileName, StopReason } from "../facts.js";
+import type { AgentDirEnv, AlreadyStopped, BrokerHealth, DefaultAgentDir, DefaultIdleExitMs, DefaultLogLevel, DefaultMaxFrameBytes, IntercomDirName, LogLevel, MaxIdleExitMs, SocketFileName, StopReason } from "../facts.js";
 
 export interface BrokerOptions {
   /** Agent directory (default: the variable {@link AgentDirEnv}, else {@link DefaultAgentDir} in
@@ -42,7 +42,9 @@ export declare function ensureBroker(options?: BrokerOptions & { waitMs?: number
   socketPath: string;
   broker?: Broker;
 }>;
-export declare function brokerHealth(socketPath: string, timeoutMs?: number): Promise<"compatible" | "incompatible" | "unreachable">;
+/** Probes a socket with a health frame: compatible (a protocol-v4 broker with this package's
+ * remote-access contract), incompatible (a health_ok that is not) or unreachable. */
+export declare function brokerHealth(socketPath: string, timeoutMs?: number): Promise<BrokerHealth>;
 export declare function brokerSocketPath(options?: BrokerOptions): string;
 export declare function agentDirFromEnv(env?: Record<string, string | undefined>): string;
 export declare const MAX_FRAME_BYTES: DefaultMaxFrameBytes;

@@ -1,12 +1,15 @@
 'use strict'
 // @ctliz/agent-intercom-core/broker: run the Rust broker inside this process (startBroker), find
-// or start it race-free (ensureBroker), and talk to it (connect -> IntercomClient).
+// or start it race-free (ensureBroker), and talk to it (connect -> IntercomClient). The client's
+// rules (what a request may hold, how bytes become frames, what each answer of the broker means)
+// are the Rust client's, agent_intercom_broker::client::rules, called through the addon
+// (bindings-node/src/client.rs): C and Node answer every frame alike. This file keeps the
+// sockets, timers and events.
 const net = require('node:net')
 const { EventEmitter } = require('node:events')
 const { randomUUID } = require('node:crypto')
 const { join, resolve, isAbsolute } = require('node:path')
 const { homedir } = require('node:os')
-const { isDeepStrictEqual } = require('node:util')
 const { addon, constants: C, fail, IntercomError } = require('./native.js')
 const { DATA, FRAME, checkPlain, jsonText, optionsOf } = require('./plain.js')
 
@@ -14,7 +17,6 @@ const { DATA, FRAME, checkPlain, jsonText, optionsOf } = require('./plain.js')
 const B = C.broker
 const MAX_FRAME_BYTES = C.maxFrameBytes
 const MAX_TIMER_MS = 2 ** 31 - 1 // setTimeout fires at once for anything longer
-const REMOTE_ACCESS = JSON.parse(B.healthRemoteAccessJson)
 const ANSWER_TIMEOUT_MS = B.answerTimeoutMs
 const LOG_LEVELS_TEXT = `${B.logLevels.slice(0, -1).join(', ')} or ${B.logLevels.at(-1)}`
 
@@ -33,13 +35,7 @@ function agentDirFromEnv (env = process.env) {
 const BROKER_OPTIONS = Object.freeze(['agentDir', 'socketPath', 'idleExitMs', 'logLevel', 'settings'])
 const ENSURE_OPTIONS = Object.freeze([...BROKER_OPTIONS, 'waitMs'])
 const CONNECT_OPTIONS = Object.freeze(['agentDir', 'socketPath', 'autoAck', 'access'])
-const REGISTER_OPTIONS = Object.freeze(['session', 'sessionId', 'scopeId', 'access'])
 const ACCESS_CONTROL_OPTIONS = Object.freeze(['agentDir', 'socketPath', 'request', 'timeoutMs'])
-// The fields of an access_control request: those of every action of the local socket (with
-// adminToken) and of the remote gateway (with access).
-const ACCESS_CONTROL_FIELDS = Object.freeze(['requestId', 'action', 'adminToken', 'access', 'enrollment', 'principalId', 'newParentSessionId'])
-const ACCESS_FIELDS = Object.freeze(['enrollmentToken', 'sessionCredential', 'sessionId', 'generation'])
-const ACCESS_SHAPES = '{ enrollmentToken } or { sessionCredential, sessionId, generation }'
 
 function brokerOptions (options, keys, fn) {
   const opts = optionsOf(options, keys, fn, true)
@@ -123,7 +119,8 @@ function startBroker (options) {
   return new Broker(addon.startBroker(opts.agentDir, opts.socketPath, settingPairs(opts)))
 }
 
-/** Probes a socket with a health frame: 'compatible', 'incompatible' or 'unreachable'. */
+/** Probes a socket with a health frame: 'compatible', 'incompatible' or 'unreachable' (what the
+ * answer means is the Rust client's rules::health_answer). */
 function brokerHealth (socketPath, timeoutMs = 1000) {
   return new Promise((resolveHealth) => {
     // A number would make net.connect dial a TCP port.
@@ -132,25 +129,21 @@ function brokerHealth (socketPath, timeoutMs = 1000) {
     msArg(timeoutMs, 'timeoutMs', MAX_TIMER_MS)
     const requestId = randomUUID()
     const socket = net.connect(socketPath)
-    const reader = new FrameReader()
-    const finish = (health) => {
+    const reader = new addon.NativeFrameReader()
+    // text: the answer's JSON text; null when none came (or none that reads as a frame).
+    const finish = (text) => {
       clearTimeout(timer)
       socket.destroy()
-      resolveHealth(health)
+      resolveHealth(addon.clientHealth(text, requestId))
     }
-    const timer = setTimeout(() => finish('unreachable'), timeoutMs)
-    socket.on('error', () => finish('unreachable'))
-    socket.on('connect', () => socket.write(encodeFrame({ type: 'health', requestId })))
+    const timer = setTimeout(() => finish(null), timeoutMs)
+    socket.on('error', () => finish(null))
+    socket.on('connect', () => socket.write(addon.clientHealthRequest(requestId)))
     socket.on('data', (chunk) => {
-      let frames
-      try { frames = reader.push(chunk) } catch { return finish('unreachable') }
-      for (const f of frames) {
-        if (f.type !== 'health_ok' || f.requestId !== requestId) return finish('unreachable')
-        // broker/src/ensure.rs health: remoteAccess must equal the contract exactly.
-        const ok = f.protocol === C.protocolName && f.version === C.protocolVersion && f.endpoint === B.healthEndpoint &&
-          isDeepStrictEqual(f.remoteAccess, REMOTE_ACCESS)
-        return finish(ok ? 'compatible' : 'incompatible')
-      }
+      reader.push(chunk)
+      let text
+      try { text = reader.nextFrame() } catch { return finish(null) }
+      if (text !== null) finish(text)
     })
   })
 }
@@ -178,32 +171,6 @@ function encodeFrame (value) {
   return frame
 }
 
-/** Splits a byte stream into JSON frames (4-byte big-endian length + UTF-8 JSON). */
-class FrameReader {
-  constructor () {
-    this._chunks = []
-    this._length = 0
-  }
-
-  push (chunk) {
-    this._chunks.push(chunk)
-    this._length += chunk.length
-    const frames = []
-    for (;;) {
-      if (this._length < 4) return frames
-      const buffer = this._chunks.length === 1 ? this._chunks[0] : Buffer.concat(this._chunks, this._length)
-      this._chunks = [buffer]
-      const size = buffer.readUInt32BE(0)
-      if (size > MAX_FRAME_BYTES) throw new IntercomError('INVALID_FRAME', `frame of ${size} bytes exceeds ${MAX_FRAME_BYTES}`)
-      if (this._length < 4 + size) return frames
-      frames.push(JSON.parse(buffer.toString('utf8', 4, 4 + size)))
-      const rest = buffer.subarray(4 + size)
-      this._chunks = rest.length ? [rest] : []
-      this._length = rest.length
-    }
-  }
-}
-
 /** An outgoing message as a fresh object: the caller's is checked as plain data before a
  * property of it is read (so no getter or proxy trap runs) and never changed. */
 function outgoing (message) {
@@ -228,75 +195,13 @@ function deliveryError (frame) {
 
 const isText = (value) => typeof value === 'string' && value !== '' && !value.includes('\0')
 
-/** The own defined properties of a plain-data object (checked as FRAME data at `path`), as a
- * null-prototype object; a key not in `keys` is UNKNOWN_KEY. */
-function fieldsOf (value, keys, path, shape) {
-  checkPlain(value, FRAME, path)
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) fail('INVALID_ARGUMENT', `${path} must be an object ${shape}`)
-  const own = { __proto__: null }
-  for (const key of Object.keys(value)) {
-    if (!keys.includes(key)) fail('UNKNOWN_KEY', `${path}.${key}: no such field (fields: ${keys.join(', ')})`)
-    if (value[key] !== undefined) own[key] = value[key]
-  }
-  return own
+/** A registration credential (options.access of connect) as the JSON text the addon checked. */
+function accessText (value, path) {
+  return addon.clientAccess(jsonText(value, FRAME, path), path)
 }
 
-/**
- * A registration credential as a fresh object: exactly one of { enrollmentToken } and
- * { sessionCredential, sessionId, generation }, strings non-empty, the generation a whole number
- * from 1 to 2^53 - 1 (the rules of broker/src/client.rs Access::parse).
- */
-function accessOf (value, path) {
-  const a = fieldsOf(value, ACCESS_FIELDS, path, ACCESS_SHAPES)
-  for (const key of ['enrollmentToken', 'sessionCredential', 'sessionId']) {
-    if (a[key] !== undefined && !isText(a[key])) fail('INVALID_ARGUMENT', `${path}.${key} must be a non-empty string`)
-  }
-  if (a.generation !== undefined && (!Number.isSafeInteger(a.generation) || a.generation < 1)) {
-    fail('INVALID_ARGUMENT', `${path}.generation must be a whole number from 1 to ${Number.MAX_SAFE_INTEGER}`)
-  }
-  const session = [a.sessionCredential, a.sessionId, a.generation]
-  if (a.enrollmentToken !== undefined && session.every((v) => v === undefined)) return { enrollmentToken: a.enrollmentToken }
-  if (a.enrollmentToken === undefined && session.every((v) => v !== undefined)) {
-    return { sessionCredential: a.sessionCredential, sessionId: a.sessionId, generation: a.generation }
-  }
-  fail('INVALID_ARGUMENT', `${path} must be exactly one of ${ACCESS_SHAPES}`)
-}
-
-const isWhole = (value) => Number.isSafeInteger(value)
-
-/** Whether `access` is the provenance a remote registered frame carries. */
-function isRemoteProvenance (access) {
-  return access !== null && typeof access === 'object' && !Array.isArray(access) && access.origin === 'remote' &&
-    typeof access.remoteHostId === 'string' && typeof access.parentSessionId === 'string' &&
-    typeof access.rootSessionId === 'string' && isWhole(access.generation) && access.generation > 0 &&
-    typeof access.canDelegate === 'boolean' && isWhole(access.depth) && isWhole(access.maxDepth) &&
-    isWhole(access.maxChildren) && (access.sessionCredential === undefined || typeof access.sessionCredential === 'string')
-}
-
-/** Why a registered frame does not answer a registration with `access` (undefined for a
- * local one), as an IntercomError; undefined when it does (broker/src/client.rs check_registered). */
-function registeredRefusal (frame, access) {
-  if (typeof frame.sessionId !== 'string' || frame.sessionId === '' || frame.protocol !== C.protocolName || frame.version !== C.protocolVersion) {
-    return new IntercomError('INVALID_FRAME', `the broker's registered frame lacks a sessionId or is not ${C.protocolName} v${C.protocolVersion}'s`)
-  }
-  if (access === undefined) return undefined
-  const incompatible = (message) => new IntercomError('REMOTE_ACCESS_INCOMPATIBLE', message)
-  if (!isDeepStrictEqual(frame.remoteAccess, REMOTE_ACCESS)) {
-    return incompatible("the broker's remote-access contract is absent or differs from this library's (the feature with its policy semantics version and hash)")
-  }
-  if (!isRemoteProvenance(frame.access)) return incompatible("the broker's remote registration omitted the broker-owned provenance (access)")
-  if (access.enrollmentToken !== undefined) {
-    if (!isText(frame.access.sessionCredential)) return incompatible("the broker's answer to an enrollment omitted the session credential")
-  } else if (frame.sessionId !== access.sessionId || frame.access.generation !== access.generation) {
-    return incompatible('the broker registered another session id or generation than the credential names')
-  }
-  return undefined
-}
-
-/** The Error of a broker's error frame: its code and text. */
-function brokerRefusal (frame) {
-  return new IntercomError(frame.code, frame.error)
-}
+/** The error the broker's refusal stands for. */
+const refusalError = (refusal) => new IntercomError(refusal.code, refusal.message)
 
 /**
  * A connection to the broker. Events: 'message' ({ deliveryId, from, message, ack }),
@@ -308,12 +213,12 @@ class IntercomClient extends EventEmitter {
   constructor (socket, options) {
     super()
     this._socket = socket
-    this._reader = new FrameReader()
+    this._reader = new addon.NativeFrameReader()
     this._requests = new Map()
     this._deliveries = new Map()
     this._registration = null
     this._autoAck = options.autoAck !== false
-    this._access = options.access
+    this._access = options.access // the credential's JSON text (accessText), or undefined
     this.sessionId = undefined
     this.closed = false
     socket.on('data', (chunk) => this._data(chunk))
@@ -321,50 +226,69 @@ class IntercomClient extends EventEmitter {
     socket.on('error', () => {})
   }
 
-  _write (frame) {
+  _write (frame) { this._writeBytes(encodeFrame(frame)) }
+
+  _writeBytes (bytes) {
     if (this.closed) fail('NOT_CONNECTED', 'the connection to the broker is closed')
-    this._socket.write(encodeFrame(frame))
+    this._socket.write(bytes)
   }
 
   _data (chunk) {
-    let frames
-    try { frames = this._reader.push(chunk) } catch (error) {
-      this.emit('broker_error', error)
-      return this._socket.destroy()
+    this._reader.push(chunk)
+    while (!this._socket.destroyed) {
+      let text
+      try { text = this._reader.nextFrame() } catch (error) {
+        // A frame no client can use (too large, not UTF-8, not JSON): the stream cannot be
+        // resynchronised. A registration waiting for its answer gets the error.
+        return this._refuse(this._takeRegistration(), error)
+      }
+      if (text === null) return
+      this._frame(text)
     }
-    for (const frame of frames) this._frame(frame)
   }
 
-  _frame (frame) {
+  _takeRegistration () {
+    const registration = this._registration
+    this._registration = null
+    return registration
+  }
+
+  /** Rejects the registration (else reports the error) and closes the connection. */
+  _refuse (registration, error) {
+    if (registration) registration.reject(error)
+    else this.emit('broker_error', error)
+    this._socket.destroy()
+  }
+
+  /** A registered or error frame answering `registration` (null: unasked), as the Rust client's
+   * rules::register_answer reads it. */
+  _answer (text, registration) {
+    let refusal
+    try { refusal = addon.clientRegisterAnswer(text, registration ? registration.access : null) } catch (error) {
+      // An answer no client can use: the connection the broker may hold registered on the
+      // strength of it is closed.
+      return this._refuse(registration, error)
+    }
+    if (refusal !== null) return registration ? registration.reject(refusalError(refusal)) : this.emit('broker_error', refusalError(refusal))
+    const frame = JSON.parse(text)
+    this.sessionId = frame.sessionId
+    const result = { sessionId: frame.sessionId }
+    if (frame.access !== undefined) result.access = frame.access
+    if (frame.remoteAccess !== undefined) result.remoteAccess = frame.remoteAccess
+    if (registration) registration.resolve(result)
+  }
+
+  _frame (text) {
+    // The first frame after a register request is its answer, whatever it is (as for C).
+    if (this._registration) return this._answer(text, this._takeRegistration())
+    const frame = JSON.parse(text)
+    if (frame === null || typeof frame !== 'object' || typeof frame.type !== 'string') return
     switch (frame.type) {
-      case 'registered': {
-        const registration = this._registration
-        this._registration = null
-        // A registered frame that does not answer the request is refused, and the connection
-        // the broker holds registered on the strength of it is closed.
-        const refused = registeredRefusal(frame, registration?.access)
-        if (refused) {
-          if (registration) registration.reject(refused)
-          else this.emit('broker_error', refused)
-          return this._socket.destroy()
-        }
-        this.sessionId = frame.sessionId
-        const result = { sessionId: frame.sessionId }
-        if (frame.access !== undefined) result.access = frame.access
-        if (frame.remoteAccess !== undefined) result.remoteAccess = frame.remoteAccess
-        if (registration) registration.resolve(result)
+      case 'registered':
+        return this._answer(text, null)
+      case 'error':
+        this.emit('broker_error', refusalError(addon.clientBrokerRefusal(text)))
         return
-      }
-      case 'error': {
-        const error = brokerRefusal(frame)
-        if (this._registration) {
-          this._registration.reject(error)
-          this._registration = null
-        } else {
-          this.emit('broker_error', error)
-        }
-        return
-      }
       case 'sessions':
       case 'ask_control_result': {
         const pending = this._requests.get(frame.requestId)
@@ -439,18 +363,10 @@ class IntercomClient extends EventEmitter {
    */
   register (options) {
     return new Promise((resolveRegistration, reject) => {
-      const { session, sessionId, scopeId, access } = optionsOf(options, REGISTER_OPTIONS, 'register', false)
-      const credential = access === undefined ? this._access : accessOf(access, 'options.access')
-      if (credential !== undefined && sessionId !== undefined) {
-        fail('INVALID_ARGUMENT', "options.sessionId cannot go with options.access: the broker assigns a remote session's id (access.sessionId names it on reconnect)")
-      }
+      const request = addon.clientRegisterRequest(jsonText(options === undefined ? {} : options, FRAME, 'options'), 'options', this._access ?? null)
       if (this._registration) return reject(new IntercomError('INVALID_ARGUMENT', 'a registration is already in progress'))
-      this._registration = { resolve: resolveRegistration, reject, access: credential }
-      const frame = { type: 'register', protocol: C.protocolName, version: C.protocolVersion, session }
-      if (sessionId !== undefined) frame.sessionId = sessionId
-      if (scopeId !== undefined) frame.scopeId = scopeId
-      if (credential !== undefined) frame.access = credential
-      try { this._write(frame) } catch (error) {
+      this._registration = { resolve: resolveRegistration, reject, access: request.accessJson ?? null }
+      try { this._writeBytes(request.frame) } catch (error) {
         this._registration = null
         reject(error)
       }
@@ -517,7 +433,7 @@ function connect (options) {
   if (opts.autoAck !== undefined && typeof opts.autoAck !== 'boolean') fail('INVALID_ARGUMENT', 'autoAck must be a boolean')
   // With access, the client is a remote principal: it dials the gateway unless told a socket,
   // and register() uses that credential unless given another.
-  if (opts.access !== undefined) opts.access = accessOf(opts.access, 'options.access')
+  if (opts.access !== undefined) opts.access = accessText(opts.access, 'options.access')
   const socketPath = opts.socketPath !== undefined || opts.access === undefined
     ? socketPathOf(opts)
     : join(opts.agentDir ?? agentDirFromEnv(), B.intercomDirName, B.gatewayFileName)
@@ -526,25 +442,6 @@ function connect (options) {
     socket.once('connect', () => resolveClient(new IntercomClient(socket, opts)))
     socket.once('error', (error) => reject(new IntercomError('NOT_CONNECTED', `cannot connect to ${socketPath}: ${error.code || error.message}`)))
   })
-}
-
-/** An access_control frame from a request (see accessControl), checked. */
-function accessControlFrame (request) {
-  if (request === undefined) fail('INVALID_ARGUMENT', 'options.request is required: { action, adminToken | access, ... }')
-  const r = fieldsOf(request, ACCESS_CONTROL_FIELDS, 'options.request', '{ action, adminToken | access, requestId?, ... }')
-  if (!isText(r.action)) fail('INVALID_ARGUMENT', 'options.request.action must be a non-empty string')
-  if (r.requestId !== undefined && !isText(r.requestId)) fail('INVALID_ARGUMENT', 'options.request.requestId must be a non-empty string')
-  if ((r.adminToken === undefined) === (r.access === undefined)) {
-    fail('INVALID_ARGUMENT', 'options.request must carry exactly one of adminToken (the local socket) and access (the remote gateway)')
-  }
-  if (r.adminToken !== undefined && typeof r.adminToken !== 'string') fail('INVALID_ARGUMENT', 'options.request.adminToken must be a string')
-  if (r.access !== undefined) {
-    r.access = accessOf(r.access, 'options.request.access')
-    if (r.access.enrollmentToken !== undefined) {
-      fail('INVALID_ARGUMENT', 'options.request.access must be a session credential { sessionCredential, sessionId, generation }: an enrollment token registers, it does not administer')
-    }
-  }
-  return { type: 'access_control', ...r, requestId: r.requestId ?? randomUUID() }
 }
 
 /**
@@ -566,10 +463,11 @@ function accessControl (options) {
       if (opts[key] !== undefined && !isText(opts[key])) fail('INVALID_ARGUMENT', `${key} must be a non-empty string`)
     }
     const timeoutMs = opts.timeoutMs === undefined ? ANSWER_TIMEOUT_MS : msArg(opts.timeoutMs, 'timeoutMs', MAX_TIMER_MS)
-    const frame = accessControlFrame(opts.request)
+    if (opts.request === undefined) fail('INVALID_ARGUMENT', 'options.request is required: { action, adminToken | access, ... }')
+    const request = addon.clientAccessControlRequest(jsonText(opts.request, FRAME, 'options.request'), 'options.request')
     const socketPath = socketPathOf(opts)
     const socket = net.connect(socketPath)
-    const reader = new FrameReader()
+    const reader = new addon.NativeFrameReader()
     let done = false
     const finish = (error, result) => {
       if (done) return
@@ -582,28 +480,21 @@ function accessControl (options) {
     const timer = setTimeout(() => finish(new IntercomError('NOT_CONNECTED', `the broker did not answer access_control within ${timeoutMs} ms`)), timeoutMs)
     socket.on('error', (error) => finish(new IntercomError('NOT_CONNECTED', `cannot reach ${socketPath}: ${error.code || error.message}`)))
     socket.on('close', () => finish(new IntercomError('NOT_CONNECTED', 'the broker closed the connection without answering access_control')))
-    socket.on('connect', () => socket.write(encodeFrame(frame)))
+    socket.on('connect', () => socket.write(request.frame))
     socket.on('data', (chunk) => {
-      let frames
-      try { frames = reader.push(chunk) } catch (error) { return finish(error) }
-      for (const f of frames) {
-        if (f !== null && typeof f === 'object' && f.type === 'error') return finish(brokerRefusal(f))
-        if (f !== null && typeof f === 'object' && f.type === 'access_control_result' && f.requestId === frame.requestId && f.action === frame.action) return finish(null, f)
-        return finish(new IntercomError('INVALID_FRAME', "the broker answered access_control with a frame that is not this request's result"))
-      }
+      reader.push(chunk)
+      let text
+      try {
+        text = reader.nextFrame()
+        if (text === null) return
+        addon.clientAccessControlAnswer(text, request.requestId, request.action)
+      } catch (error) { return finish(error) }
+      finish(null, JSON.parse(text))
     })
   })
 }
 
 module.exports = {
-  startBroker,
-  ensureBroker,
-  brokerHealth,
-  brokerSocketPath,
-  agentDirFromEnv,
-  connect,
-  accessControl,
-  Broker,
-  IntercomClient,
-  MAX_FRAME_BYTES,
+  startBroker, ensureBroker, brokerHealth, brokerSocketPath, agentDirFromEnv, connect, accessControl,
+  Broker, IntercomClient, MAX_FRAME_BYTES,
 }

@@ -15,6 +15,8 @@ use agent_intercom_vendored as vendored;
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 
+pub mod client;
+
 /// The status of an addon failure: napi makes its name the thrown `Error`'s `code`.
 pub struct CodeStatus(pub ErrorCode);
 

@@ -1,56 +1,11 @@
 //! Finding or starting the broker of an intercom directory, race-free: whoever takes
 //! `broker.owner` runs it; everyone else waits until it answers `health` and uses it.
 
-use std::path::Path;
 use std::time::{Duration, Instant};
 
-use serde_json::json;
-
-use crate::client::RawClient;
+use crate::client::{Health, health};
 use crate::config::BrokerConfig;
 use crate::server::{BrokerHandle, StartError, start};
-use crate::wire;
-
-/// What a `health` probe found.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Health {
-    /// A protocol-v4 broker with the remote-access contract current clients require.
-    Compatible,
-    /// Something answered `health_ok`, but not as current clients require.
-    Incompatible,
-    /// Nothing (usable) listens.
-    Unreachable,
-}
-
-/// Probes the socket with a `health` frame, as the adapters do.
-pub fn health(socket: &Path, timeout: Duration) -> Health {
-    let Ok(mut client) = RawClient::connect(socket) else {
-        return Health::Unreachable;
-    };
-    let _ = client.stream().set_write_timeout(Some(timeout));
-    let request_id = uuid::Uuid::new_v4().to_string();
-    if client
-        .send(&json!({ "type": "health", "requestId": request_id }))
-        .is_err()
-    {
-        return Health::Unreachable;
-    }
-    let Ok(Some(v)) = client.recv(timeout) else {
-        return Health::Unreachable;
-    };
-    if v["type"] != "health_ok" || v["requestId"] != request_id.as_str() {
-        return Health::Unreachable;
-    }
-    let compatible = v["protocol"] == agent_intercom_core::protocol::PROTOCOL_NAME
-        && v["version"] == agent_intercom_core::protocol::PROTOCOL_VERSION
-        && v["endpoint"] == wire::LOCAL_ENDPOINT
-        && v["remoteAccess"] == wire::remote_access_contract();
-    if compatible {
-        Health::Compatible
-    } else {
-        Health::Incompatible
-    }
-}
 
 /// The outcome of [`ensure`].
 pub enum Ensured {

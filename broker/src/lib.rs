@@ -26,7 +26,8 @@ mod state;
 pub mod store;
 pub mod wire;
 
+pub use client::{Health, health};
 pub use config::{BrokerConfig, LogLevel, Transport};
-pub use ensure::{Ensured, Health, ensure, health};
+pub use ensure::{Ensured, ensure};
 pub use server::{BrokerHandle, StartError, start};
 pub use state::StopReason;

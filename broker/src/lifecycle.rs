@@ -267,7 +267,9 @@ fn foreign_owner_present(meta: &fs::Metadata, socket: &Path) -> bool {
         .ok()
         .and_then(|m| SystemTime::now().duration_since(m).ok())
         .is_some_and(|age| age < STARTING_GRACE);
-    young || crate::ensure::health(socket, Duration::from_millis(500)) != crate::Health::Unreachable
+    young
+        || crate::client::health(socket, Duration::from_millis(500))
+            != crate::client::Health::Unreachable
 }
 
 /// Takes `broker.owner` for `pid`. Fails with [`OwnershipError::Owned`] while another broker

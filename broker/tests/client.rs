@@ -3,6 +3,8 @@
 //! not match the request) to prove each is refused with its stable code.
 
 mod common;
+#[path = "../../core/tests/support/vector_filter.rs"]
+mod vector_filter;
 
 use std::io::Write;
 use std::os::unix::net::{UnixListener, UnixStream};
@@ -16,6 +18,7 @@ use agent_intercom_broker::wire;
 use agent_intercom_core::ErrorCode;
 use common::{A, Broker, TempDir};
 use serde_json::{Value, json};
+use vector_filter::{Counts, Filter};
 
 const WAIT: Duration = Duration::from_secs(5);
 
@@ -351,15 +354,20 @@ fn register_requests_are_checked() {
     ];
     for (request, expected) in bad {
         assert_eq!(
-            code(RegisterRequest::parse(&request)),
+            code(RegisterRequest::parse(&request, "request")),
             expected,
             "{request}"
         );
     }
-    let ok = RegisterRequest::parse(&json!({
-        "session": s, "scopeId": A,
-        "access": { "sessionCredential": "c", "sessionId": "x", "generation": 9007199254740991u64 },
-    }))
+    let ok = RegisterRequest::parse(
+        &json!({
+            "session": s, "scopeId": A,
+            "access": {
+                "sessionCredential": "c", "sessionId": "x", "generation": 9007199254740991u64,
+            },
+        }),
+        "request",
+    )
     .unwrap();
     assert_eq!(
         ok.access(),
@@ -646,4 +654,71 @@ fn every_error_code_the_broker_sends_is_a_status() {
     assert_eq!(e.code(), ErrorCode::InvalidFrame);
     let e = client::broker_refusal(&json!({ "type": "error", "code": 5 }));
     assert_eq!(e.code(), ErrorCode::InvalidFrame);
+}
+
+/// The bytes a case of vectors/broker-client-v1.json answers with: `frame` behind its length,
+/// or `wireHex` as it is.
+fn case_bytes(case: &Value) -> Vec<u8> {
+    if let Some(frame) = case["frame"].as_str() {
+        return wire::text_frame(frame);
+    }
+    let hex = case["wireHex"].as_str().expect("frame or wireHex");
+    (0..hex.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).expect("hex"))
+        .collect()
+}
+
+/// vectors/broker-client-v1.json through the Rust client (tests/c/client.c and
+/// tests/node/client-answers.test.js run the same file through C and Node).
+#[test]
+fn answers_to_register_end_as_the_shared_cases_say() {
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../vectors/broker-client-v1.json"
+    ))
+    .unwrap();
+    let doc: Value = serde_json::from_str(&text).unwrap();
+    let cases = doc["cases"].as_array().unwrap();
+    assert_eq!(doc["count"].as_u64(), Some(cases.len() as u64));
+    let filter = Filter::from_env();
+    let mut counts = Counts::new(cases.len());
+    let mut failures = Vec::new();
+    for case in cases {
+        let id = case["id"].as_str().unwrap();
+        if !filter.selects(id) {
+            counts.filtered += 1;
+            continue;
+        }
+        counts.executed += 1;
+        let bytes = case_bytes(case);
+        let access = case.get("access").cloned();
+        let sent = access.clone();
+        let peer = Peer::answering("c-case", move |request| {
+            // What went out: a register frame, with the credential when the case has one.
+            assert_eq!(request["type"], "register");
+            assert_eq!(request.get("access"), sent.as_ref());
+            bytes
+        });
+        let client = Client::connect(&peer.socket).unwrap();
+        let mut request = json!({ "session": session("case") });
+        if let Some(access) = access {
+            request["access"] = access;
+        }
+        let (code, message) = match client.register(&request) {
+            Ok(_) => ("OK".to_string(), String::new()),
+            Err(e) => (e.code().as_str().to_string(), e.message().to_string()),
+        };
+        // The peer sends nothing more: only a connection the client closed fails now.
+        let closes = client.recv(Duration::ZERO).is_err();
+        client.close();
+        drop(peer);
+        let expected = &case["expected"];
+        let got = json!({ "code": code, "message": message, "closes": closes });
+        if &got != expected {
+            failures.push(format!("{id}: got {got}, expected {expected}"));
+        }
+    }
+    counts.report("broker-client-v1.json", &filter);
+    assert!(failures.is_empty(), "{failures:#?}");
 }

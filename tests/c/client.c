@@ -1,10 +1,13 @@
 /* The C client (aic_client_*) against a broker started in this process: registration, frames
  * both ways, refusals as the broker's codes and texts, a closed connection (never SIGPIPE), and
  * the remote-access flow (enrollment, register over the gateway, reconnect with the session
- * credential, child enrollment, inspection, revocation).
+ * credential, child enrollment, inspection, revocation). Then against a fake broker that answers
+ * register with each case of vectors/broker-client-v1.json, which the Rust client and Node's
+ * connect() run too: the same code, message and closing for every answer.
  *
- * The remote flow runs against our broker's gateway; AIC_REMOTE_AGENT_DIR=<agentDir> runs it
- * against the broker already running there (the Pi adapter's, say) instead.
+ * Usage: client [vectors-dir] (default: vectors). The remote flow runs against our broker's
+ * gateway; AIC_REMOTE_AGENT_DIR=<agentDir> runs it against the broker already running there (the
+ * Pi adapter's, say) instead. AIC_VECTOR=<substring> runs only the matching cases.
  * Prints "N passed, N failed, N skipped". */
 #define _POSIX_C_SOURCE 200809L
 #include <pthread.h>
@@ -13,6 +16,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -382,7 +387,159 @@ static void remote_flow(const char *intercom_dir) {
     free(admin);
 }
 
-int main(void) {
+/* A fake broker: takes one connection, reads its first frame, answers with `bytes`, and holds
+ * the connection until the client hangs up. */
+struct fake {
+    int listener;
+    const unsigned char *bytes;
+    size_t len;
+    char *first; /* the first frame's body (malloc'd), NULL when none came */
+};
+
+static int read_all(int fd, void *buf, size_t len) {
+    for (size_t got = 0; got < len;) {
+        ssize_t n = read(fd, (char *)buf + got, len - got);
+        if (n <= 0) return -1;
+        got += (size_t)n;
+    }
+    return 0;
+}
+
+static void *fake_broker(void *arg) {
+    struct fake *f = arg;
+    int fd = accept(f->listener, NULL, NULL);
+    if (fd < 0) return NULL;
+    unsigned char head[4];
+    if (read_all(fd, head, 4) == 0) {
+        size_t n = (size_t)head[0] << 24 | (size_t)head[1] << 16 | (size_t)head[2] << 8 | head[3];
+        char *body = malloc(n + 1);
+        if (body && read_all(fd, body, n) == 0) {
+            body[n] = 0;
+            f->first = body;
+            for (size_t sent = 0; sent < f->len;) {
+                ssize_t w = send(fd, f->bytes + sent, f->len - sent, MSG_NOSIGNAL);
+                if (w <= 0) break;
+                sent += (size_t)w;
+            }
+        } else {
+            free(body);
+        }
+    }
+    char sink[256];
+    while (read(fd, sink, sizeof sink) > 0) {
+    }
+    close(fd);
+    return NULL;
+}
+
+static int listen_at(const char *path) {
+    int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+    struct sockaddr_un addr;
+    memset(&addr, 0, sizeof addr);
+    addr.sun_family = AF_UNIX;
+    snprintf(addr.sun_path, sizeof addr.sun_path, "%s", path);
+    if (fd < 0 || bind(fd, (struct sockaddr *)&addr, sizeof addr) != 0 || listen(fd, 1) != 0) {
+        if (fd >= 0) close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+/* The bytes a case answers with: `frame` behind its length, or `wireHex` as it is (malloc'd). */
+static unsigned char *case_bytes(const cJSON *c, size_t *len) {
+    const char *frame = str(c, "frame");
+    if (frame) {
+        size_t n = strlen(frame);
+        unsigned char *out = malloc(n + 4);
+        out[0] = (unsigned char)(n >> 24), out[1] = (unsigned char)(n >> 16);
+        out[2] = (unsigned char)(n >> 8), out[3] = (unsigned char)n;
+        memcpy(out + 4, frame, n);
+        *len = n + 4;
+        return out;
+    }
+    const char *hex = str(c, "wireHex");
+    size_t n = hex ? strlen(hex) / 2 : 0;
+    unsigned char *out = malloc(n + 1);
+    for (size_t i = 0; i < n; i++) {
+        unsigned v = 0;
+        sscanf(hex + 2 * i, "%2x", &v);
+        out[i] = (unsigned char)v;
+    }
+    *len = n;
+    return out;
+}
+
+/* One case: returns whether the registration ended as `expected` says. */
+static int answer_case(const cJSON *c, const char *socket_path) {
+    size_t len = 0;
+    unsigned char *bytes = case_bytes(c, &len);
+    struct fake f = {listen_at(socket_path), bytes, len, NULL};
+    pthread_t thread;
+    int ok = f.listener >= 0 && pthread_create(&thread, NULL, fake_broker, &f) == 0;
+    if (ok) {
+        aic_client *client = connect_to(socket_path);
+        const cJSON *access = cJSON_GetObjectItemCaseSensitive(c, "access");
+        char *access_json = access ? cJSON_PrintUnformatted(access) : NULL;
+        char request[1024];
+        snprintf(request, sizeof request, "{\"session\":" SESSION "%s%s}", access_json ? ",\"access\":" : "",
+                 access_json ? access_json : "");
+        aic_status st;
+        cJSON_Delete(reg(client, request, &st));
+        char message[1024];
+        snprintf(message, sizeof message, "%s", last_message);
+        /* The fake broker sends nothing more: only a connection the client closed fails now. */
+        aic_status after;
+        cJSON_Delete(recv_json(client, 0, &after));
+        aic_client_free(client);
+        pthread_join(thread, NULL);
+
+        const cJSON *expected = cJSON_GetObjectItemCaseSensitive(c, "expected");
+        const cJSON *closes = cJSON_GetObjectItemCaseSensitive(expected, "closes");
+        ok = is(aic_status_name(st), str(expected, "code")) && is(message, str(expected, "message")) &&
+             cJSON_IsBool(closes) && (after == AIC_STATUS_NOT_CONNECTED) == cJSON_IsTrue(closes);
+        if (!ok) fprintf(stderr, "%s: got %s \"%s\" (closes: %d)\n", str(c, "id"), aic_status_name(st), message,
+                         after == AIC_STATUS_NOT_CONNECTED);
+        /* What went out: a register frame, with the credential when the case has one. */
+        cJSON *first = cJSON_Parse(f.first ? f.first : "");
+        cJSON *sent = cJSON_GetObjectItemCaseSensitive(first, "access");
+        ok = ok && is(str(first, "type"), "register") && (access ? cJSON_Compare(access, sent, 1) : sent == NULL);
+        cJSON_Delete(first);
+        free(f.first);
+        cJSON_free(access_json);
+    }
+    if (f.listener >= 0) close(f.listener);
+    unlink(socket_path);
+    free(bytes);
+    return ok;
+}
+
+static void shared_answers(const char *vectors_dir, const char *dir) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/broker-client-v1.json", vectors_dir);
+    char *text = read_text(path);
+    cJSON *doc = cJSON_Parse(text);
+    free(text);
+    const cJSON *cases = cJSON_GetObjectItemCaseSensitive(doc, "cases");
+    CHECK(cJSON_GetArraySize(cases) == (int)num(doc, "count"));
+    int total = 0, executed = 0, filtered = 0;
+    const cJSON *c;
+    cJSON_ArrayForEach(c, cases) {
+        total++;
+        if (!vector_selected(str(c, "id"))) {
+            filtered++;
+            continue;
+        }
+        executed++;
+        char socket_path[4200];
+        snprintf(socket_path, sizeof socket_path, "%s/fake-%d.sock", dir, total);
+        CHECK(answer_case(c, socket_path));
+    }
+    CHECK(vector_counts("broker-client-v1.json", total, executed, 0, filtered));
+    cJSON_Delete(doc);
+}
+
+int main(int argc, char **argv) {
+    const char *vectors_dir = argc > 1 ? argv[1] : "vectors";
     signal(SIGPIPE, SIG_DFL); /* a send on a closed connection must not depend on SIGPIPE being ignored */
     char dir_template[] = "/tmp/aic-c-client-XXXXXX";
     char *dir = mkdtemp(dir_template);
@@ -409,6 +566,7 @@ int main(void) {
     } else {
         remote_flow(intercom_dir);
     }
+    shared_answers(vectors_dir, dir);
 
     aic_broker_free(broker);
     char cmd[4200];

@@ -150,7 +150,7 @@ test('facts.d.ts holds what the package has at run time', () => {
   for (const [name, values] of Object.entries(expected)) assert.deepStrictEqual(F[name], values, name)
   // The others have no run-time twin; xtask reads them from Rust all the same.
   assert.deepStrictEqual(Object.keys(F).filter((name) => !(name in expected)), ['ProtocolV4Operations',
-    'ProtocolV4Outcomes', 'NodeErrorCode', 'DefaultLogLevel',
+    'ProtocolV4Outcomes', 'NodeErrorCode', 'DefaultLogLevel', 'BrokerHealth',
     'ScratchpadDefaultPerProjectCap', 'ScratchpadDefaultPerRecipientCap', 'ScratchpadDefaultMaxContentBytes',
     'ScratchpadDefaultAllowFullExport'])
   assert.ok(B.logLevels.includes(F.DefaultLogLevel[0]))
@@ -216,10 +216,13 @@ function retypedFacts () {
   return out
 }
 // [file, fact]: literals that only share a fact's spelling (the participant and restricted-client
-// health severities, 'info' | 'warning' | 'error' | 'critical', are not log levels).
+// health severities, 'info' | 'warning' | 'error' | 'critical', are not log levels; a
+// participant's state 'unreachable' is no broker health).
 const NOT_RETYPED = [
   ['bindings-node/boss/participant.d.ts', 'LogLevel "error"'],
   ['bindings-node/boss/participant.d.ts', 'LogLevel "info"'],
+  ['bindings-node/boss/participant.d.ts', 'BrokerHealth "unreachable"'],
+  ['bindings-node/boss/participant-vectors.d.ts', 'BrokerHealth "unreachable"'],
   ['bindings-node/boss/service.d.ts', 'LogLevel "error"'],
   ['bindings-node/boss/service.d.ts', 'LogLevel "info"'],
 ]
@@ -334,15 +337,21 @@ test('the health facts are what a running broker advertises, and brokerHealth ho
     [{ ...answer, remoteAccess: { ...REMOTE_ACCESS, extra: true } }, 'incompatible'],
     [{ ...answer, remoteAccess: undefined }, 'incompatible'],
   ]
+  const found = new Set()
   for (const [i, [reply, expected]] of cases.entries()) {
     const socketPath = join(dir, `fake-${i}.sock`)
     const server = await fakeBroker(socketPath, reply)
     try {
-      assert.strictEqual(await broker.brokerHealth(socketPath), expected, JSON.stringify(reply))
+      const health = await broker.brokerHealth(socketPath)
+      assert.strictEqual(health, expected, JSON.stringify(reply))
+      found.add(health)
     } finally {
       await new Promise((resolveClose) => server.close(resolveClose))
     }
   }
+  found.add(await broker.brokerHealth(join(dir, 'nothing.sock')))
+  // What brokerHealth finds is BrokerHealth, whose members are the Rust client's Health names.
+  assert.deepStrictEqual([...found].sort(), [...F.BrokerHealth].sort())
 }))
 
 test('the agent-dir layout facts are where the Rust broker puts its files', withDir(async (dir) => {

@@ -7,7 +7,7 @@
 use std::fmt::Display;
 use std::path::Path;
 
-use agent_intercom_broker::{self as broker, LogLevel, StopReason, config};
+use agent_intercom_broker::{self as broker, Health, LogLevel, StopReason, config};
 use agent_intercom_core::canonical::{self, Value};
 use agent_intercom_core::{ErrorCode, corpus, envelope, protocol};
 use agent_intercom_scratchpad as pad;
@@ -95,6 +95,7 @@ pub fn facts() -> Vec<Fact> {
         DefaultLogLevel = string(broker_config.log_level.as_str());
         StopReason = union(StopReason::ALL.map(StopReason::as_str));
         AlreadyStopped = string(StopReason::ALREADY_STOPPED);
+        BrokerHealth = union(Health::ALL.map(Health::as_str)), "What a health probe finds";
         DefaultIdleExitMs = plain(config::DEFAULT_IDLE_EXIT_MS);
         MaxIdleExitMs = plain(config::MAX_IDLE_EXIT_MS);
         DefaultMaxFrameBytes = plain(config::DEFAULT_MAX_FRAME_BYTES);
