@@ -96,7 +96,7 @@ function pad (db, op, args) {
       encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe']
     }))
   } catch (e) {
-    const m = /\[([A-Z_]+)\]\s*$/.exec(String(e.stderr || '').trim())
+    const m = /^agent-intercom: error\[([A-Z_]+)\]: /.exec(String(e.stderr || ''))
     const error = new Error(String(e.stderr || e.message).trim())
     error.code = m ? m[1] : 'UNKNOWN'
     throw error

@@ -125,7 +125,7 @@ def pad(db: Path, op: str, args: dict) -> object:
         check=False,
     )
     if done.returncode != 0:
-        match = re.search(r'\[([A-Z_]+)\]\s*$', done.stderr.strip())
+        match = re.match(r'agent-intercom: error\[([A-Z_]+)\]: ', done.stderr)
         raise PadError(match.group(1) if match else 'UNKNOWN', done.stderr.strip())
     return json.loads(done.stdout)
 
