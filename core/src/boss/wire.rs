@@ -379,8 +379,8 @@ fn role_and_profile<'a>(v: &Js, mismatch: &str) -> read::Read<&'a str> {
     Ok(role)
 }
 
-fn parse_participant_binding(a: Args<'_>) -> Result<Out, Failure> {
-    let v = a.get(0);
+/// `parseBossParticipantBinding`'s checks.
+pub fn check_participant_binding(v: &Js) -> read::Read<()> {
     exact_record(
         v,
         &[
@@ -423,6 +423,11 @@ fn parse_participant_binding(a: Args<'_>) -> Result<Out, Failure> {
         );
     }
     string(field(v, "authorityTransitionId"), "$.authorityTransitionId")?;
+    Ok(())
+}
+
+fn parse_participant_binding(a: Args<'_>) -> Result<Out, Failure> {
+    check_participant_binding(a.get(0))?;
     Ok(Out::Input(0))
 }
 
