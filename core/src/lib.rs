@@ -28,6 +28,7 @@ pub mod error;
 pub mod httpsig;
 pub mod policy;
 pub mod protocol;
+pub mod registry;
 pub mod routing;
 pub mod scope;
 pub mod scratchpad;

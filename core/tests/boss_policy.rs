@@ -1,5 +1,5 @@
 //! Runs vectors/boss-policy-v1.json and vectors/feature-routing-v1.json through the core's
-//! operations by name (`contract::call_json`, what the C export calls), so the Rust, C and Node
+//! operations by name (`registry::call_json`, what the C export calls), so the Rust, C and Node
 //! runners differ only in how they hand a case over. Each reports executed and skipped cases and
 //! fails when any case is neither (nor filtered by `AIC_VECTOR`, matched against the name).
 

@@ -1,6 +1,6 @@
 //! `./boss` wire, service, participant-state and worker-identity operations: the computed
 //! hashes against the published values, and `tests/data/boss_wire_cases.json` (each case's
-//! outcome as the TypeScript core 0.2.0 gives it) through `contract::call_json`, plus the
+//! outcome as the TypeScript core 0.2.0 gives it) through `registry::call_json`, plus the
 //! snapshot-only inputs (accessors, holes, proxies) JSON cannot carry.
 
 #[path = "support/outcome_cases.rs"]
@@ -9,7 +9,8 @@ mod outcome_cases;
 mod vector_filter;
 
 use agent_intercom_core::boss::{participant, service, wire, worker};
-use agent_intercom_core::contract::{Js, call_json, call_snapshot};
+use agent_intercom_core::contract::Js;
+use agent_intercom_core::registry::{call_json, call_snapshot};
 
 /// Inventory §1.3: the values the TypeScript core 0.2.0 publishes (measured there).
 const PUBLISHED_FEATURE_SEMANTICS_HASH: &str =

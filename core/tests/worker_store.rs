@@ -1,7 +1,7 @@
 //! The worker-store migration: vectors/worker-store-migration-v2.json (the TypeScript core's
 //! corpus, with its hash computed from the file) and tests/data/worker_store_cases.json (this
 //! repository's cases, each with the outcome the TypeScript core 0.2.0 gives it), both through
-//! `contract::call_json` (what the C export calls), plus the snapshot-only inputs JSON cannot
+//! `registry::call_json` (what the C export calls), plus the snapshot-only inputs JSON cannot
 //! carry. Each runner counts executed and skipped cases; `AIC_VECTOR=<name or id part>`
 //! selects.
 
@@ -9,7 +9,8 @@
 mod vector_filter;
 
 use agent_intercom_core::boss::{wire, worker_store};
-use agent_intercom_core::contract::{Js, JsStr, call_json, call_snapshot};
+use agent_intercom_core::contract::{Js, JsStr};
+use agent_intercom_core::registry::{call_json, call_snapshot};
 use vector_filter::{Counts, Filter};
 
 /// The published `FULL_WORKER_STORE_MIGRATION_VECTORS_HASH` (inventory §1.3), a known answer.

@@ -435,7 +435,7 @@ pub const OPS: &[Op] = &[
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::contract::call_json;
+    use crate::registry::call_json;
 
     const T0: &str = "2026-07-28T12:00:00.000Z";
     const T1: &str = "2026-07-28T12:01:00.000Z";
