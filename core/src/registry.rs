@@ -18,14 +18,16 @@ use crate::error::{Error, ErrorCode};
 use crate::{boss, envelope, httpsig, policy, team};
 
 /// Every module's operations.
-fn modules() -> [&'static [Op]; 20] {
+fn modules() -> [&'static [Op]; 22] {
     [
         contract::ops::OPS,
         contract::canonical::OPS,
         policy::OPS,
         team::OPS,
         boss::policy::OPS,
+        boss::constants::OPS,
         boss::feature::OPS,
+        boss::feature::semantics::OPS,
         boss::wire::OPS,
         boss::service::OPS,
         boss::service::identity::OPS,

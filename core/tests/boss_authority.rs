@@ -176,7 +176,7 @@ fn constants() {
     assert_eq!(authority::AUTHORITY_TRANSITION_OPERATIONS.len(), 11);
     assert_eq!(authority::AUTHORITY_TRANSITION_STATES.len(), 3);
     assert_eq!(authority::AUTHORITY_REQUEST_OPERATIONS.len(), 4);
-    let all = Js::parse_json(&agent_intercom_core::boss::wire::constants_json()).unwrap();
+    let all = Js::parse_json(&agent_intercom_core::boss::constants::constants_json()).unwrap();
     for key in [
         "BOSS_CREDENTIAL_STATES",
         "BOSS_CREDENTIAL_AUDIT_OPERATIONS",

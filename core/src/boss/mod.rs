@@ -5,6 +5,7 @@
 //! [`crate::registry`]); the modules here hold the rules and their constants once.
 
 pub mod authority;
+pub mod constants;
 pub mod credential;
 pub mod delivery;
 pub mod feature;
