@@ -365,11 +365,11 @@ pub fn frame_disposition(
         .into())
 }
 
-/// Runs a contract operation (`agent_intercom_core::contract`) over arguments in the snapshot
+/// Runs a contract operation (`agent_intercom_core::registry`) over arguments in the snapshot
 /// form; answers `u`, `i<index>`, `j<json>` or `e<failure json>` (see `lib/contract.js`).
 #[napi]
 pub fn contract_call(op: String, args: String) -> Result<String> {
-    agent_intercom_core::contract::call_snapshot(&op, &args).map_err(js_error)
+    agent_intercom_core::registry::call_snapshot(&op, &args).map_err(js_error)
 }
 
 #[napi]

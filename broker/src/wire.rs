@@ -1,6 +1,7 @@
 //! The wire: 4-byte big-endian length + UTF-8 JSON, and the exact validation of every client
 //! frame, as the existing adapters speak protocol v4.
 
+use agent_intercom_core::boss::feature::semantics;
 use serde_json::{Map, Value};
 
 use crate::config::BrokerConfig;
@@ -316,8 +317,8 @@ const SESSION_OPTIONAL: [&str; 4] = ["name", "status", "runtimeInstanceId", "bos
 
 /// The session record, checked as the Pi adapter's `parseSessionRegistration` checks it: exact
 /// keys, the limits, and a `boss` (when present) that is a valid Boss participant request
-/// ([`agent_intercom_core::boss::wire::check_participant_registration`]). `None` when anything is
-/// wrong; the record and whether it asked for Boss otherwise.
+/// ([`semantics::check_participant_registration`]). `None` when anything is wrong; the record and
+/// whether it asked for Boss otherwise.
 fn parse_session(value: &Value) -> Option<(SessionRecord, bool)> {
     let map = value.as_object()?;
     let keys_ok = SESSION_REQUIRED.iter().all(|k| map.contains_key(*k))
@@ -341,7 +342,7 @@ fn parse_session(value: &Value) -> Option<(SessionRecord, bool)> {
         None => false,
         Some(boss) => {
             let request = contract_value(boss)?;
-            agent_intercom_core::boss::wire::check_participant_registration(&request).ok()?;
+            semantics::check_participant_registration(&request).ok()?;
             true
         }
     };

@@ -4,6 +4,7 @@
 
 mod common;
 
+use agent_intercom_core::boss::feature::semantics;
 use agent_intercom_core::boss::wire;
 use common::*;
 use serde_json::{Value, json};
@@ -12,8 +13,9 @@ use serde_json::{Value, json};
 /// enrollment credential (the Pi adapter's test request).
 fn boss_request() -> Value {
     json!({
-        "featureContract": serde_json::from_str::<Value>(&wire::feature_contract_json()).unwrap(),
-        "capabilityDigest": wire::capability_feature_digest(),
+        "featureContract": serde_json::from_str::<Value>(&semantics::feature_contract_json())
+            .unwrap(),
+        "capabilityDigest": semantics::capability_feature_digest(),
         "credential": {
             "version": wire::BOSS_PARTICIPANT_CREDENTIAL_VERSION,
             "namespace": wire::BOSS_RUN_FEATURE,
@@ -80,7 +82,7 @@ fn a_valid_boss_request_is_denied_as_not_advertised() {
 #[test]
 fn an_invalid_boss_request_is_an_invalid_register_message() {
     let broker = Broker::start("boss-bad");
-    let digest = wire::capability_feature_digest();
+    let digest = semantics::capability_feature_digest();
     let cases: Vec<(&str, Value)> = vec![
         ("empty", json!({})),
         ("null", Value::Null),

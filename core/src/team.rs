@@ -545,7 +545,7 @@ fn check_file_op(a: Args<'_>) -> Result<Out, Failure> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::contract::call_json;
+    use crate::registry::call_json;
 
     const RUN: &str = "team_1a2b3c4d-5e6f-47a8-b9c0-d1e2f3a4b5c6";
     const LEAD: &str = "tmuxdeck-c8f1e03a-9b4d-4c7e-81f6-a8b0c3d5e7f9";

@@ -1,6 +1,6 @@
 //! `./boss` credential registry, credential use, credential audit, authority transition and
 //! store-gate operations: `tests/data/boss_authority_cases.json` (each case's outcome as the
-//! TypeScript core 0.2.0 gives it) through `contract::call_json`, plus the snapshot-only inputs
+//! TypeScript core 0.2.0 gives it) through `registry::call_json`, plus the snapshot-only inputs
 //! (undefined members, accessors, proxies, symbols) JSON cannot carry.
 
 #[path = "support/outcome_cases.rs"]
@@ -9,7 +9,8 @@ mod outcome_cases;
 mod vector_filter;
 
 use agent_intercom_core::boss::{authority, credential};
-use agent_intercom_core::contract::{Js, call_snapshot};
+use agent_intercom_core::contract::Js;
+use agent_intercom_core::registry::call_snapshot;
 
 #[test]
 fn typescript_outcomes() {
@@ -175,7 +176,7 @@ fn constants() {
     assert_eq!(authority::AUTHORITY_TRANSITION_OPERATIONS.len(), 11);
     assert_eq!(authority::AUTHORITY_TRANSITION_STATES.len(), 3);
     assert_eq!(authority::AUTHORITY_REQUEST_OPERATIONS.len(), 4);
-    let all = Js::parse_json(&agent_intercom_core::boss::wire::constants_json()).unwrap();
+    let all = Js::parse_json(&agent_intercom_core::boss::constants::constants_json()).unwrap();
     for key in [
         "BOSS_CREDENTIAL_STATES",
         "BOSS_CREDENTIAL_AUDIT_OPERATIONS",

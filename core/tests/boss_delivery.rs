@@ -1,7 +1,7 @@
 //! `./boss` delivery operations (lifecycle notices, equivalence keys, group assembly, group,
 //! claim, ingress and target-ledger records, their store validators): every case of
 //! `tests/data/boss_delivery_cases.json` (each case's outcome as the TypeScript core 0.2.0 gives
-//! it) through `contract::call_json`, the published golden ids, and the snapshot-only inputs
+//! it) through `registry::call_json`, the published golden ids, and the snapshot-only inputs
 //! (accessors, holes, proxies, `undefined` members) JSON cannot carry.
 
 #[path = "support/outcome_cases.rs"]
@@ -10,7 +10,8 @@ mod outcome_cases;
 mod vector_filter;
 
 use agent_intercom_core::boss::delivery;
-use agent_intercom_core::contract::{Js, call_snapshot};
+use agent_intercom_core::contract::Js;
+use agent_intercom_core::registry::call_snapshot;
 
 #[test]
 fn typescript_outcomes() {

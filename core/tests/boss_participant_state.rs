@@ -1,6 +1,6 @@
 //! Runs vectors/boss-participant-state-v1.json and
 //! vectors/boss-participant-state-transition-v1.json through the core's operations by name
-//! (`contract::call_json`, what the C export calls), as the C and Node runners do. The state
+//! (`registry::call_json`, what the C export calls), as the C and Node runners do. The state
 //! corpus's cases are its migration vectors, its stopping reconciliations and its health event;
 //! the transition corpus's are its transition vectors, and its two tables must be the core's.
 //! Each runner reports executed and skipped cases and fails when any case is neither (nor

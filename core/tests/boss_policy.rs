@@ -1,5 +1,5 @@
 //! Runs vectors/boss-policy-v1.json and vectors/feature-routing-v1.json through the core's
-//! operations by name (`contract::call_json`, what the C export calls), so the Rust, C and Node
+//! operations by name (`registry::call_json`, what the C export calls), so the Rust, C and Node
 //! runners differ only in how they hand a case over. Each reports executed and skipped cases and
 //! fails when any case is neither (nor filtered by `AIC_VECTOR`, matched against the name).
 
@@ -174,12 +174,15 @@ fn the_corpora_hash_to_the_published_values() {
         "5fe94cc2c81bba8b50c6d6cd31487231ebfa10ee2d05495c2b088b12e2958dfa"
     );
     assert_eq!(
-        feature::routing_semantics_hash(),
+        feature::vectors::routing_semantics_hash(),
         "e8ddde569a188a122b6ba0e257e23ba203bbf0897dcb3c84994be3390e26e63f"
     );
     // The crate embeds its own copies; they are the shipped files.
     assert_eq!(policy::VECTORS_JSON, read("boss-policy-v1.json"));
-    assert_eq!(feature::VECTORS_JSON, read("feature-routing-v1.json"));
+    assert_eq!(
+        feature::vectors::VECTORS_JSON,
+        read("feature-routing-v1.json")
+    );
     let doc = Js::parse_json(policy::VECTORS_JSON).unwrap();
     assert_eq!(doc.get("roleEdgeCount").and_then(Js::as_num), Some(49.0));
     assert_eq!(
@@ -187,7 +190,7 @@ fn the_corpora_hash_to_the_published_values() {
         Some(441.0)
     );
     assert_eq!(vectors(&doc).len(), 523);
-    let doc = Js::parse_json(feature::VECTORS_JSON).unwrap();
+    let doc = Js::parse_json(feature::vectors::VECTORS_JSON).unwrap();
     assert_eq!(vectors(&doc).len(), 45);
 }
 

@@ -1,13 +1,14 @@
 //! The broker and restricted-client part of `./boss` (boss-service.ts): every case of
 //! `tests/data/boss_service_cases.json` (real Ed25519 signatures; each case with the outcome the
-//! TypeScript core 0.2.0 gives it) through `contract::call_json`, what the C export calls, plus
+//! TypeScript core 0.2.0 gives it) through `registry::call_json`, what the C export calls, plus
 //! what JSON cannot carry (the Node module's `KeyObject` table, accessors, proxies). Counts
 //! executed and skipped cases; `AIC_VECTOR=<id part>` selects.
 
 #[path = "support/vector_filter.rs"]
 mod vector_filter;
 
-use agent_intercom_core::contract::{Js, call_json, call_snapshot, operations};
+use agent_intercom_core::contract::Js;
+use agent_intercom_core::registry::{call_json, call_snapshot, operations};
 use vector_filter::{Counts, Filter};
 
 fn cases_file() -> Js {

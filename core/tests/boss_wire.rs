@@ -1,6 +1,6 @@
 //! `./boss` wire, service, participant-state and worker-identity operations: the computed
 //! hashes against the published values, and `tests/data/boss_wire_cases.json` (each case's
-//! outcome as the TypeScript core 0.2.0 gives it) through `contract::call_json`, plus the
+//! outcome as the TypeScript core 0.2.0 gives it) through `registry::call_json`, plus the
 //! snapshot-only inputs (accessors, holes, proxies) JSON cannot carry.
 
 #[path = "support/outcome_cases.rs"]
@@ -8,8 +8,10 @@ mod outcome_cases;
 #[path = "support/vector_filter.rs"]
 mod vector_filter;
 
-use agent_intercom_core::boss::{participant, service, wire, worker};
-use agent_intercom_core::contract::{Js, call_json, call_snapshot};
+use agent_intercom_core::boss::feature::semantics;
+use agent_intercom_core::boss::{constants, participant, service, wire, worker};
+use agent_intercom_core::contract::Js;
+use agent_intercom_core::registry::{call_json, call_snapshot};
 
 /// Inventory §1.3: the values the TypeScript core 0.2.0 publishes (measured there).
 const PUBLISHED_FEATURE_SEMANTICS_HASH: &str =
@@ -26,15 +28,15 @@ const PUBLISHED_BOSS_FEATURE_SET_HASH: &str =
 #[test]
 fn computed_hashes_are_the_published_ones() {
     assert_eq!(
-        wire::feature_semantics_hash(),
+        semantics::feature_semantics_hash(),
         PUBLISHED_FEATURE_SEMANTICS_HASH
     );
     assert_eq!(
-        wire::protocol_feature_contract_hash(),
+        semantics::protocol_feature_contract_hash(),
         PUBLISHED_PROTOCOL_FEATURE_CONTRACT_HASH
     );
     assert_eq!(
-        wire::capability_feature_digest(),
+        semantics::capability_feature_digest(),
         PUBLISHED_CAPABILITY_FEATURE_DIGEST
     );
     assert_eq!(
@@ -53,7 +55,7 @@ fn computed_hashes_are_the_published_ones() {
     );
     // The corpus has 28 members and embeds the vector hashes (the participant-state ones
     // computed from their vector files).
-    let corpus = Js::parse_json(&wire::feature_semantics_corpus_json()).unwrap();
+    let corpus = Js::parse_json(&semantics::feature_semantics_corpus_json()).unwrap();
     let Js::Object(members) = &corpus else {
         panic!("corpus is an object")
     };
@@ -68,7 +70,7 @@ fn computed_hashes_are_the_published_ones() {
 
 #[test]
 fn constants_are_one_object() {
-    let constants = Js::parse_json(&wire::constants_json()).unwrap();
+    let constants = Js::parse_json(&constants::constants_json()).unwrap();
     let text = |k: &str| constants.get(k).and_then(Js::as_str).map(str::to_string);
     assert_eq!(text("BOSS_RUN_FEATURE").as_deref(), Some("boss-run-v1"));
     assert_eq!(
@@ -318,8 +320,8 @@ fn participant_registration_requests() {
             .unwrap()
     };
     let credential = case_arg("credential/ok");
-    let contract = wire::feature_contract_json();
-    let digest = wire::capability_feature_digest();
+    let contract = semantics::feature_contract_json();
+    let digest = semantics::capability_feature_digest();
     let request = |contract: &str, digest: &str, credential: &str| {
         let text = format!(
             r#"{{"featureContract":{contract},"capabilityDigest":"{digest}","credential":{}}}"#,
@@ -327,14 +329,14 @@ fn participant_registration_requests() {
         );
         Js::parse_json(&text).unwrap()
     };
-    let path = |v: &Js| match wire::check_participant_registration(v) {
+    let path = |v: &Js| match semantics::check_participant_registration(v) {
         Ok(()) => "ok".to_string(),
         Err(f) => f.path.unwrap_or_default(),
     };
     assert_eq!(path(&request(&contract, digest, &credential)), "ok");
     let other_digest = "0".repeat(64);
     let upper_digest = digest.to_uppercase();
-    let other_contract = contract.replace(wire::feature_semantics_hash(), &other_digest);
+    let other_contract = contract.replace(semantics::feature_semantics_hash(), &other_digest);
     let other_namespace = credential.replace("\"boss-run-v1\"", "\"boss-run-v2\"");
     assert_ne!(other_namespace, credential);
     for (v, at) in [

@@ -1,5 +1,5 @@
 //! Runs vectors/http-signatures-v1.json through the `httpsig.*` contract operations
-//! (`contract::call_json`, what the C export calls), so the Rust, C and Node runners differ only
+//! (`registry::call_json`, what the C export calls), so the Rust, C and Node runners differ only
 //! in how they hand a case over; and checks that the file is exactly what its generator
 //! (`core/examples/gen_http_signature_vectors.rs`) writes. Prints executed and skipped counts;
 //! `AIC_VECTOR=<substring>` selects cases by id.

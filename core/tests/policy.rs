@@ -6,9 +6,10 @@
 #[path = "support/vector_filter.rs"]
 mod vector_filter;
 
-use agent_intercom_core::contract::{Js, call_json};
+use agent_intercom_core::contract::Js;
 use agent_intercom_core::policy::vectors::{self, PolicyVector};
 use agent_intercom_core::policy::{self, POLICY_SEMANTICS_VERSION};
+use agent_intercom_core::registry::call_json;
 use vector_filter::{Counts, Filter};
 
 /// The value TypeScript publishes as `POLICY_SEMANTICS_HASH` (the known answer; the core never

@@ -1,5 +1,5 @@
 //! Runs vectors/orc-supervision-v1.json through the core's operations by name
-//! (`contract::call_json`, what the C export calls): each case names its operation, its
+//! (`registry::call_json`, what the C export calls): each case names its operation, its
 //! arguments (JSON pointers into the file) and the TypeScript core's outcome. Reports executed
 //! and skipped cases, fails when any case is neither (nor filtered by `AIC_VECTOR`, matched
 //! against the case id), and checks that the file hashes to `SUPERVISION_VECTORS_HASH`.
@@ -13,7 +13,8 @@ mod vector_filter;
 
 use agent_intercom_core::boss::supervision::vectors;
 use agent_intercom_core::canonical::canonical_json_of_text;
-use agent_intercom_core::contract::{Js, call_json};
+use agent_intercom_core::contract::Js;
+use agent_intercom_core::registry::call_json;
 use vector_filter::{Counts, Filter};
 
 fn read_path(relative: &str) -> String {

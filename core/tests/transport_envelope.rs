@@ -1,5 +1,5 @@
 //! Runs vectors/transport-envelope-v1.json through the core's operations by name
-//! (`contract::call_json`, what the C export calls): each case's envelopes in order through
+//! (`registry::call_json`, what the C export calls): each case's envelopes in order through
 //! `envelope.verifySequence` (one fresh nonce set per case), the known-answer signatures through
 //! `envelope.sign`, the signing inputs through `envelope.signingInput`. Reports executed and
 //! skipped cases (`AIC_VECTOR` filters by id). The file is written by `cargo xtask gen`

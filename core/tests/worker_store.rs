@@ -1,15 +1,17 @@
 //! The worker-store migration: vectors/worker-store-migration-v2.json (the TypeScript core's
 //! corpus, with its hash computed from the file) and tests/data/worker_store_cases.json (this
 //! repository's cases, each with the outcome the TypeScript core 0.2.0 gives it), both through
-//! `contract::call_json` (what the C export calls), plus the snapshot-only inputs JSON cannot
+//! `registry::call_json` (what the C export calls), plus the snapshot-only inputs JSON cannot
 //! carry. Each runner counts executed and skipped cases; `AIC_VECTOR=<name or id part>`
 //! selects.
 
 #[path = "support/vector_filter.rs"]
 mod vector_filter;
 
-use agent_intercom_core::boss::{wire, worker_store};
-use agent_intercom_core::contract::{Js, JsStr, call_json, call_snapshot};
+use agent_intercom_core::boss::feature::semantics;
+use agent_intercom_core::boss::{constants, worker_store};
+use agent_intercom_core::contract::{Js, JsStr};
+use agent_intercom_core::registry::{call_json, call_snapshot};
 use vector_filter::{Counts, Filter};
 
 /// The published `FULL_WORKER_STORE_MIGRATION_VECTORS_HASH` (inventory §1.3), a known answer.
@@ -170,12 +172,12 @@ fn the_hash_is_computed_from_the_file_and_embedded_by_the_boss_corpus() {
     let doc = Js::parse_json(&file).unwrap();
     assert_eq!(text(&doc, "semanticsHash"), PUBLISHED_HASH);
     // The feature-semantics corpus and the constants take it from here.
-    let corpus = Js::parse_json(&wire::feature_semantics_corpus_json()).unwrap();
+    let corpus = Js::parse_json(&semantics::feature_semantics_corpus_json()).unwrap();
     assert_eq!(
         text(&corpus, "fullWorkerStoreMigrationVectorsHash"),
         PUBLISHED_HASH
     );
-    let constants = Js::parse_json(&wire::constants_json()).unwrap();
+    let constants = Js::parse_json(&constants::constants_json()).unwrap();
     assert_eq!(
         text(&constants, "FULL_WORKER_STORE_MIGRATION_VECTORS_HASH"),
         PUBLISHED_HASH

@@ -407,7 +407,7 @@ ffi_fn! {
                 text(args_json, args_len, "args_json")?,
             )
         };
-        owned_string(agent_intercom_core::contract::call_json(op, args)?, out_json, out_len)
+        owned_string(agent_intercom_core::registry::call_json(op, args)?, out_json, out_len)
     }
 }
 

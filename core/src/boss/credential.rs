@@ -9,7 +9,7 @@ use super::store::{self, StoreVersion};
 use super::wire::{
     self, BOSS_CREDENTIAL_AUDIT_EVENT_VERSION, BOSS_CREDENTIAL_DIGEST_RECORD_VERSION,
     BOSS_CREDENTIAL_KINDS, BOSS_PARTICIPANT_BINDING_VERSION, BOSS_PARTICIPANT_ROLES,
-    BOSS_RUN_FEATURE, is_string, literal_version,
+    BOSS_RUN_FEATURE, check_participant_binding, is_string, literal_version,
 };
 use super::{JsonObject, string_array_json};
 use crate::contract::read::{
@@ -373,8 +373,10 @@ pub fn parse_audit_event(v: &Js) -> Read<String> {
         .finish())
 }
 
+/// `parseBossParticipantBinding`, as the binding store's parser.
 fn parse_binding(v: &Js) -> Result<Out, Failure> {
-    store::by_op("boss.parseBossParticipantBinding", v)
+    check_participant_binding(v)?;
+    Ok(Out::Input(0))
 }
 
 /// The constants of this module, added to `boss.constants`.
@@ -433,7 +435,7 @@ pub const OPS: &[Op] = &[
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::contract::call_json;
+    use crate::registry::call_json;
 
     const T0: &str = "2026-07-28T12:00:00.000Z";
     const T1: &str = "2026-07-28T12:01:00.000Z";

@@ -1,10 +1,11 @@
 //! The Boss run contract (`./boss`, `./boss/policy`): feature contract constants and hashes,
 //! record parsers, the Boss and feature-aware policies.
 //!
-//! Every rule reaches Node and C as a named contract operation (`boss.<function>`, see
-//! [`crate::contract`]); the modules here hold the rules and their constants once.
+//! Every rule reaches Node and C as a named contract operation (`boss.<function>`, gathered by
+//! [`crate::registry`]); the modules here hold the rules and their constants once.
 
 pub mod authority;
+pub mod constants;
 pub mod credential;
 pub mod delivery;
 pub mod feature;

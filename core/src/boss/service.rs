@@ -5,10 +5,12 @@
 //! and the restricted Boss client requests, results and their authorization ([`restricted`]).
 
 use super::JsonObject;
+use super::feature::semantics::{
+    capability_feature_digest, feature_semantics_hash, protocol_feature_contract_hash,
+};
 use super::wire::{
     BOSS_CONTROL_ENVELOPE_VERSION, BOSS_RUN_FEATURE, BOSS_RUN_FEATURE_VERSION,
-    INTERCOM_BASE_PROTOCOL_VERSION, capability_feature_digest, feature_semantics_hash, is_string,
-    protocol_feature_contract_hash,
+    INTERCOM_BASE_PROTOCOL_VERSION, is_string,
 };
 use crate::canonical::{canonical_hash_of_text, compare_utf16};
 use crate::contract::read::{

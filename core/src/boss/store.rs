@@ -19,8 +19,8 @@
 //!
 //! where the parser is any `fn(&Js) -> Result<Out, Failure>` taking the record alone:
 //! [`Out::Input`] when it returns the record itself (then `value` is that very object), or
-//! [`Out::Json`] for a fresh value. A parser that lives behind an operation of another module is
-//! reached with [`by_op`].
+//! [`Out::Json`] for a fresh value. A parser of another module is passed the same way: the
+//! function itself, never the name of its operation.
 //!
 //! The answer is JSON. `observedVersion` is the record's own `version` member and `value` is the
 //! parser's answer, both written as JSON (for C); the Node wrapper (`bindings-node/boss/store.js`)
@@ -104,16 +104,6 @@ pub fn validate(
 /// A gate as an operation's answer: `validate` over the first argument.
 pub fn answer(a: Args<'_>, expected: StoreVersion, parse: Parser) -> Result<Out, Failure> {
     Ok(Out::Json(validate(a.get(0), expected, parse)))
-}
-
-/// The parser behind the operation `op` (`boss.parseBossParticipantBinding`), called with the
-/// record alone.
-pub fn by_op(op: &str, value: &Js) -> Result<Out, Failure> {
-    crate::contract::call(op, &[value]).unwrap_or_else(|e| {
-        // The operation names are this crate's own; an unknown one is a bug, reported as the
-        // parser's failure rather than a panic.
-        Err(Failure::error(e.message().to_string()))
-    })
 }
 
 #[cfg(test)]
@@ -206,17 +196,5 @@ mod tests {
         let thrown = validate(&snap(r#"{"version":"x.record.v2"}"#), V, throws);
         assert!(!thrown.contains("\"path\""), "{thrown}");
         assert!(thrown.contains(r#""message":"boom""#), "{thrown}");
-    }
-
-    #[test]
-    fn parsers_behind_operations() {
-        let refused = by_op("boss.parseBossParticipantBinding", &snap("{}")).unwrap_err();
-        assert_eq!(refused.path.as_deref(), Some("$.version"));
-        assert_eq!(
-            by_op("boss.noSuchOperation", &snap("{}"))
-                .unwrap_err()
-                .class,
-            "Error"
-        );
     }
 }

@@ -1,27 +1,17 @@
-//! Boss wire records: the feature contract and its hashes, participant bindings, credentials,
-//! control envelopes.
+//! Boss wire records and the words every Boss module shares: the `./boss` constants (the
+//! feature's name and versions, the record versions, roles, binding states, credential kinds,
+//! control types), the comparisons the parsers are written with (`is_string`, `is_number`,
+//! `literal_version`), and the records that need nothing more: run authority identities,
+//! participant bindings, credential envelopes and their digest, control envelopes.
 //!
-//! The three negotiated hashes are computed here from their corpora, as the TypeScript core
-//! computes them at load: `BOSS_RUN_FEATURE_SEMANTICS_HASH` over the feature-semantics corpus
-//! ([`feature_semantics_corpus_json`]), `BOSS_RUN_PROTOCOL_FEATURE_CONTRACT_HASH` over the
-//! feature contract, `BOSS_CAPABILITY_FEATURE_DIGEST` over the capability binding. The vector
-//! hashes those corpora embed come from their vector files: the participant-state and transition
-//! hashes ([`super::participant::vectors`]), the worker-store migration's
-//! ([`worker_store::vectors_hash`]) and the supervision one
-//! ([`crate::boss::supervision::vectors`]); all are literals in the TypeScript core.
+//! The floor of `./boss`: this module imports no other Boss module, so any of them may import it.
+//! The boss-run-v1 feature contract and the hashes computed over the Boss corpora are
+//! [`super::feature::semantics`]; every constant as the one object the Node module reads is
+//! [`super::constants`].
 
-use std::sync::LazyLock;
-
-use super::participant::vectors::{
-    PARTICIPANT_STATE_TRANSITION_VECTOR_SCHEMA_VERSION, PARTICIPANT_STATE_VECTOR_SCHEMA_VERSION,
-    participant_state_transition_vectors_hash, participant_state_vectors_hash,
-};
-use super::supervision::vectors as supervision;
-use super::{JsonObject, string_array_json, worker_store};
 use crate::canonical::canonical_hash_of_text;
 use crate::contract::read::{
-    self, exact_record, fail, field, hex_digest, integer, member, one_of, optional_string, string,
-    timestamp,
+    self, exact_record, fail, field, integer, member, one_of, optional_string, string, timestamp,
 };
 use crate::contract::{Args, Failure, Js, Op, Out};
 
@@ -88,162 +78,12 @@ pub const BOSS_CONTROL_TYPES: &[&str] = &[
     "boss.decision.required",
 ];
 
-const FEATURE_SEMANTICS_DOMAIN: &str = "agent-intercom-core/boss-run-v1/feature-semantics";
-const PROTOCOL_FEATURE_CONTRACT_DOMAIN: &str =
-    "agent-intercom-core/boss-run-v1/protocol-feature-contract";
-const CAPABILITY_FEATURE_DIGEST_DOMAIN: &str =
-    "agent-intercom-core/boss-run-v1/capability-feature-digest";
 const PARTICIPANT_CREDENTIAL_DOMAIN: &str =
     "agent-intercom-core/boss-run-v1/participant-credential";
 
-/// The Boss policy semantics hash and the feature-routing semantics hash that the feature
-/// corpus embeds, both computed from their vector files (`vectors/boss-policy-v1.json`,
-/// `vectors/feature-routing-v1.json`).
-fn upstream_semantics_hashes() -> (String, String) {
-    (
-        crate::boss::policy::semantics_hash().to_string(),
-        crate::boss::feature::routing_semantics_hash().to_string(),
-    )
-}
-
-/// `BOSS_POLICY_SEMANTICS_HASH`, as the feature corpus embeds it.
-pub fn boss_policy_semantics_hash() -> String {
-    upstream_semantics_hashes().0
-}
-
-/// `FEATURE_ROUTING_SEMANTICS_HASH`, as the feature corpus embeds it.
-pub fn feature_routing_semantics_hash() -> String {
-    upstream_semantics_hashes().1
-}
-
-/// `BOSS_RUN_FEATURE_SEMANTICS_CORPUS` as JSON, in the TypeScript core's member order.
-pub fn feature_semantics_corpus_json() -> String {
-    let (policy, routing) = upstream_semantics_hashes();
-    JsonObject::new()
-        .str("feature", BOSS_RUN_FEATURE)
-        .int("version", BOSS_RUN_FEATURE_VERSION)
-        .int("baseProtocolVersion", INTERCOM_BASE_PROTOCOL_VERSION)
-        .int("controlEnvelopeVersion", BOSS_CONTROL_ENVELOPE_VERSION)
-        .str("bindingAuthority", "broker")
-        .str("unknownMetadata", "reject")
-        .str("downgradeToLocalPublic", "forbidden")
-        .str("participantEpochs", "independent")
-        .str("bossBindingEpoch", "independent")
-        .str("crossRunCommunication", "deny")
-        .str(
-            "controllerDeliveryRunIdentity",
-            "embedded_and_top_level_boss_run_id_present_and_equal",
-        )
-        .str("legacyRemoteAccessSemantics", "unchanged")
-        .str(
-            "deliveryClaimReleaseProof",
-            "drained_barrier_bound_to_claim_generation_session_epoch_named_pi_opencode_paths\
-             _and_not_before_attempt",
-        )
-        .str(
-            "recordReceiptIngress",
-            "persisted_claim_chronology_and_result_invariants",
-        )
-        .int("initialAuthorityBindPriorEpoch", 0)
-        .str("laterAuthorityTransitionPriorEpoch", "positive")
-        .int("bossPolicySemanticsVersion", BOSS_POLICY_SEMANTICS_VERSION)
-        .str("bossPolicySemanticsHash", &policy)
-        .int(
-            "featureRoutingVectorVersion",
-            FEATURE_ROUTING_VECTOR_SCHEMA_VERSION,
-        )
-        .str("featureRoutingSemanticsHash", &routing)
-        .with_vector_hashes()
-        .finish()
-}
-
-impl JsonObject {
-    /// The four vector corpora's versions and hashes, as both binding corpora list them.
-    fn with_vector_hashes(self) -> JsonObject {
-        self.int(
-            "participantStateVectorSchemaVersion",
-            PARTICIPANT_STATE_VECTOR_SCHEMA_VERSION,
-        )
-        .str(
-            "participantStateVectorsHash",
-            participant_state_vectors_hash(),
-        )
-        .int(
-            "participantStateTransitionVectorSchemaVersion",
-            PARTICIPANT_STATE_TRANSITION_VECTOR_SCHEMA_VERSION,
-        )
-        .str(
-            "participantStateTransitionVectorsHash",
-            participant_state_transition_vectors_hash(),
-        )
-        .int(
-            "supervisionVectorSchemaVersion",
-            supervision::SCHEMA_VERSION,
-        )
-        .str("supervisionVectorsHash", supervision::vectors_hash())
-        .int(
-            "fullWorkerStoreMigrationVectorVersion",
-            worker_store::vector_version(),
-        )
-        .str(
-            "fullWorkerStoreMigrationVectorsHash",
-            worker_store::vectors_hash(),
-        )
-    }
-}
-
-fn hash(domain: &str, json: &str) -> String {
+/// The canonical hash of a corpus or a record this crate wrote as JSON.
+pub(crate) fn hash(domain: &str, json: &str) -> String {
     canonical_hash_of_text(domain, json).expect("a Boss binding corpus is canonical JSON")
-}
-
-static FEATURE_SEMANTICS_HASH: LazyLock<String> =
-    LazyLock::new(|| hash(FEATURE_SEMANTICS_DOMAIN, &feature_semantics_corpus_json()));
-static PROTOCOL_FEATURE_CONTRACT_HASH: LazyLock<String> =
-    LazyLock::new(|| hash(PROTOCOL_FEATURE_CONTRACT_DOMAIN, &feature_contract_json()));
-static CAPABILITY_FEATURE_DIGEST: LazyLock<String> =
-    LazyLock::new(|| hash(CAPABILITY_FEATURE_DIGEST_DOMAIN, &capability_binding_json()));
-
-/// `BOSS_RUN_FEATURE_SEMANTICS_HASH`.
-pub fn feature_semantics_hash() -> &'static str {
-    &FEATURE_SEMANTICS_HASH
-}
-
-/// `BOSS_RUN_PROTOCOL_FEATURE_CONTRACT_HASH`.
-pub fn protocol_feature_contract_hash() -> &'static str {
-    &PROTOCOL_FEATURE_CONTRACT_HASH
-}
-
-/// `BOSS_CAPABILITY_FEATURE_DIGEST`.
-pub fn capability_feature_digest() -> &'static str {
-    &CAPABILITY_FEATURE_DIGEST
-}
-
-/// `BOSS_RUN_FEATURE_CONTRACT` as JSON.
-pub fn feature_contract_json() -> String {
-    JsonObject::new()
-        .str("feature", BOSS_RUN_FEATURE)
-        .int("version", BOSS_RUN_FEATURE_VERSION)
-        .int("baseProtocolVersion", INTERCOM_BASE_PROTOCOL_VERSION)
-        .str("semanticsHash", feature_semantics_hash())
-        .int("controlEnvelopeVersion", BOSS_CONTROL_ENVELOPE_VERSION)
-        .finish()
-}
-
-/// The capability binding `BOSS_CAPABILITY_FEATURE_DIGEST` hashes.
-pub fn capability_binding_json() -> String {
-    JsonObject::new()
-        .int("version", BOSS_CAPABILITY_FEATURE_CONTRACT_VERSION)
-        .int("canonicalEncodingVersion", 1)
-        .int("baseProtocolVersion", INTERCOM_BASE_PROTOCOL_VERSION)
-        .str(
-            "protocolFeatureContractHash",
-            protocol_feature_contract_hash(),
-        )
-        .int("policySemanticsVersion", BOSS_POLICY_SEMANTICS_VERSION)
-        .str("policySemanticsHash", &boss_policy_semantics_hash())
-        .int("controlEnvelopeVersion", BOSS_CONTROL_ENVELOPE_VERSION)
-        .with_vector_hashes()
-        .finish()
 }
 
 /// `value === n` for a number `n`.
@@ -268,64 +108,6 @@ pub(crate) fn literal_version(value: &Js, expected: &str, path: &str) -> read::R
             value.js_string()
         ),
     )
-}
-
-fn parse_feature_contract(a: Args<'_>) -> Result<Out, Failure> {
-    check_feature_contract(a.get(0)).map(|()| Out::Input(0))
-}
-
-/// `parseBossRunFeatureContract` as a check: the exact `BOSS_RUN_FEATURE_CONTRACT`, field by
-/// field (paths `$.<field>`).
-pub fn check_feature_contract(v: &Js) -> read::Read<()> {
-    exact_record(
-        v,
-        &[
-            "feature",
-            "version",
-            "baseProtocolVersion",
-            "semanticsHash",
-            "controlEnvelopeVersion",
-        ],
-        &[],
-        "$",
-    )?;
-    if !is_string(field(v, "feature"), BOSS_RUN_FEATURE) {
-        return fail("$.feature", format!("must be {BOSS_RUN_FEATURE}"));
-    }
-    let version = field(v, "version");
-    if !is_number(version, BOSS_RUN_FEATURE_VERSION) {
-        return fail(
-            "$.version",
-            format!("unsupported Boss feature version: {}", version.js_string()),
-        );
-    }
-    let base = field(v, "baseProtocolVersion");
-    if !is_number(base, INTERCOM_BASE_PROTOCOL_VERSION) {
-        return fail(
-            "$.baseProtocolVersion",
-            format!(
-                "unsupported Boss base protocol version: {}",
-                base.js_string()
-            ),
-        );
-    }
-    if hex_digest(field(v, "semanticsHash"), "$.semanticsHash")? != feature_semantics_hash() {
-        return fail(
-            "$.semanticsHash",
-            "does not match the boss-run-v1 semantics corpus",
-        );
-    }
-    let envelope = field(v, "controlEnvelopeVersion");
-    if !is_number(envelope, BOSS_CONTROL_ENVELOPE_VERSION) {
-        return fail(
-            "$.controlEnvelopeVersion",
-            format!(
-                "unsupported control envelope version: {}",
-                envelope.js_string()
-            ),
-        );
-    }
-    Ok(())
 }
 
 fn parse_run_authority_identity(a: Args<'_>) -> Result<Out, Failure> {
@@ -379,8 +161,8 @@ fn role_and_profile<'a>(v: &Js, mismatch: &str) -> read::Read<&'a str> {
     Ok(role)
 }
 
-fn parse_participant_binding(a: Args<'_>) -> Result<Out, Failure> {
-    let v = a.get(0);
+/// `parseBossParticipantBinding`'s checks.
+pub fn check_participant_binding(v: &Js) -> read::Read<()> {
     exact_record(
         v,
         &[
@@ -423,6 +205,11 @@ fn parse_participant_binding(a: Args<'_>) -> Result<Out, Failure> {
         );
     }
     string(field(v, "authorityTransitionId"), "$.authorityTransitionId")?;
+    Ok(())
+}
+
+fn parse_participant_binding(a: Args<'_>) -> Result<Out, Failure> {
+    check_participant_binding(a.get(0))?;
     Ok(Out::Input(0))
 }
 
@@ -494,31 +281,6 @@ fn credential_digest_op(a: Args<'_>) -> Result<Out, Failure> {
     Ok(Out::Json(format!("\"{digest}\"")))
 }
 
-/// The Pi adapter broker's `parseBossParticipantRegistrationMetadata`: `session.boss` of a
-/// `register` frame is exactly `{featureContract, capabilityDigest, credential}`, each valid, and
-/// it asks for exactly boss-run-v1 over base protocol v4 (the contract canonically equal to
-/// `BOSS_RUN_FEATURE_CONTRACT`, the digest `BOSS_CAPABILITY_FEATURE_DIGEST`, the credential of
-/// namespace boss-run-v1).
-pub fn check_participant_registration(v: &Js) -> read::Read<()> {
-    exact_record(
-        v,
-        &["featureContract", "capabilityDigest", "credential"],
-        &[],
-        "$.boss",
-    )?;
-    check_feature_contract(field(v, "featureContract"))?;
-    let digest = hex_digest(field(v, "capabilityDigest"), "$.boss.capabilityDigest")?;
-    check_credential_envelope(field(v, "credential"))?;
-    // The contract and the namespace passed their parsers, which accept only the exact values.
-    if digest != capability_feature_digest() {
-        return fail(
-            "$.boss",
-            "must exactly request boss-run-v1 over base protocol v4",
-        );
-    }
-    Ok(())
-}
-
 /// `parseBossControlEnvelope`'s checks; the envelope's `messageId` when it passes.
 pub fn check_control_envelope(v: &Js) -> read::Read<&str> {
     exact_record(
@@ -568,125 +330,8 @@ fn parse_control_envelope(a: Args<'_>) -> Result<Out, Failure> {
     Ok(Out::Input(0))
 }
 
-/// Every constant of `./boss` that this crate owns, as one JSON object (read once by the
-/// Node module at load).
-pub fn constants_json() -> String {
-    use super::{
-        authority as a, credential as c, delivery as d, participant as p, service as s, worker as w,
-    };
-    let roles = string_array_json(BOSS_PARTICIPANT_ROLES);
-    JsonObject::new()
-        .int(
-            "INTERCOM_BASE_PROTOCOL_VERSION",
-            INTERCOM_BASE_PROTOCOL_VERSION,
-        )
-        .str("BOSS_RUN_FEATURE", BOSS_RUN_FEATURE)
-        .int("BOSS_RUN_FEATURE_VERSION", BOSS_RUN_FEATURE_VERSION)
-        .int(
-            "BOSS_CONTROL_ENVELOPE_VERSION",
-            BOSS_CONTROL_ENVELOPE_VERSION,
-        )
-        .raw(
-            "BOSS_RUN_FEATURE_SEMANTICS_CORPUS",
-            &feature_semantics_corpus_json(),
-        )
-        .str("BOSS_RUN_FEATURE_SEMANTICS_HASH", feature_semantics_hash())
-        .raw("BOSS_RUN_FEATURE_CONTRACT", &feature_contract_json())
-        .str(
-            "BOSS_RUN_PROTOCOL_FEATURE_CONTRACT_HASH",
-            protocol_feature_contract_hash(),
-        )
-        .int(
-            "BOSS_CAPABILITY_FEATURE_CONTRACT_VERSION",
-            BOSS_CAPABILITY_FEATURE_CONTRACT_VERSION,
-        )
-        .str(
-            "BOSS_CAPABILITY_FEATURE_DIGEST",
-            capability_feature_digest(),
-        )
-        .int(
-            "PARTICIPANT_STATE_VECTOR_SCHEMA_VERSION",
-            PARTICIPANT_STATE_VECTOR_SCHEMA_VERSION,
-        )
-        .str(
-            "PARTICIPANT_STATE_VECTORS_HASH",
-            participant_state_vectors_hash(),
-        )
-        .int(
-            "PARTICIPANT_STATE_TRANSITION_VECTOR_SCHEMA_VERSION",
-            PARTICIPANT_STATE_TRANSITION_VECTOR_SCHEMA_VERSION,
-        )
-        .str(
-            "PARTICIPANT_STATE_TRANSITION_VECTORS_HASH",
-            participant_state_transition_vectors_hash(),
-        )
-        .int(
-            "FULL_WORKER_STORE_MIGRATION_VECTOR_VERSION",
-            worker_store::vector_version(),
-        )
-        .str(
-            "FULL_WORKER_STORE_MIGRATION_VECTORS_HASH",
-            worker_store::vectors_hash(),
-        )
-        .raw("BOSS_PARTICIPANT_ROLES", &roles)
-        .raw("BOSS_COMMUNICATION_PROFILES", &roles)
-        .raw(
-            "BOSS_BINDING_STATES",
-            &string_array_json(BOSS_BINDING_STATES),
-        )
-        .raw(
-            "BOSS_CREDENTIAL_KINDS",
-            &string_array_json(BOSS_CREDENTIAL_KINDS),
-        )
-        .raw("BOSS_CONTROL_TYPES", &string_array_json(BOSS_CONTROL_TYPES))
-        .str(
-            "BOSS_RUN_AUTHORITY_IDENTITY_VERSION",
-            BOSS_RUN_AUTHORITY_IDENTITY_VERSION,
-        )
-        .str(
-            "BOSS_PARTICIPANT_BINDING_VERSION",
-            BOSS_PARTICIPANT_BINDING_VERSION,
-        )
-        .str(
-            "BOSS_PARTICIPANT_CREDENTIAL_VERSION",
-            BOSS_PARTICIPANT_CREDENTIAL_VERSION,
-        )
-        .str(
-            "BOSS_CREDENTIAL_DIGEST_RECORD_VERSION",
-            BOSS_CREDENTIAL_DIGEST_RECORD_VERSION,
-        )
-        .str(
-            "BOSS_CREDENTIAL_AUDIT_EVENT_VERSION",
-            BOSS_CREDENTIAL_AUDIT_EVENT_VERSION,
-        )
-        .str("AUTHORITY_TRANSITION_VERSION", AUTHORITY_TRANSITION_VERSION)
-        .str("AUTHORITY_EVENT_VERSION", AUTHORITY_EVENT_VERSION)
-        .str("AUTHORITY_REQUEST_VERSION", AUTHORITY_REQUEST_VERSION)
-        .then(s::add_constants)
-        .then(p::add_constants)
-        .then(w::add_constants)
-        .then(worker_store::add_constants)
-        .then(c::add_constants)
-        .then(a::add_constants)
-        .then(crate::boss::supervision::add_constants)
-        .then(d::add_constants)
-        .finish()
-}
-
-fn constants(_: Args<'_>) -> Result<Out, Failure> {
-    Ok(Out::Json(constants_json()))
-}
-
 /// The operations of this module.
 pub const OPS: &[Op] = &[
-    Op {
-        name: "boss.constants",
-        run: constants,
-    },
-    Op {
-        name: "boss.parseBossRunFeatureContract",
-        run: parse_feature_contract,
-    },
     Op {
         name: "boss.parseBossRunAuthorityIdentity",
         run: parse_run_authority_identity,

@@ -328,8 +328,8 @@ pub fn parser_failure(message: &Js, path: &Js) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{call_json, call_snapshot};
     use super::*;
+    use crate::registry::{call_json, call_snapshot};
 
     fn snap(text: &str) -> Js {
         Js::parse_snapshot(text).unwrap()

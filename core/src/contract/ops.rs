@@ -427,7 +427,7 @@ fn string_list_json(items: &[&str]) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{call_json, call_snapshot};
+    use crate::registry::{call_json, call_snapshot};
 
     #[test]
     fn counters_take_their_default_paths_and_minimums() {

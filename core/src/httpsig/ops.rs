@@ -421,7 +421,7 @@ fn profile_json(p: &Profile) -> String {
 
 #[cfg(test)]
 mod tests {
-    use crate::contract::call_json;
+    use crate::registry::call_json;
 
     #[test]
     fn operations_answer_ok_or_a_code() {

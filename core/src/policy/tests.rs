@@ -1,6 +1,6 @@
 use super::vectors::*;
 use super::*;
-use crate::contract::call_json;
+use crate::registry::call_json;
 
 fn p(id: &str, parent: Option<&str>) -> Principal {
     match parent {

@@ -1,9 +1,10 @@
-//! A contract operation called by name through `contract::call_json` (what the C export calls),
+//! A contract operation called by name through `registry::call_json` (what the C export calls),
 //! so a Rust vector runner hands a case over as the C and Node runners do. Included by the
 //! runners with `#[path = "support/contract_call.rs"] mod contract_call;`.
 #![allow(dead_code)] // each runner uses part of it
 
-use agent_intercom_core::contract::{Js, call_json};
+use agent_intercom_core::contract::Js;
+use agent_intercom_core::registry::call_json;
 
 /// A refusal: the error's class and message.
 #[derive(Clone, Debug, PartialEq, Eq)]

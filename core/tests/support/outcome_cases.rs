@@ -1,7 +1,7 @@
 //! Case files of TypeScript outcomes (`tests/data/<name>_cases.json`): each case names a `boss.*`
 //! operation (`op`), its arguments (`args`, a JSON array) and the outcome the TypeScript core
 //! gives (`expect`: `input`, the first argument itself; `value`; or an `error` of a class,
-//! message and code). [`run`] calls every case through `contract::call_json`, counts what it
+//! message and code). [`run`] calls every case through `registry::call_json`, counts what it
 //! executed and what `AIC_VECTOR` filtered, and fails with every case that differs. The helpers
 //! read a case file for the tests that pick single cases.
 //!
@@ -9,7 +9,8 @@
 //! `#[path = "support/outcome_cases.rs"] mod outcome_cases;`.
 #![allow(dead_code)]
 
-use agent_intercom_core::contract::{Js, call_json};
+use agent_intercom_core::contract::Js;
+use agent_intercom_core::registry::call_json;
 
 use super::vector_filter::{Counts, Filter};
 

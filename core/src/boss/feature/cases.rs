@@ -1,4 +1,5 @@
-use super::{policy, wire};
+use super::policy;
+use super::semantics::{capability_feature_digest, feature_contract_json};
 use crate::contract::{Failure, Js};
 
 const VECTOR_KEYS: [&str; 22] = [
@@ -112,13 +113,10 @@ fn boss_registration(id: &str) -> Js {
         ("bindingEpoch", Js::Num(1.0)),
         (
             "featureContract",
-            Js::parse_json(&wire::contract_json()).expect("the contract is JSON"),
+            Js::parse_json(&feature_contract_json()).expect("the contract is JSON"),
         ),
         ("policySemanticsHash", Js::str(policy::semantics_hash())),
-        (
-            "capabilityDigest",
-            Js::str(wire::capability_feature_digest()),
-        ),
+        ("capabilityDigest", Js::str(capability_feature_digest())),
         ("brokerIdentityVerified", Js::Bool(true)),
     ])
 }
@@ -248,7 +246,7 @@ pub fn build(vector: &Js) -> Result<String, Failure> {
         }),
         Some(kind @ ("unknown_version" | "semantics_mismatch")) => {
             let mut contract =
-                Js::parse_json(&wire::contract_json()).expect("the contract is JSON");
+                Js::parse_json(&feature_contract_json()).expect("the contract is JSON");
             if let Js::Object(o) = &mut contract {
                 for (k, v) in &mut o.members {
                     if kind == "unknown_version" && k.text == "version" {

@@ -6,12 +6,18 @@
 //! epochs the registrations hold, and anything else is denied. The state is read through own
 //! enumerable data members only, and no registration may hold a key outside its class.
 //!
-//! The corpus (`vectors/feature-routing-v1.json`) names scenarios rather than inputs;
-//! [`case_for_vector`] builds each one (the runners in Rust, C and Node all use it) and
-//! [`routing_semantics_hash`] is computed from the file.
+//! The corpus ([`vectors`]) names scenarios rather than inputs; [`case_for_vector`] builds each one
+//! (the runners in Rust, C and Node all use it). The boss-run-v1 feature contract a Boss-bound
+//! registration must carry, and the hashes computed over every Boss corpus, are [`semantics`].
 
-use std::sync::LazyLock;
+pub mod semantics;
+pub mod vectors;
 
+use self::semantics::{
+    capability_feature_digest, check_feature_contract, feature_contract_json,
+    feature_semantics_hash,
+};
+use self::vectors::{VECTORS_JSON, routing_semantics_hash};
 use super::policy::{self, Decision, Principal as BossPrincipal};
 use crate::contract::read::{self, Read};
 use crate::contract::value::{number_to_string, write_json_string};
@@ -39,50 +45,6 @@ pub const REGISTRATION_STATES: [&str; 6] = [
 ];
 /// The states of an ordinary registration.
 pub const ORDINARY_REGISTRATION_STATES: [&str; 3] = ["active", "revoked", "ended"];
-
-/// The corpus file exactly as shipped in `vectors/feature-routing-v1.json` (embedded from
-/// `core/data/`, written by `cargo xtask gen`).
-pub const VECTORS_JSON: &str = include_str!("../../../data/feature-routing-v1.json");
-/// The domain of [`routing_semantics_hash`].
-pub const VECTORS_HASH_DOMAIN: &str = "agent-intercom-core/boss-run-v1/feature-routing-vectors";
-/// `FEATURE_ROUTING_VECTOR_SCHEMA_VERSION`.
-pub const VECTOR_SCHEMA_VERSION: u32 = 1;
-
-static ROUTING_HASH: LazyLock<String> =
-    LazyLock::new(|| policy::corpus_hash(VECTORS_HASH_DOMAIN, VECTORS_JSON));
-
-/// `FEATURE_ROUTING_SEMANTICS_HASH`: `canonicalHash(VECTORS_HASH_DOMAIN, {version, vectors})`
-/// of the embedded corpus.
-pub fn routing_semantics_hash() -> &'static str {
-    &ROUTING_HASH
-}
-
-/// What this module takes from the Boss feature contract.
-mod wire {
-    use crate::boss::wire;
-    use crate::contract::Js;
-    use crate::contract::read::Read;
-
-    /// `BOSS_RUN_FEATURE_CONTRACT.semanticsHash`.
-    pub fn feature_semantics_hash() -> &'static str {
-        wire::feature_semantics_hash()
-    }
-
-    /// `BOSS_CAPABILITY_FEATURE_DIGEST`.
-    pub fn capability_feature_digest() -> &'static str {
-        wire::capability_feature_digest()
-    }
-
-    /// `BOSS_RUN_FEATURE_CONTRACT` as JSON.
-    pub fn contract_json() -> String {
-        wire::feature_contract_json()
-    }
-
-    /// `parseBossRunFeatureContract`.
-    pub fn parse_contract(value: &Js) -> Read<()> {
-        wire::check_feature_contract(value)
-    }
-}
 
 /// A parsed `FeatureRegistration`.
 #[derive(Clone, Debug, PartialEq)]
@@ -161,7 +123,7 @@ impl Registration {
                 out.push_str(
                     &b.feature_contract
                         .to_json()
-                        .unwrap_or_else(wire::contract_json),
+                        .unwrap_or_else(feature_contract_json),
                 );
                 put(&mut out, "policySemanticsHash", &b.policy_semantics_hash);
                 put(&mut out, "capabilityDigest", &b.capability_digest);
@@ -218,7 +180,7 @@ pub fn parse_registration(value: &Js, path: &str) -> Read<Registration> {
     let participant_id =
         read::identifier(field("participantId"), &at("participantId"))?.to_string();
     let binding_epoch = read::integer(field("bindingEpoch"), &at("bindingEpoch"), 1)?;
-    wire::parse_contract(field("featureContract"))?;
+    check_feature_contract(field("featureContract"))?;
     Ok(Registration::Boss(BossRegistration {
         principal_id,
         state,
@@ -527,10 +489,9 @@ fn boss_binding(
 }
 
 fn attested(r: &BossRegistration) -> bool {
-    r.feature_contract.get("semanticsHash").and_then(Js::as_str)
-        == Some(wire::feature_semantics_hash())
+    r.feature_contract.get("semanticsHash").and_then(Js::as_str) == Some(feature_semantics_hash())
         && r.policy_semantics_hash == policy::semantics_hash()
-        && r.capability_digest == wire::capability_feature_digest()
+        && r.capability_digest == capability_feature_digest()
         && r.broker_identity_verified
 }
 
@@ -838,16 +799,3 @@ pub fn case_for_vector(vector: &Js) -> Result<String, Failure> {
 
 /// The scenarios of the feature-routing corpus.
 mod cases;
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_routing_hash_is_computed_from_the_corpus() {
-        assert_eq!(
-            routing_semantics_hash(),
-            "e8ddde569a188a122b6ba0e257e23ba203bbf0897dcb3c84994be3390e26e63f"
-        );
-    }
-}

@@ -467,11 +467,11 @@ pub fn parse_migrated_record(v: &Js, path: &str) -> Read<MigratedWorkerRecord> {
 }
 
 /// Whether `a` names an instant before `b` (both canonical timestamps).
-pub(super) fn before(a: &str, b: &str) -> bool {
+fn before(a: &str, b: &str) -> bool {
     parse_timestamp(a) < parse_timestamp(b)
 }
 
-pub(super) fn check_semantics(record: &MigratedWorkerRecord, path: &str) -> Read<()> {
+fn check_semantics(record: &MigratedWorkerRecord, path: &str) -> Read<()> {
     let at = |key: &str| member(path, key);
     let audit = &record.migration_audit;
     let m = &record.mapping;
@@ -587,6 +587,51 @@ pub(super) fn check_semantics(record: &MigratedWorkerRecord, path: &str) -> Read
     Ok(())
 }
 
+/// `reconcileLegacyStoppingWorker(pending, evidence)`: the pending record settled by matching
+/// direct evidence observed no earlier than the migration.
+pub fn reconcile_legacy_stopping_worker(pending: &Js, evidence: &Js) -> Read<MigratedWorkerRecord> {
+    let pending = parse_migrated_record(pending, "$")?;
+    let evidence = parse_stopping_reconciliation(evidence, "$")?;
+    if pending.mapping.migration_status != "pending_stopping_reconciliation"
+        || pending.migration_audit.original_state != "stopping"
+    {
+        return fail(
+            "$.migrationStatus",
+            "worker is not pending legacy stopping reconciliation",
+        );
+    }
+    if evidence.worker_id != pending.worker_id
+        || evidence.worker_incarnation_id != pending.worker_incarnation_id
+        || evidence.worker_generation != pending.worker_generation
+    {
+        return fail(
+            "$.evidence",
+            "worker identity or generation does not match the pending record",
+        );
+    }
+    if before(&evidence.observed_at, &pending.migration_audit.migrated_at) {
+        return fail(
+            "$.evidence.observedAt",
+            "must not precede the pending migration",
+        );
+    }
+    let (state, reason) = evidence.settles();
+    let settled = MigratedWorkerRecord {
+        mapping: Mapping {
+            state: Some(state),
+            reason,
+            migration_status: "complete",
+            read_only: false,
+            ..pending.mapping
+        },
+        stopping_reconciliation: Some(evidence),
+        ..pending
+    };
+    // The settled record is read back as a stored one would be.
+    check_semantics(&settled, "$")?;
+    Ok(settled)
+}
+
 pub(super) fn parse_input_op(a: Args<'_>) -> Result<Out, Failure> {
     let path = ops::path(a, 1, "$")?;
     Ok(Out::Json(parse_migration_input(a.get(0), &path)?.to_json()))
@@ -602,6 +647,12 @@ pub(super) fn input_store_op(a: Args<'_>) -> Result<Out, Failure> {
 
 pub(super) fn migrate_op(a: Args<'_>) -> Result<Out, Failure> {
     Ok(Out::Json(migrate_legacy_worker_record(a.get(0))?.to_json()))
+}
+
+pub(super) fn reconcile_op(a: Args<'_>) -> Result<Out, Failure> {
+    Ok(Out::Json(
+        reconcile_legacy_stopping_worker(a.get(0), a.get(1))?.to_json(),
+    ))
 }
 
 pub(super) fn parse_record_op(a: Args<'_>) -> Result<Out, Failure> {
@@ -726,6 +777,54 @@ mod tests {
         assert_eq!(
             message(&edited(&pending, "migrationStatus", "\"complete\"")),
             "$: completed migration requires a canonical state and must not remain read-only"
+        );
+    }
+
+    #[test]
+    fn stopping_settles_with_matching_evidence() {
+        let pending = migrate_legacy_worker_record(&input("stopping", "null")).unwrap();
+        let pending = Js::parse_json(&pending.to_json()).unwrap();
+        let evidence = |outcome: &str, expired: bool, at: &str| {
+            Js::parse_json(&format!(
+                r#"{{"version":1,"workerId":"w","workerIncarnationId":"run/é","workerGeneration":3,
+                "observationId":"o","evidenceSource":"cgroup","outcome":"{outcome}",
+                "boundedSettleWindowExpired":{expired},"observedAt":"{at}"}}"#
+            ))
+            .unwrap()
+        };
+        let t = "2026-07-28T12:00:00.000Z";
+        let settled = reconcile_legacy_stopping_worker(
+            &pending,
+            &evidence("unresolved_after_settle", true, t),
+        )
+        .unwrap();
+        assert_eq!(settled.mapping.state, Some("unreachable"));
+        assert_eq!(
+            settled.mapping.reason.as_deref(),
+            Some("legacy_stopping_unresolved")
+        );
+        let early = "2026-07-28T11:59:59.999Z";
+        assert_eq!(
+            reconcile_legacy_stopping_worker(&pending, &evidence("lost", false, early))
+                .unwrap_err()
+                .to_string(),
+            "$.evidence.observedAt: must not precede the pending migration"
+        );
+        assert_eq!(
+            parse_stopping_reconciliation(&evidence("lost", true, t), "$")
+                .unwrap_err()
+                .to_string(),
+            concat!(
+                "$.boundedSettleWindowExpired: must be false when direct evidence establishes ",
+                "a terminal outcome"
+            )
+        );
+        let settled = Js::parse_json(&settled.to_json()).unwrap();
+        assert_eq!(
+            reconcile_legacy_stopping_worker(&settled, &evidence("lost", false, t))
+                .unwrap_err()
+                .to_string(),
+            "$.migrationStatus: worker is not pending legacy stopping reconciliation"
         );
     }
 }

@@ -275,7 +275,7 @@ pub const OPS: &[Op] = &[
     },
     Op {
         name: "boss.reconcileLegacyStoppingWorker",
-        run: stopping::reconcile_op,
+        run: migration::reconcile_op,
     },
     Op {
         name: "boss.parseMigratedWorkerRecordV2",

@@ -10,9 +10,9 @@ use super::{
     BROKER_PROVIDER_ATTESTATION_VERSION, Feature, feature_set_hash, has_boss, parse_feature_set,
 };
 use crate::boss::JsonObject;
+use crate::boss::feature::semantics::{capability_feature_digest, protocol_feature_contract_hash};
 use crate::boss::wire::{
-    BOSS_CONTROL_ENVELOPE_VERSION, BOSS_RUN_FEATURE, INTERCOM_BASE_PROTOCOL_VERSION,
-    capability_feature_digest, is_string, protocol_feature_contract_hash,
+    BOSS_CONTROL_ENVELOPE_VERSION, BOSS_RUN_FEATURE, INTERCOM_BASE_PROTOCOL_VERSION, is_string,
 };
 use crate::contract::read::{
     self, exact_record, fail, field, hex_digest, integer, member, record, string, timestamp,

@@ -2,7 +2,7 @@
 //! copy in `core/data/`) and `SUPERVISION_VECTORS_HASH`, computed from it:
 //! `canonicalHash(SUPERVISION_VECTOR_HASH_DOMAIN, semantics)`, where `semantics` is the
 //! TypeScript core's `SUPERVISION_VECTOR_CORPUS` exactly. The feature-semantics corpus and the
-//! capability binding (`crate::boss::wire`) take the hash from here.
+//! capability binding (`crate::boss::feature::semantics`) take the hash from here.
 
 use std::sync::LazyLock;
 

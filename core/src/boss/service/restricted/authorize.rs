@@ -5,11 +5,13 @@
 use std::cell::OnceCell;
 use std::collections::HashSet;
 
-use super::{
-    IdempotencyRecord, Request, number, parse_idempotency_record, parse_request, text, via,
-};
+use super::{IdempotencyRecord, Request, number, parse_idempotency_record, parse_request, text};
 use crate::boss::JsonObject;
 use crate::boss::policy::{Principal, PrivatePrincipal, parse_principal};
+use crate::boss::supervision::subscription::{
+    parse_lifecycle_subscription, parse_lifecycle_target,
+};
+use crate::boss::wire::check_participant_binding;
 use crate::contract::read::{
     self, dense_array, element, exact_record, fail, field, integer, member, one_of, record, string,
     string_array,
@@ -243,11 +245,7 @@ fn grant<'v>(v: &'v Js, path: &str) -> read::Read<Grant<'v>> {
     let epoch = integer(field(v, epoch_key), &at(epoch_key), 1)?;
     let generation_key = "subscriberBindingGeneration";
     let generation = integer(field(v, generation_key), &at(generation_key), 1)?;
-    let target_path = Js::str(at("target"));
-    let target = via(
-        "boss.parseLifecycleTarget",
-        &[field(v, "target"), &target_path],
-    )?;
+    let target = parse_lifecycle_target(field(v, "target"), &at("target"))?;
     Ok(Grant {
         boss_run_id,
         principal,
@@ -474,7 +472,7 @@ fn stored_subscriptions(context: &Context<'_>) -> Result<Vec<Js>, &'static str> 
         .and_then(|entries| {
             entries
                 .into_iter()
-                .map(|entry| via("boss.parseLifecycleSubscription", &[entry]))
+                .map(parse_lifecycle_subscription)
                 .collect()
         });
     parsed.map_err(|_| MISMATCH)
@@ -614,16 +612,17 @@ pub(crate) fn authorize(request_value: &Js, context_value: &Js) -> Result<String
         Ok(p) => p,
         Err(code) => return Ok(denied(code)),
     };
-    let Ok(binding) = via("boss.parseBossParticipantBinding", &[get("currentBinding")]) else {
+    let binding = get("currentBinding");
+    if check_participant_binding(binding).is_err() {
         return Ok(denied("POLICY_BINDING_MISMATCH"));
-    };
-    if text(&binding, "state") != Some("active") {
+    }
+    if text(binding, "state") != Some("active") {
         return Ok(denied("BINDING_NOT_ACTIVE"));
     }
-    let binding_epoch = number(&binding, "bindingEpoch");
-    if text(&binding, "participantId") != Some(principal.participant_id.as_str())
-        || text(&binding, "bossRunId") != Some(principal.boss_run_id.as_str())
-        || text(&binding, "role") != Some(principal.role)
+    let binding_epoch = number(binding, "bindingEpoch");
+    if text(binding, "participantId") != Some(principal.participant_id.as_str())
+        || text(binding, "bossRunId") != Some(principal.boss_run_id.as_str())
+        || text(binding, "role") != Some(principal.role)
         || binding_epoch != Some(principal.binding_epoch as f64)
     {
         return Ok(denied("POLICY_BINDING_MISMATCH"));
@@ -640,7 +639,7 @@ pub(crate) fn authorize(request_value: &Js, context_value: &Js) -> Result<String
         return Ok(denied("STALE_BINDING_EPOCH"));
     }
     if request.boss_run_id != principal.boss_run_id
-        || text(&binding, "bossRunId") != Some(request.boss_run_id.as_str())
+        || text(binding, "bossRunId") != Some(request.boss_run_id.as_str())
     {
         return Ok(denied("CROSS_RUN_REPLAY"));
     }
@@ -688,7 +687,7 @@ pub(crate) fn authorize(request_value: &Js, context_value: &Js) -> Result<String
     let context = Context {
         policy: get("policy"),
         principal_id,
-        authority_transition_id: text(&binding, "authorityTransitionId")
+        authority_transition_id: text(binding, "authorityTransitionId")
             .unwrap_or("")
             .to_string(),
         assignments: get("assignments"),

@@ -3,15 +3,15 @@
 //! every operation, idempotency scopes and records, and the binding of a result to the request
 //! it answers. Their authorization is [`authorize`].
 //!
-//! Two rules of other `./boss` modules are reached through the operation table by name
-//! (`boss.parseLifecycleSubscription` and `boss.parseLifecycleTarget`, supervision;
-//! `boss.parseBossParticipantBinding`, the wire records), so each is written once, where it
-//! belongs; a build without one of them refuses what needs it with a plain `Error` naming it.
+//! Three rules of other `./boss` modules are called where they are written, so each is written
+//! once: `parseLifecycleSubscription` and `parseLifecycleTarget` (supervision) and
+//! `parseBossParticipantBinding` (the wire records).
 
 pub mod authorize;
 
 use super::{BOSS_RESTRICTED_CLIENT_REQUEST_VERSION, BOSS_RESTRICTED_CLIENT_RESULT_VERSION};
 use crate::boss::participant::parse_participant_state;
+use crate::boss::supervision::subscription::parse_lifecycle_subscription;
 use crate::boss::wire::is_string;
 use crate::boss::{JsonObject, string_array_json};
 use crate::canonical::canonical_hash_of_text;
@@ -19,7 +19,7 @@ use crate::contract::read::{
     self, exact_keys, exact_record, fail, field, hex_digest, integer, member, one_of, record,
     string, string_array, timestamp,
 };
-use crate::contract::{Args, Failure, Js, Op, Out};
+use crate::contract::{Args, Js, Op, Out};
 
 /// `BOSS_MANAGER_OPERATIONS`.
 pub const BOSS_MANAGER_OPERATIONS: &[&str] = &[
@@ -80,19 +80,6 @@ pub const RESTRICTED_RESULT_STATUSES: &[&str] = &[
 const CLIENTS: &[&str] = &["boss_manager", "boss_participant", "boss_reviewer"];
 const SCOPE_DOMAIN: &str = "agent-intercom-core/boss-restricted-client/idempotency-scope/v1";
 const REQUEST_DOMAIN: &str = "agent-intercom-core/boss-restricted-client/request/v1";
-
-/// Runs another module's operation by name; its answer as a value.
-pub(crate) fn via(op: &str, args: &[&Js]) -> read::Read<Js> {
-    match crate::contract::call(op, args) {
-        Ok(Ok(Out::Json(text))) => {
-            Js::parse_json(&text).map_err(|e| Failure::error(format!("{op} answered no JSON: {e}")))
-        }
-        Ok(Ok(Out::Input(index))) => Ok(args.get(index).map_or(Js::Undefined, |v| (*v).clone())),
-        Ok(Ok(Out::Undefined)) => Ok(Js::Undefined),
-        Ok(Err(failure)) => Err(failure),
-        Err(_) => Err(Failure::error(format!("{op} is not in this build"))),
-    }
-}
 
 /// A string member of a parsed value.
 pub(crate) fn text<'v>(value: &'v Js, key: &str) -> Option<&'v str> {
@@ -248,7 +235,7 @@ fn exact_payload(value: &Js, rules: Rules) -> read::Read<Js> {
 
 /// `parseLifecycleSubscriptionCreation`: a lifecycle subscription in its first state.
 fn subscription_creation(value: &Js) -> read::Read<Js> {
-    let subscription = via("boss.parseLifecycleSubscription", &[value])?;
+    let subscription = parse_lifecycle_subscription(value)?;
     if text(&subscription, "state") != Some("armed") {
         return fail("$.payload.state", "must be armed on creation");
     }
