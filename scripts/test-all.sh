@@ -19,7 +19,9 @@ if cargo nextest --version >/dev/null 2>&1; then
 else
   cargo test --workspace --locked --no-fail-fast --lib --bins --tests
 fi
+step "Rust doc tests"
 cargo test --workspace --locked --doc
+step "the line's fault points"
 # The line's fault points exist only in a fault-injection build (docs/line.md, "Testing"); the
 # CLI's feature is the one the scenario suite builds with, so the line crate is built once.
 cargo test --workspace --locked --features agent-intercom-cli/fault-injection --test faults
