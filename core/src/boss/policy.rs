@@ -12,13 +12,12 @@
 
 use std::sync::LazyLock;
 
+use crate::boss::wire::BOSS_POLICY_SEMANTICS_VERSION;
 use crate::canonical::{self, Value};
 use crate::contract::read::{self, Read};
 use crate::contract::value::write_json_string;
 use crate::contract::{Args, Failure, Js, JsObject, JsStr, Op, Out, Proto};
 
-/// `BOSS_POLICY_SEMANTICS_VERSION`.
-pub const SEMANTICS_VERSION: u32 = 1;
 /// `BOSS_POLICY_PRINCIPAL_VERSION`: the `version` of every principal record.
 pub const PRINCIPAL_VERSION: &str = "boss.policy-principal.v1";
 /// `BOSS_POLICY_ACTIONS`.
@@ -669,7 +668,8 @@ fn string_list(out: &mut String, items: &[&str]) {
 
 /// The constants of `./boss/policy` as one JSON object (read once by the Node module).
 fn constants_json() -> String {
-    let mut out = format!("{{\"semanticsVersion\":{SEMANTICS_VERSION},\"principalVersion\":");
+    let mut out =
+        format!("{{\"semanticsVersion\":{BOSS_POLICY_SEMANTICS_VERSION},\"principalVersion\":");
     write_json_string(&mut out, PRINCIPAL_VERSION);
     for (key, list) in [
         ("actions", &ACTIONS[..]),

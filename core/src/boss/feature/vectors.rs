@@ -12,8 +12,6 @@ use crate::boss::policy;
 pub const VECTORS_JSON: &str = include_str!("../../../data/feature-routing-v1.json");
 /// The domain of [`routing_semantics_hash`].
 pub const VECTORS_HASH_DOMAIN: &str = "agent-intercom-core/boss-run-v1/feature-routing-vectors";
-/// `FEATURE_ROUTING_VECTOR_SCHEMA_VERSION`.
-pub const VECTOR_SCHEMA_VERSION: u32 = 1;
 
 static ROUTING_HASH: LazyLock<String> =
     LazyLock::new(|| policy::corpus_hash(VECTORS_HASH_DOMAIN, VECTORS_JSON));
