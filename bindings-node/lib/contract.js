@@ -11,7 +11,7 @@
 // strings). Every rule (which keys, which values, which message) is then the core's; what comes
 // back is the value to return or the error to throw, as the TypeScript contract throws it.
 const { types: { isProxy } } = require('node:util')
-const { addon } = require('./native.js')
+const { addon, constants } = require('./native.js')
 
 const { getPrototypeOf, getOwnPropertyDescriptor, freeze, isFrozen } = Object
 const { ownKeys } = Reflect
@@ -23,7 +23,7 @@ const parse = JSON.parse
 const contractCall = addon.contractCall
 
 /** Deepest nesting a snapshot holds (the core reads no deeper; the value itself is depth 1). */
-const MAX_DEPTH = 512
+const MAX_DEPTH = constants.contractMaxDepth
 
 /** The error every contract validator throws: `message` is `<path>: <detail>`. */
 class ContractValidationError extends Error {

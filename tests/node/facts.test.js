@@ -61,6 +61,7 @@ const RETYPED = [
   ['the health endpoint', /endpoint\s*[!=]==?\s*['"`]/],
   ['the log levels', /\boff\b\W+error\W+warn\W+info\b/],
   ['a setting key', /['"`](idle_exit_ms|idle_exit_secs|log_level)['"`]/],
+  ['a nesting limit', new RegExp(`\\b(${C.maxDepth}|${C.contractMaxDepth})\\b`)],
   ['a stop reason', /['"`](Shutdown|Idle|Failed|AlreadyStopped)['"`]/],
   ['the old error text protocol', /\[aic:/],
 ]
@@ -84,7 +85,8 @@ test('the guard would catch each literal it looks for', () => {
   const samples = ["'remote-access-v1'", REMOTE_ACCESS.policySemanticsHash, "join(homedir(), '.pi/agent')",
     'env.PI_CODING_AGENT_DIR', 'env.AGENT_INTERCOM_SCRATCHPAD', "'broker.sock'", "'scratchpad.sqlite'",
     "join(dir, 'intercom')", "f.endpoint === 'local'", "'off, error, warn, info or debug'",
-    "['off', 'error', 'warn', 'info', 'debug']", "setting('log_level', v)", "'AlreadyStopped'", '/^\\[aic:([A-Z_]+)\\]/']
+    "['off', 'error', 'warn', 'info', 'debug']", "setting('log_level', v)", "'AlreadyStopped'", '/^\\[aic:([A-Z_]+)\\]/',
+    `const MAX_DEPTH = ${C.contractMaxDepth}`, `depth > ${C.maxDepth}`]
   for (const sample of samples) assert.ok(RETYPED.some(([, p]) => p.test(sample)), sample)
 })
 
