@@ -148,6 +148,7 @@ test('facts.d.ts holds what the package has at run time', () => {
     EnvelopeSignatureKind: [...transport.ENVELOPE_SIGNATURE_KINDS],
     EnvelopeKindEd25519: [transport.ENVELOPE_SIGNATURE_KINDS[0]],
     EnvelopeKindHmacSha256: [transport.ENVELOPE_SIGNATURE_KINDS[1]],
+    ContractOp: raw.contractOperations(),
   }
   for (const [name, values] of Object.entries(expected)) assert.deepStrictEqual(F[name], values, name)
   // The others have no run-time twin; xtask reads them from Rust all the same.
@@ -162,6 +163,34 @@ test('facts.d.ts holds what the package has at run time', () => {
     assert.ok(F.ProtocolV4Operations.includes(v.operation), v.operation)
     assert.ok(F.ProtocolV4Outcomes.includes(v.expected), v.expected)
   }
+})
+
+test('every contract operation the package JavaScript names is one the core has', () => {
+  const operations = new Set(require(join(root, 'bindings-node', 'agent_intercom.node')).contractOperations())
+  // Each quoted `<module>.<name>` of a module of the table, comments included: whatever reaches
+  // call, callFrozen or callReadOnce, directly or through a helper (storeValidator, reading, ...).
+  const modules = [...new Set([...operations].map((op) => op.split('.')[0]))].join('|')
+  const named = new RegExp(`['"]((?:${modules})\\.[A-Za-z]+)['"]`, 'g')
+  const unknown = []
+  let count = 0
+  for (const file of packageJs()) {
+    for (const [, op] of readFileSync(file, 'utf8').matchAll(named)) {
+      count++
+      if (!operations.has(op)) unknown.push(`${relative(root, file)}: ${op}`)
+    }
+  }
+  assert.ok(count >= 140, `found ${count} operation names`)
+  assert.deepStrictEqual(unknown, [], 'renamed in Rust? (tests/types/contract-ops.cjs types the calls)')
+})
+
+test('the C doc of aic_pad_request names exactly the scratchpad operations and checks', () => {
+  // The header's comment is the one ffi/src/pad.rs writes (cargo xtask gen --check).
+  const header = readFileSync(join(root, 'include', 'agent_intercom.h'), 'utf8')
+  const doc = header.slice(0, header.indexOf('aic_status aic_pad_request(')).split('\n\n').at(-1)
+  const listed = doc.replace(/^\/\/ ?/gm, '').replace(/\s+/g, ' ')
+    .match(/`op` is one of (.*?) which needs no store/)[1]
+    .split(/[\s,()]+/).filter((word) => word && !['or', 'a', 'rule', 'check'].includes(word))
+  assert.deepStrictEqual(listed.sort(), [...pad.OPERATIONS, ...pad.CHECKS].sort())
 })
 
 test('the package JavaScript raises only the error codes of facts.d.ts, and each of NodeErrorCode', () => {

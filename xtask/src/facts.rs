@@ -9,7 +9,7 @@ use std::path::Path;
 
 use agent_intercom_broker::{self as broker, Health, LogLevel, StopReason, config};
 use agent_intercom_core::canonical::{self, Value};
-use agent_intercom_core::{ErrorCode, corpus, envelope, protocol};
+use agent_intercom_core::{ErrorCode, contract, corpus, envelope, protocol};
 use agent_intercom_scratchpad as pad;
 
 /// The codes only the package's JavaScript raises, besides the core's;
@@ -126,6 +126,7 @@ pub fn facts() -> Vec<Fact> {
             "Every signature kind";
         EnvelopeKindEd25519 = string(envelope::SignatureKind::Ed25519.as_str());
         EnvelopeKindHmacSha256 = string(envelope::SignatureKind::HmacSha256.as_str());
+        ContractOp = union(contract::operations()), "What lib/contract.js `call` takes";
     }
 }
 
