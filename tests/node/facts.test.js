@@ -90,12 +90,30 @@ test('the guard would catch each literal it looks for', () => {
   for (const sample of samples) assert.ok(RETYPED.some(([, p]) => p.test(sample)), sample)
 })
 
-/** bindings-node/facts.d.ts as { Name: its literal values } (one, or the members of a union). */
+/** BOSS_RUN_FEATURE as BossRunFeature: the name of a constant's fact. */
+const pascalCase = (name) => name.split('_').map((w) => w[0] + w.slice(1).toLowerCase()).join('')
+
+/** { Name: [value] } for each constant of the contract subpaths that facts.d.ts holds a fact of
+ * (by its name in PascalCase): the value the package has at run time. */
+function contractConstants () {
+  const out = {}
+  for (const subpath of ['boss', 'policy', 'team-manifest', 'vectors']) {
+    for (const [name, value] of Object.entries(require(`@ctliz/agent-intercom-core/${subpath}`))) {
+      if (/^[A-Z][A-Z0-9_]*$/.test(name) && pascalCase(name) in F) out[pascalCase(name)] = [value]
+    }
+  }
+  return out
+}
+
+/** bindings-node/facts.d.ts as { Name: its literal values } (one, or the members of a union; a
+ * readonly tuple is one value, the array of its members). */
 function declaredFacts () {
   const text = readFileSync(join(root, 'bindings-node', 'facts.d.ts'), 'utf8')
   const facts = {}
   for (const [, name, literal] of text.matchAll(/^export type (\w+) = (.+);$/gm)) {
-    facts[name] = literal.split(' | ').map((member) => JSON.parse(member))
+    facts[name] = literal.startsWith('readonly [')
+      ? [JSON.parse(literal.slice('readonly '.length))]
+      : literal.split(' | ').map((member) => JSON.parse(member))
   }
   assert.strictEqual(Object.keys(facts).length, text.match(/^export /gm).length, 'every fact parses')
   return facts
@@ -149,6 +167,7 @@ test('facts.d.ts holds what the package has at run time', () => {
     EnvelopeKindEd25519: [transport.ENVELOPE_SIGNATURE_KINDS[0]],
     EnvelopeKindHmacSha256: [transport.ENVELOPE_SIGNATURE_KINDS[1]],
     ContractOp: raw.contractOperations(),
+    ...contractConstants(),
   }
   for (const [name, values] of Object.entries(expected)) assert.deepStrictEqual(F[name], values, name)
   // The others have no run-time twin; xtask reads them from Rust all the same.
