@@ -7,6 +7,7 @@
 
 pub mod auth;
 pub mod card;
+mod dialect;
 pub mod errors;
 mod fields;
 pub mod handoff;
