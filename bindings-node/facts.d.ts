@@ -3,7 +3,9 @@
 // when this file is stale. Each comment names the Rust a type is read from: config::,
 // LogLevel, StopReason and broker_config (BrokerConfig::for_agent_dir) are
 // agent_intercom_broker's, pad:: is agent_intercom_scratchpad, NODE_ERROR_CODES is
-// xtask's, the rest is agent_intercom_core's.
+// xtask's, the rest is agent_intercom_core's. A constant of the contract subpaths is
+// read from the answer of the contract operation its comment names (`boss.constants`),
+// at the member named after it.
 
 /** `protocol::PROTOCOL_NAME` */
 export type ProtocolName = "pi-intercom";
@@ -157,3 +159,342 @@ export type EnvelopeKindEd25519 = "ed25519";
 
 /** `envelope::SignatureKind::HmacSha256.as_str()` */
 export type EnvelopeKindHmacSha256 = "hmac-sha256";
+
+/** What lib/contract.js `call` takes (`contract::operations()`). */
+export type ContractOp = "boss.aggregateDeliveryIntent" | "boss.assembleDeliveryGroup" | "boss.assertBossRestrictedClientResultBinding" | "boss.authorizeBossCredentialUse" | "boss.authorizeBossPolicy" | "boss.authorizeBossRestrictedClientRequest" | "boss.authorizeBrokerPeer" | "boss.authorizeFeatureAware" | "boss.authorizeLegacyBoundary" | "boss.authorizeSupervisorSubscription" | "boss.bossPolicyStateForVector" | "boss.bossRestrictedClientIdempotencyScope" | "boss.brokerFeatureSetHash" | "boss.brokerIdentitySigningBytes" | "boss.brokerProviderAttestationSigningBytes" | "boss.canDispatchMigratedWorker" | "boss.canDispatchParticipantState" | "boss.constants" | "boss.createBossRestrictedClientIdempotencyRecord" | "boss.credentialDigest" | "boss.deliveryGroupId" | "boss.effectiveDeliveryIntent" | "boss.evaluateBrokerCompatibility" | "boss.featureConstants" | "boss.featureRoutingCaseForVector" | "boss.featureRoutingVectors" | "boss.inactivityTransitionId" | "boss.isParticipantStateReadOnly" | "boss.isSmartInactivitySuppressed" | "boss.isTerminalParticipantState" | "boss.lifecycleNoticeId" | "boss.migrateFullWorkerStoreV1" | "boss.migrateLegacyWorkerRecordV1" | "boss.mintDeliveryGroupAssemblyMember" | "boss.parseActiveOperationLease" | "boss.parseAuthenticatedActivity" | "boss.parseAuthorityTransitionEvent" | "boss.parseAuthorityTransitionRecord" | "boss.parseAuthorityTransitionRequest" | "boss.parseBossControlEnvelope" | "boss.parseBossCredentialAuditEvent" | "boss.parseBossCredentialDigestRecord" | "boss.parseBossParticipantBinding" | "boss.parseBossParticipantCredentialEnvelope" | "boss.parseBossPolicyPrincipal" | "boss.parseBossRestrictedClientRequest" | "boss.parseBossRestrictedClientResult" | "boss.parseBossRunAuthorityIdentity" | "boss.parseBossRunFeatureContract" | "boss.parseBrokerCapabilityAdvertisement" | "boss.parseBrokerCompatibilityRequest" | "boss.parseBrokerFeatureAttestation" | "boss.parseBrokerIdentityRecord" | "boss.parseBrokerJournalRecoveryRecord" | "boss.parseBrokerPeerExpectation" | "boss.parseBrokerProviderAttestation" | "boss.parseDeliveryClaimRecord" | "boss.parseDeliveryEquivalenceKey" | "boss.parseDeliveryGroupAssemblyInput" | "boss.parseDeliveryGroupRecord" | "boss.parseExternalWaitLease" | "boss.parseFeatureAwareAuthorizationRequest" | "boss.parseFeatureRegistration" | "boss.parseFullWorkerStoreMigrationInputV1" | "boss.parseInactivityEdgeKey" | "boss.parseLegacyAdminMigrationRecord" | "boss.parseLegacyStoppingReconciliationV1" | "boss.parseLegacyWorkerMigrationInputV1" | "boss.parseLifecycleNotice" | "boss.parseLifecycleSubscription" | "boss.parseLifecycleTarget" | "boss.parseLifecycleTrigger" | "boss.parseMigratedWorkerRecordV2" | "boss.parseNoticeRecipientIngressEnvelope" | "boss.parseObservedBrokerPeer" | "boss.parseParticipantHealthEventV1" | "boss.parseParticipantState" | "boss.parseParticipantStateTransitionContextV1" | "boss.parseParticipantStateTransitionEvidence" | "boss.parseSubscriberRebindMigration" | "boss.parseTargetLedgerLookupResult" | "boss.parseWorkerEventIdentityV2" | "boss.parseWorkerIdentityV2" | "boss.parseWorkerStoreRecordV2" | "boss.participantStateTransitionVectors" | "boss.participantStateVectors" | "boss.policyConstants" | "boss.policyVectors" | "boss.rebindMigrationEvidenceDigest" | "boss.reconcileLegacyStoppingWorker" | "boss.requiresDirectProcessEvidenceForCleanup" | "boss.stateForSupervisorAclVector" | "boss.supervisionVectors" | "boss.validateActiveOperationLeaseRenewal" | "boss.validateActiveOperationLeaseStore" | "boss.validateAuthenticatedActivityStore" | "boss.validateAuthorityEventStore" | "boss.validateAuthorityTransitionStore" | "boss.validateBossCredentialDigestStore" | "boss.validateBossParticipantBindingStore" | "boss.validateBrokerIdentityStore" | "boss.validateBrokerJournalRecoveryStore" | "boss.validateBrokerProviderAttestationStore" | "boss.validateDeliveryClaimStore" | "boss.validateDeliveryGroupStore" | "boss.validateExternalWaitLeaseRenewal" | "boss.validateExternalWaitLeaseStore" | "boss.validateFullWorkerStoreMigrationInputV1" | "boss.validateLegacyAdminMigrationStore" | "boss.validateLegacyStoppingReconciliationStore" | "boss.validateLegacyWorkerMigrationInputStore" | "boss.validateLifecycleNoticeStore" | "boss.validateLifecycleSubscriptionStore" | "boss.validateLifecycleTriggerStore" | "boss.validateParticipantHealthEventStore" | "boss.validateParticipantStateTransition" | "boss.validateSubscriberRebindMigrationStore" | "boss.validateTargetLedgerStore" | "boss.validateWorkerStoreRecordV2" | "boss.verifyBrokerProviderAttestation" | "boss.verifyProtectedBrokerIdentity" | "boss.workerIdentityFromEnvironment" | "boss.workerStoreMigrationVectors" | "canonical.assertExactKeys" | "canonical.assertRecord" | "canonical.canonicalFrame" | "canonical.canonicalHash" | "canonical.canonicalJson" | "canonical.counter" | "canonical.readBoolean" | "canonical.readEnum" | "canonical.readHexDigest" | "canonical.readIdentifier" | "canonical.readInteger" | "canonical.readMonotonicCounter" | "canonical.readOptionalBoolean" | "canonical.readOptionalIdentifier" | "canonical.readOptionalInteger" | "canonical.readOptionalString" | "canonical.readOptionalTimestamp" | "canonical.readString" | "canonical.readStringArray" | "canonical.readTimestamp" | "canonical.storeParserFailure" | "canonical.validateVersionedStoreRecord" | "envelope.constants" | "envelope.sign" | "envelope.signingInput" | "envelope.verify" | "envelope.verifySequence" | "httpsig.checkContentDigest" | "httpsig.contentDigest" | "httpsig.profile" | "httpsig.sign" | "httpsig.signRequest" | "httpsig.signResponse" | "httpsig.signatureBase" | "httpsig.verify" | "httpsig.verifyRequest" | "httpsig.verifyResponse" | "policy.adoptSubtree" | "policy.authorize" | "policy.constants" | "policy.isAncestor" | "policy.isDirectParentPair" | "policy.revokeSubtree" | "policy.stateForVector" | "team.checkDirectory" | "team.checkFile" | "team.checkLength" | "team.constants" | "team.parse" | "team.resolvePath";
+
+/** `boss.constants` INTERCOM_BASE_PROTOCOL_VERSION */
+export type IntercomBaseProtocolVersion = 4;
+
+/** `boss.constants` BOSS_RUN_FEATURE */
+export type BossRunFeature = "boss-run-v1";
+
+/** `boss.constants` BOSS_RUN_FEATURE_VERSION */
+export type BossRunFeatureVersion = 1;
+
+/** `boss.constants` BOSS_CONTROL_ENVELOPE_VERSION */
+export type BossControlEnvelopeVersion = 1;
+
+/** `boss.constants` BOSS_CAPABILITY_FEATURE_CONTRACT_VERSION */
+export type BossCapabilityFeatureContractVersion = 1;
+
+/** `boss.constants` BOSS_PARTICIPANT_ROLES */
+export type BossParticipantRoles = readonly ["boss", "manager", "adversary", "scout", "worker", "council"];
+
+/** `boss.constants` BOSS_RUN_AUTHORITY_IDENTITY_VERSION */
+export type BossRunAuthorityIdentityVersion = "boss.run-authority.v1";
+
+/** `boss.constants` BOSS_PARTICIPANT_BINDING_VERSION */
+export type BossParticipantBindingVersion = "boss.participant-binding.v1";
+
+/** `boss.constants` BOSS_BINDING_STATES */
+export type BossBindingStates = readonly ["active", "revoked", "replaced"];
+
+/** `boss.constants` BOSS_PARTICIPANT_CREDENTIAL_VERSION */
+export type BossParticipantCredentialVersion = "boss.participant-credential.v1";
+
+/** `boss.constants` BOSS_CREDENTIAL_KINDS */
+export type BossCredentialKinds = readonly ["enrollment", "reconnect"];
+
+/** `boss.constants` BOSS_CREDENTIAL_DIGEST_RECORD_VERSION */
+export type BossCredentialDigestRecordVersion = "boss.credential-digest.v1";
+
+/** `boss.constants` BOSS_CREDENTIAL_AUDIT_EVENT_VERSION */
+export type BossCredentialAuditEventVersion = "boss.credential-audit-event.v1";
+
+/** `boss.constants` AUTHORITY_TRANSITION_VERSION */
+export type AuthorityTransitionVersion = "boss.authority-transition.v1";
+
+/** `boss.constants` AUTHORITY_EVENT_VERSION */
+export type AuthorityEventVersion = "boss.authority-event.v1";
+
+/** `boss.constants` AUTHORITY_REQUEST_VERSION */
+export type AuthorityRequestVersion = "boss.authority-request.v1";
+
+/** `boss.constants` BOSS_CONTROL_TYPES */
+export type BossControlTypes = readonly ["boss.assignment.created", "boss.assignment.accepted", "boss.assignment.checkpoint", "boss.assignment.submitted", "boss.assignment.rejected", "boss.assignment.cancelled", "boss.staffing.requested", "boss.staffing.resolved", "boss.review.requested", "boss.review.submitted", "boss.council.requested", "boss.council.submitted", "boss.proof.submitted", "boss.worker.health", "boss.worker.blocked", "boss.worker.failed", "boss.worker.notice", "boss.worker.notice_delivery_failed", "boss.decision.required"];
+
+/** `boss.constants` WORKER_IDENTITY_VERSION */
+export type WorkerIdentityVersion = "orc.worker-identity.v2";
+
+/** `boss.constants` AUTHORITY_TRANSITION_OPERATIONS */
+export type AuthorityTransitionOperations = readonly ["bind_boss", "rebind_boss", "revoke_boss", "bind_participant", "rebind_participant", "revoke_participant", "replace_participant", "replace_manager", "rebind_subscriber", "controller_takeover", "rotate_credential"];
+
+/** `boss.constants` AUTHORITY_TRANSITION_STATES */
+export type AuthorityTransitionStates = readonly ["prepared", "committed", "aborted"];
+
+/** `boss.constants` AUTHORITY_REQUEST_OPERATIONS */
+export type AuthorityRequestOperations = readonly ["prepare", "commit", "abort", "query"];
+
+/** `boss.constants` BOSS_CREDENTIAL_STATES */
+export type BossCredentialStates = readonly ["issued", "consumed", "revoked", "expired"];
+
+/** `boss.constants` BOSS_CREDENTIAL_AUDIT_OPERATIONS */
+export type BossCredentialAuditOperations = readonly ["issue", "consume", "reconnect", "deny", "revoke", "rotate"];
+
+/** `boss.constants` LIFECYCLE_NOTICE_VERSION */
+export type LifecycleNoticeVersion = "orc.lifecycle-notice.v1";
+
+/** `boss.constants` DELIVERY_GROUP_VERSION */
+export type DeliveryGroupVersion = "orc.delivery-group.v1";
+
+/** `boss.constants` DELIVERY_CLAIM_VERSION */
+export type DeliveryClaimVersion = "orc.delivery-claim.v1";
+
+/** `boss.constants` NOTICE_RECIPIENT_INGRESS_VERSION */
+export type NoticeRecipientIngressVersion = "orc.notice-recipient-ingress.v1";
+
+/** `boss.constants` TARGET_LEDGER_RESULT_VERSION */
+export type TargetLedgerResultVersion = "orc.target-ledger-result.v1";
+
+/** `boss.constants` DELIVERY_GROUP_ASSEMBLY_VERSION */
+export type DeliveryGroupAssemblyVersion = "orc.delivery-group-assembly.v1";
+
+/** `boss.constants` DELIVERY_INTENTS */
+export type DeliveryIntents = readonly ["wake", "follow_up", "status_only"];
+
+/** `boss.constants` RECIPIENT_CONTEXTS */
+export type RecipientContexts = readonly ["pi", "opencode", "headless_cli"];
+
+/** `boss.constants` DELIVERY_CLAIM_STATES */
+export type DeliveryClaimStates = readonly ["reserved", "inserting", "inserted", "delivered", "blocked", "released"];
+
+/** `boss.constants` NOTICE_DELIVERY_CLAIM_STATES */
+export type NoticeDeliveryClaimStates = readonly ["reserved", "inserting", "inserted", "delivered", "blocked"];
+
+/** `boss.constants` DELIVERY_MODES */
+export type DeliveryModes = readonly ["lifecycle_message", "correlated_result"];
+
+/** `boss.constants` DELIVERY_GROUP_MEMBERSHIP_STATES */
+export type DeliveryGroupMembershipStates = readonly ["assembling", "sealed"];
+
+/** `boss.constants` DELIVERY_GROUP_STATES */
+export type DeliveryGroupStates = readonly ["pending", "reserved", "inserting", "inserted", "delivered", "blocked", "migrated"];
+
+/** `boss.constants` NOTICE_RECIPIENT_INGRESS_OPERATIONS */
+export type NoticeRecipientIngressOperations = readonly ["reserve_delivery", "lookup_target_ledger", "insert_or_attach", "record_receipt", "prove_target_drained", "acknowledge"];
+
+/** `boss.constants` TARGET_LEDGER_STATES */
+export type TargetLedgerStates = readonly ["absent", "inserting", "inserted", "ambiguous"];
+
+/** `boss.constants` PARTICIPANT_STATES */
+export type ParticipantStates = readonly ["provisioning", "registering", "ready", "working", "waiting", "paused", "stalled", "blocked", "failed", "lost", "unreachable", "stopped"];
+
+/** `boss.constants` TERMINAL_PARTICIPANT_STATES */
+export type TerminalParticipantStates = readonly ["failed", "lost", "stopped"];
+
+/** `boss.constants` LEGACY_WORKER_STATES */
+export type LegacyWorkerStates = readonly ["provisioning", "running", "idle", "needs_attention", "completed", "failed", "stopped", "lost", "stopping"];
+
+/** `boss.constants` PARTICIPANT_HEALTH_EVENT_VERSION */
+export type ParticipantHealthEventVersion = 1;
+
+/** `boss.constants` WORKER_STATE_MIGRATION_CONTRACT_VERSION */
+export type WorkerStateMigrationContractVersion = 1;
+
+/** `boss.constants` LEGACY_WORKER_STORE_SCHEMA_VERSION */
+export type LegacyWorkerStoreSchemaVersion = 1;
+
+/** `boss.constants` CANONICAL_WORKER_STORE_SCHEMA_VERSION */
+export type CanonicalWorkerStoreSchemaVersion = 2;
+
+/** `boss.constants` PARTICIPANT_STATE_TRANSITION_CONTRACT_VERSION */
+export type ParticipantStateTransitionContractVersion = 1;
+
+/** `boss.constants` PARTICIPANT_HEALTH_SEVERITIES */
+export type ParticipantHealthSeverities = readonly ["info", "warning", "error", "critical"];
+
+/** `boss.constants` STOPPING_RECONCILIATION_OUTCOMES */
+export type StoppingReconciliationOutcomes = readonly ["stopped", "failed", "lost", "unresolved_after_settle"];
+
+/** `boss.constants` STOPPING_EVIDENCE_SOURCES */
+export type StoppingEvidenceSources = readonly ["systemd", "cgroup", "systemd_and_cgroup"];
+
+/** `boss.constants` BLOCKED_RESUME_STATES */
+export type BlockedResumeStates = readonly ["registering", "ready", "working", "waiting", "paused"];
+
+/** `boss.constants` STALLED_RESUME_STATES */
+export type StalledResumeStates = readonly ["registering", "ready", "working", "waiting"];
+
+/** `boss.constants` PARTICIPANT_STATE_TRANSITION_EVIDENCE_KINDS */
+export type ParticipantStateTransitionEvidenceKinds = readonly ["state_confirmation", "registration_started", "readiness_reconciled", "legacy_idle_reconciled", "turn_started", "turn_settled", "intentional_pause", "parked_resume", "blocker_detected", "blocked_reaffirmed", "blocker_cleared", "controller_liveness_stalled", "controller_liveness_recovered", "connectivity_recovered", "failure_observed", "stop_observed", "new_generation_provisioned"];
+
+/** `boss.constants` PARTICIPANT_DISPATCHABLE_STATES */
+export type ParticipantDispatchableStates = readonly ["ready", "waiting"];
+
+/** `boss.constants` PARTICIPANT_READ_ONLY_STATES */
+export type ParticipantReadOnlyStates = readonly ["unreachable"];
+
+/** `boss.constants` PARTICIPANT_STATE_VECTOR_HASH_DOMAIN */
+export type ParticipantStateVectorHashDomain = "agent-intercom-core/boss-participant-state-v1";
+
+/** `boss.constants` PARTICIPANT_STATE_TRANSITION_VECTOR_HASH_DOMAIN */
+export type ParticipantStateTransitionVectorHashDomain = "agent-intercom-core/boss-participant-state-transition-v1";
+
+/** `boss.constants` BROKER_FEATURE_ATTESTATION_VERSION */
+export type BrokerFeatureAttestationVersion = "intercom.broker-feature.v1";
+
+/** `boss.constants` BROKER_IDENTITY_RECORD_VERSION */
+export type BrokerIdentityRecordVersion = "intercom.broker-identity.v1";
+
+/** `boss.constants` BROKER_PROVIDER_ATTESTATION_VERSION */
+export type BrokerProviderAttestationVersion = "intercom.broker-provider-attestation.v1";
+
+/** `boss.constants` BROKER_PEER_EXPECTATION_VERSION */
+export type BrokerPeerExpectationVersion = "intercom.broker-peer-expectation.v1";
+
+/** `boss.constants` LEGACY_ADMIN_MIGRATION_VERSION */
+export type LegacyAdminMigrationVersion = "intercom.legacy-admin-migration.v1";
+
+/** `boss.constants` BROKER_JOURNAL_RECOVERY_VERSION */
+export type BrokerJournalRecoveryVersion = "intercom.broker-journal-recovery.v1";
+
+/** `boss.constants` BOSS_RESTRICTED_CLIENT_REQUEST_VERSION */
+export type BossRestrictedClientRequestVersion = "boss.restricted-client-request.v1";
+
+/** `boss.constants` BOSS_RESTRICTED_CLIENT_RESULT_VERSION */
+export type BossRestrictedClientResultVersion = "boss.restricted-client-result.v1";
+
+/** `boss.constants` BROKER_FEATURE_SET_HASH_DOMAIN */
+export type BrokerFeatureSetHashDomain = "agent-intercom-core/broker-feature-set/v1";
+
+/** `boss.constants` BROKER_IDENTITY_SIGNATURE_DOMAIN */
+export type BrokerIdentitySignatureDomain = "agent-intercom-core/broker-identity/v1";
+
+/** `boss.constants` BROKER_PROVIDER_ATTESTATION_SIGNATURE_DOMAIN */
+export type BrokerProviderAttestationSignatureDomain = "agent-intercom-core/broker-provider-attestation/v1";
+
+/** `boss.constants` BROKER_PROTECTED_PROVIDER_ROOT */
+export type BrokerProtectedProviderRoot = "/usr/lib/agent-intercom/providers/";
+
+/** `boss.constants` BOSS_MANAGER_OPERATIONS */
+export type BossManagerOperations = readonly ["manager_get_status", "manager_request_staff", "manager_create_assignment", "manager_cancel_assignment", "manager_create_subscription", "manager_list_subscriptions", "manager_cancel_subscription", "manager_submit_checkpoint", "manager_report_blocker", "manager_submit_proof", "manager_request_adversary_review", "manager_request_council"];
+
+/** `boss.constants` BOSS_PARTICIPANT_OPERATIONS */
+export type BossParticipantOperations = readonly ["participant_accept_assignment", "participant_reject_assignment", "participant_submit_checkpoint", "participant_submit_assignment", "participant_report_blocker", "participant_report_health"];
+
+/** `boss.constants` BOSS_REVIEWER_OPERATIONS */
+export type BossReviewerOperations = readonly ["reviewer_get_proof", "reviewer_submit_review", "reviewer_submit_proof", "reviewer_get_objection_status", "reviewer_report_health"];
+
+/** `boss.constants` BOSS_RESTRICTED_AUTHORIZATION_DENIAL_CODES */
+export type BossRestrictedAuthorizationDenialCodes = readonly ["UNKNOWN_PRINCIPAL", "PRINCIPAL_NOT_ACTIVE", "BINDING_NOT_ACTIVE", "POLICY_BINDING_MISMATCH", "UNAUTHORIZED_ROLE", "PARTICIPANT_MISMATCH", "STALE_BINDING_EPOCH", "CROSS_RUN_REPLAY", "MISSING_AUTHORIZATION_EVIDENCE", "PAYLOAD_AUTHORIZATION_MISMATCH", "REQUEST_ID_CONFLICT", "IDEMPOTENCY_CONFLICT"];
+
+/** `boss.constants` RESTRICTED_RESULT_STATUSES */
+export type RestrictedResultStatuses = readonly ["ok", "rejected", "feature_not_enabled", "conflict", "unauthorized"];
+
+/** `boss.constants` LIFECYCLE_SUBSCRIPTION_VERSION */
+export type LifecycleSubscriptionVersion = "orc.lifecycle-subscription.v1";
+
+/** `boss.constants` ACTIVITY_RECORD_VERSION */
+export type ActivityRecordVersion = "orc.activity-record.v1";
+
+/** `boss.constants` ACTIVE_OPERATION_LEASE_VERSION */
+export type ActiveOperationLeaseVersion = "orc.active-operation-lease.v1";
+
+/** `boss.constants` EXTERNAL_WAIT_LEASE_VERSION */
+export type ExternalWaitLeaseVersion = "orc.external-wait-lease.v1";
+
+/** `boss.constants` SUBSCRIBER_REBIND_MIGRATION_VERSION */
+export type SubscriberRebindMigrationVersion = "orc.subscriber-rebind-migration.v1";
+
+/** `boss.constants` LIFECYCLE_TRIGGER_SCHEMA_VERSION */
+export type LifecycleTriggerSchemaVersion = 1;
+
+/** `boss.constants` LIFECYCLE_TRIGGER_VERSION */
+export type LifecycleTriggerVersion = "orc.lifecycle-trigger.v1";
+
+/** `boss.constants` SUBSCRIPTION_STATES */
+export type SubscriptionStates = readonly ["armed", "triggered", "suspended", "cancelled", "expired"];
+
+/** `boss.constants` INACTIVITY_MODES */
+export type InactivityModes = readonly ["smart", "raw"];
+
+/** `boss.constants` ACTIVITY_BASES */
+export type ActivityBases = readonly ["meaningful", "liveness"];
+
+/** `boss.constants` SUPERVISED_ROLES */
+export type SupervisedRoles = readonly ["boss", "manager", "adversary", "scout", "worker", "council"];
+
+/** `boss.constants` ACTIVITY_KINDS */
+export type ActivityKinds = readonly ["meaningful", "liveness"];
+
+/** `boss.constants` ACTIVITY_TYPES */
+export type ActivityTypes = readonly ["turn", "tool", "progress", "checkpoint", "assignment", "state_transition", "heartbeat", "health_confirmation"];
+
+/** `boss.constants` OPERATION_LEASE_STATES */
+export type OperationLeaseStates = readonly ["active", "settled", "cancelled", "expired"];
+
+/** `boss.constants` WAIT_SOURCE_KINDS */
+export type WaitSourceKinds = readonly ["process", "timer", "file", "port", "url", "webhook", "async_tool", "other"];
+
+/** `boss.constants` WAIT_LEASE_STATES */
+export type WaitLeaseStates = readonly ["active", "fired", "cancelled", "expired"];
+
+/** `boss.constants` REBIND_MIGRATION_STATES */
+export type RebindMigrationStates = readonly ["prepared", "projected", "committed", "aborted", "blocked"];
+
+/** `boss.constants` SUPERVISOR_PRINCIPAL_KINDS */
+export type SupervisorPrincipalKinds = readonly ["ordinary_owner", "boss", "manager", "controller", "worker", "scout", "adversary", "council"];
+
+/** `boss.constants` SUPERVISION_VECTOR_SCHEMA_VERSION */
+export type SupervisionVectorSchemaVersion = 1;
+
+/** `boss.constants` FULL_WORKER_STORE_MIGRATION_VERSION */
+export type FullWorkerStoreMigrationVersion = 1;
+
+/** `boss.constants` FULL_WORKER_STORE_V2_RECORD_VERSION */
+export type FullWorkerStoreV2RecordVersion = "orc.worker-store-record.v2";
+
+/** `boss.constants` WORKER_STORE_MANAGER_RECIPIENT_CONTEXTS */
+export type WorkerStoreManagerRecipientContexts = readonly ["pi", "opencode", "headless_cli"];
+
+/** `boss.policyConstants` semanticsVersion */
+export type BossPolicySemanticsVersion = 1;
+
+/** `boss.policyConstants` principalVersion */
+export type BossPolicyPrincipalVersion = "boss.policy-principal.v1";
+
+/** `boss.policyConstants` actions */
+export type BossPolicyActions = readonly ["discover", "send", "ask", "reply", "control"];
+
+/** `boss.policyConstants` roles */
+export type BossPolicyRoles = readonly ["boss", "manager", "adversary", "scout", "worker", "council", "controller"];
+
+/** `boss.policyConstants` controlKinds */
+export type BossControlKinds = readonly ["assignment_request", "assignment_response", "health", "staffing", "review_request", "review_result", "proof", "lifecycle", "decision"];
+
+/** `boss.policyVectors` corpus.version */
+export type BossPolicyVectorSchemaVersion = 1;
+
+/** `boss.featureRoutingVectors` corpus.version */
+export type FeatureRoutingVectorSchemaVersion = 1;
+
+/** `boss.participantStateVectors` corpus.version */
+export type ParticipantStateVectorSchemaVersion = 1;
+
+/** `boss.participantStateTransitionVectors` corpus.version */
+export type ParticipantStateTransitionVectorSchemaVersion = 1;
+
+/** `boss.supervisionVectors` hashDomain */
+export type SupervisionVectorHashDomain = "agent-intercom-core/orc-supervision-v1";
+
+/** `boss.workerStoreMigrationVectors` corpus.version */
+export type FullWorkerStoreMigrationVectorVersion = 2;
+
+/** `boss.workerStoreMigrationVectors` hashDomain */
+export type FullWorkerStoreMigrationVectorHashDomain = "agent-intercom-core/worker-store-v1-v2-full-v2";
+
+/** `policy.constants` POLICY_SEMANTICS_VERSION */
+export type PolicySemanticsVersion = 2;
+
+/** `policy.constants` POLICY_VECTOR_SCHEMA_VERSION */
+export type PolicyVectorSchemaVersion = 2;
+
+/** `team.constants` TMUXDECK_TEAM_MANIFEST_VERSION */
+export type TmuxdeckTeamManifestVersion = "tmuxdeck.team.v1";
+
+/** `team.constants` TMUXDECK_TEAM_MANIFEST_BACKEND */
+export type TmuxdeckTeamManifestBackend = "tmuxdeck";
+
+/** `team.constants` MAX_TEAM_MANIFEST_MEMBERS */
+export type MaxTeamManifestMembers = 64;

@@ -1,27 +1,18 @@
 // Authority transitions (exported by @ctliz/agent-intercom-core/boss).
 import type {
+  AuthorityRequestOperations, AuthorityTransitionOperations, AuthorityTransitionStates,
+} from '../facts.js'
+import type {
   BossBindingEpoch, BrokerRevision, ControllerGeneration, ParticipantBindingEpoch,
   StoreValidationResult, SubscriberBindingEpoch,
 } from '../canonical/index.js'
 import type { AUTHORITY_EVENT_VERSION, AUTHORITY_REQUEST_VERSION, AUTHORITY_TRANSITION_VERSION } from './index.js'
 
-export declare const AUTHORITY_TRANSITION_OPERATIONS: readonly [
-  'bind_boss',
-  'rebind_boss',
-  'revoke_boss',
-  'bind_participant',
-  'rebind_participant',
-  'revoke_participant',
-  'replace_participant',
-  'replace_manager',
-  'rebind_subscriber',
-  'controller_takeover',
-  'rotate_credential',
-]
+export declare const AUTHORITY_TRANSITION_OPERATIONS: AuthorityTransitionOperations
 export type AuthorityTransitionOperation = (typeof AUTHORITY_TRANSITION_OPERATIONS)[number]
-export declare const AUTHORITY_TRANSITION_STATES: readonly ['prepared', 'committed', 'aborted']
+export declare const AUTHORITY_TRANSITION_STATES: AuthorityTransitionStates
 export type AuthorityTransitionState = (typeof AUTHORITY_TRANSITION_STATES)[number]
-export declare const AUTHORITY_REQUEST_OPERATIONS: readonly ['prepare', 'commit', 'abort', 'query']
+export declare const AUTHORITY_REQUEST_OPERATIONS: AuthorityRequestOperations
 export type AuthorityRequestOperation = (typeof AUTHORITY_REQUEST_OPERATIONS)[number]
 
 export interface AuthorityTransitionEpochs {

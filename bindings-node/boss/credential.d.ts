@@ -1,11 +1,12 @@
 // Boss participant credentials on the broker side (exported by @ctliz/agent-intercom-core/boss).
+import type { BossCredentialAuditOperations, BossCredentialStates } from '../facts.js'
 import type { ParticipantBindingEpoch, StoreValidationResult } from '../canonical/index.js'
 import type {
   BOSS_CREDENTIAL_AUDIT_EVENT_VERSION, BOSS_CREDENTIAL_DIGEST_RECORD_VERSION, BOSS_RUN_FEATURE,
   BossCredentialKind, BossParticipantBinding, BossParticipantRole,
 } from './index.js'
 
-export declare const BOSS_CREDENTIAL_STATES: readonly ['issued', 'consumed', 'revoked', 'expired']
+export declare const BOSS_CREDENTIAL_STATES: BossCredentialStates
 export type BossCredentialState = (typeof BOSS_CREDENTIAL_STATES)[number]
 
 export interface BossCredentialDigestRecord {
@@ -62,7 +63,7 @@ export declare function authorizeBossCredentialUse(
   contextValue: unknown,
 ): BossCredentialUseDecision
 
-export declare const BOSS_CREDENTIAL_AUDIT_OPERATIONS: readonly ['issue', 'consume', 'reconnect', 'deny', 'revoke', 'rotate']
+export declare const BOSS_CREDENTIAL_AUDIT_OPERATIONS: BossCredentialAuditOperations
 export interface BossCredentialAuditEvent {
   version: typeof BOSS_CREDENTIAL_AUDIT_EVENT_VERSION
   eventId: string

@@ -1,29 +1,36 @@
 // Lifecycle notices and their delivery (exported by @ctliz/agent-intercom-core/boss). The names
 // and shapes are those of the TypeScript core 0.2.0.
 import type {
+  DeliveryClaimStates, DeliveryClaimVersion, DeliveryGroupAssemblyVersion,
+  DeliveryGroupMembershipStates, DeliveryGroupStates, DeliveryGroupVersion, DeliveryIntents,
+  DeliveryModes, LifecycleNoticeVersion, NoticeDeliveryClaimStates,
+  NoticeRecipientIngressOperations, NoticeRecipientIngressVersion, RecipientContexts,
+  TargetLedgerResultVersion, TargetLedgerStates,
+} from '../facts.js'
+import type {
   CanonicalValue, ControllerGeneration, DeliveryClaimGeneration, JournalGeneration,
   RecipientTransferGeneration, SchedulerGeneration, StoreValidationResult, TransitionVersion,
   TriggerGeneration, WatchdogGeneration, WorkerGeneration,
 } from '../canonical/index.js'
 
-export declare const LIFECYCLE_NOTICE_VERSION: 'orc.lifecycle-notice.v1'
-export declare const DELIVERY_GROUP_VERSION: 'orc.delivery-group.v1'
-export declare const DELIVERY_CLAIM_VERSION: 'orc.delivery-claim.v1'
-export declare const NOTICE_RECIPIENT_INGRESS_VERSION: 'orc.notice-recipient-ingress.v1'
-export declare const TARGET_LEDGER_RESULT_VERSION: 'orc.target-ledger-result.v1'
-export declare const DELIVERY_GROUP_ASSEMBLY_VERSION: 'orc.delivery-group-assembly.v1'
-export declare const DELIVERY_INTENTS: readonly ['wake', 'follow_up', 'status_only']
+export declare const LIFECYCLE_NOTICE_VERSION: LifecycleNoticeVersion
+export declare const DELIVERY_GROUP_VERSION: DeliveryGroupVersion
+export declare const DELIVERY_CLAIM_VERSION: DeliveryClaimVersion
+export declare const NOTICE_RECIPIENT_INGRESS_VERSION: NoticeRecipientIngressVersion
+export declare const TARGET_LEDGER_RESULT_VERSION: TargetLedgerResultVersion
+export declare const DELIVERY_GROUP_ASSEMBLY_VERSION: DeliveryGroupAssemblyVersion
+export declare const DELIVERY_INTENTS: DeliveryIntents
 export type DeliveryIntent = (typeof DELIVERY_INTENTS)[number]
-export declare const RECIPIENT_CONTEXTS: readonly ['pi', 'opencode', 'headless_cli']
+export declare const RECIPIENT_CONTEXTS: RecipientContexts
 export type RecipientContext = (typeof RECIPIENT_CONTEXTS)[number]
-export declare const DELIVERY_CLAIM_STATES: readonly ['reserved', 'inserting', 'inserted', 'delivered', 'blocked', 'released']
+export declare const DELIVERY_CLAIM_STATES: DeliveryClaimStates
 export type DeliveryClaimState = (typeof DELIVERY_CLAIM_STATES)[number]
-export declare const NOTICE_DELIVERY_CLAIM_STATES: readonly ['reserved', 'inserting', 'inserted', 'delivered', 'blocked']
+export declare const NOTICE_DELIVERY_CLAIM_STATES: NoticeDeliveryClaimStates
 export type NoticeDeliveryClaimState = (typeof NOTICE_DELIVERY_CLAIM_STATES)[number]
-export declare const DELIVERY_MODES: readonly ['lifecycle_message', 'correlated_result']
+export declare const DELIVERY_MODES: DeliveryModes
 export type DeliveryMode = (typeof DELIVERY_MODES)[number]
-export declare const DELIVERY_GROUP_MEMBERSHIP_STATES: readonly ['assembling', 'sealed']
-export declare const DELIVERY_GROUP_STATES: readonly ['pending', 'reserved', 'inserting', 'inserted', 'delivered', 'blocked', 'migrated']
+export declare const DELIVERY_GROUP_MEMBERSHIP_STATES: DeliveryGroupMembershipStates
+export declare const DELIVERY_GROUP_STATES: DeliveryGroupStates
 export type DeliveryGroupState = (typeof DELIVERY_GROUP_STATES)[number]
 
 export interface LifecycleNoticeLogicalKey {
@@ -204,9 +211,7 @@ export interface DeliveryClaimRecord {
 /** Returns `value` itself when it is a valid claim record. */
 export declare function parseDeliveryClaimRecord(value: unknown): DeliveryClaimRecord
 
-export declare const NOTICE_RECIPIENT_INGRESS_OPERATIONS: readonly [
-  'reserve_delivery', 'lookup_target_ledger', 'insert_or_attach', 'record_receipt', 'prove_target_drained', 'acknowledge',
-]
+export declare const NOTICE_RECIPIENT_INGRESS_OPERATIONS: NoticeRecipientIngressOperations
 export type NoticeRecipientIngressOperation = (typeof NOTICE_RECIPIENT_INGRESS_OPERATIONS)[number]
 export type NoticeRecipientIngressEnvelope = {
   version: typeof NOTICE_RECIPIENT_INGRESS_VERSION
@@ -218,7 +223,7 @@ export type NoticeRecipientIngressEnvelope = {
 /** Returns `value` itself when the envelope and its operation's payload are valid. */
 export declare function parseNoticeRecipientIngressEnvelope(value: unknown): NoticeRecipientIngressEnvelope
 
-export declare const TARGET_LEDGER_STATES: readonly ['absent', 'inserting', 'inserted', 'ambiguous']
+export declare const TARGET_LEDGER_STATES: TargetLedgerStates
 export interface TargetLedgerLookupResult {
   version: typeof TARGET_LEDGER_RESULT_VERSION
   deliveryClaimId: string

@@ -1,6 +1,16 @@
 // @ctliz/agent-intercom-core/boss: the Boss run contract's wire records, broker capability
 // negotiation and worker identity (this file), participant state (./participant), and the Boss
-// policy (./policy). The names and shapes are those of the TypeScript core 0.2.0.
+// policy (./policy). The names and shapes are those of the TypeScript core 0.2.0. The constants'
+// literal types, here and in the other files of ./boss, come from ../facts.js, which
+// `cargo xtask gen` writes from what the Rust core answers.
+import type {
+  AuthorityEventVersion, AuthorityRequestVersion, AuthorityTransitionVersion, BossBindingStates,
+  BossCapabilityFeatureContractVersion, BossControlEnvelopeVersion, BossControlTypes,
+  BossCredentialAuditEventVersion, BossCredentialDigestRecordVersion, BossCredentialKinds,
+  BossParticipantBindingVersion, BossParticipantCredentialVersion, BossParticipantRoles,
+  BossRunAuthorityIdentityVersion, BossRunFeature, BossRunFeatureVersion,
+  IntercomBaseProtocolVersion, WorkerIdentityVersion,
+} from '../facts.js'
 import type { CanonicalValue } from '../canonical/index.js'
 
 export * from './policy.js'
@@ -21,16 +31,16 @@ type ControllerGeneration = number
 type BrokerRevision = number
 type BossBindingEpoch = number
 
-export declare const INTERCOM_BASE_PROTOCOL_VERSION: 4
-export declare const BOSS_RUN_FEATURE: 'boss-run-v1'
-export declare const BOSS_RUN_FEATURE_VERSION: 1
-export declare const BOSS_CONTROL_ENVELOPE_VERSION: 1
-export declare const BOSS_CAPABILITY_FEATURE_CONTRACT_VERSION: 1
-/** Computed by the core: canonicalHash(".../boss-run-v1/feature-semantics", BOSS_RUN_FEATURE_SEMANTICS_CORPUS). */
+export declare const INTERCOM_BASE_PROTOCOL_VERSION: IntercomBaseProtocolVersion
+export declare const BOSS_RUN_FEATURE: BossRunFeature
+export declare const BOSS_RUN_FEATURE_VERSION: BossRunFeatureVersion
+export declare const BOSS_CONTROL_ENVELOPE_VERSION: BossControlEnvelopeVersion
+export declare const BOSS_CAPABILITY_FEATURE_CONTRACT_VERSION: BossCapabilityFeatureContractVersion
+/** Computed by the core: canonicalHash(`.../${BOSS_RUN_FEATURE}/feature-semantics`, BOSS_RUN_FEATURE_SEMANTICS_CORPUS). */
 export declare const BOSS_RUN_FEATURE_SEMANTICS_HASH: string
-/** Computed by the core: canonicalHash(".../boss-run-v1/protocol-feature-contract", BOSS_RUN_FEATURE_CONTRACT). */
+/** Computed by the core: canonicalHash(`.../${BOSS_RUN_FEATURE}/protocol-feature-contract`, BOSS_RUN_FEATURE_CONTRACT). */
 export declare const BOSS_RUN_PROTOCOL_FEATURE_CONTRACT_HASH: string
-/** Computed by the core: canonicalHash(".../boss-run-v1/capability-feature-digest", the capability binding). */
+/** Computed by the core: canonicalHash(`.../${BOSS_RUN_FEATURE}/capability-feature-digest`, the capability binding). */
 export declare const BOSS_CAPABILITY_FEATURE_DIGEST: string
 export declare const BOSS_RUN_FEATURE_SEMANTICS_CORPUS: {
   readonly feature: typeof BOSS_RUN_FEATURE
@@ -51,12 +61,12 @@ export declare const BOSS_RUN_FEATURE_CONTRACT: BossRunFeatureContract
 /** Returns `value` itself when it is exactly the Boss feature contract. */
 export declare function parseBossRunFeatureContract(value: unknown): BossRunFeatureContract
 
-export declare const BOSS_PARTICIPANT_ROLES: readonly ['boss', 'manager', 'adversary', 'scout', 'worker', 'council']
+export declare const BOSS_PARTICIPANT_ROLES: BossParticipantRoles
 export type BossParticipantRole = (typeof BOSS_PARTICIPANT_ROLES)[number]
 export declare const BOSS_COMMUNICATION_PROFILES: typeof BOSS_PARTICIPANT_ROLES
 export type BossCommunicationProfile = BossParticipantRole
 
-export declare const BOSS_RUN_AUTHORITY_IDENTITY_VERSION: 'boss.run-authority.v1'
+export declare const BOSS_RUN_AUTHORITY_IDENTITY_VERSION: BossRunAuthorityIdentityVersion
 export interface BossRunAuthorityIdentity {
   version: typeof BOSS_RUN_AUTHORITY_IDENTITY_VERSION
   controllerPrincipalId: string
@@ -69,8 +79,8 @@ export interface BossRunAuthorityIdentity {
 /** Returns `value` itself. */
 export declare function parseBossRunAuthorityIdentity(value: unknown): BossRunAuthorityIdentity
 
-export declare const BOSS_PARTICIPANT_BINDING_VERSION: 'boss.participant-binding.v1'
-export declare const BOSS_BINDING_STATES: readonly ['active', 'revoked', 'replaced']
+export declare const BOSS_PARTICIPANT_BINDING_VERSION: BossParticipantBindingVersion
+export declare const BOSS_BINDING_STATES: BossBindingStates
 export type BossBindingState = (typeof BOSS_BINDING_STATES)[number]
 export interface BossParticipantBinding {
   version: typeof BOSS_PARTICIPANT_BINDING_VERSION
@@ -89,8 +99,8 @@ export interface BossParticipantBinding {
 /** Returns `value` itself. */
 export declare function parseBossParticipantBinding(value: unknown): BossParticipantBinding
 
-export declare const BOSS_PARTICIPANT_CREDENTIAL_VERSION: 'boss.participant-credential.v1'
-export declare const BOSS_CREDENTIAL_KINDS: readonly ['enrollment', 'reconnect']
+export declare const BOSS_PARTICIPANT_CREDENTIAL_VERSION: BossParticipantCredentialVersion
+export declare const BOSS_CREDENTIAL_KINDS: BossCredentialKinds
 export type BossCredentialKind = (typeof BOSS_CREDENTIAL_KINDS)[number]
 export interface BossParticipantCredentialEnvelope {
   version: typeof BOSS_PARTICIPANT_CREDENTIAL_VERSION
@@ -109,36 +119,16 @@ export interface BossParticipantCredentialEnvelope {
 }
 /** Returns `value` itself. */
 export declare function parseBossParticipantCredentialEnvelope(value: unknown): BossParticipantCredentialEnvelope
-/** canonicalHash("agent-intercom-core/boss-run-v1/participant-credential", envelope), after parsing it. */
+/** canonicalHash(`agent-intercom-core/${BOSS_RUN_FEATURE}/participant-credential`, envelope), after parsing it. */
 export declare function credentialDigest(envelope: BossParticipantCredentialEnvelope): string
 
-export declare const BOSS_CREDENTIAL_DIGEST_RECORD_VERSION: 'boss.credential-digest.v1'
-export declare const BOSS_CREDENTIAL_AUDIT_EVENT_VERSION: 'boss.credential-audit-event.v1'
-export declare const AUTHORITY_TRANSITION_VERSION: 'boss.authority-transition.v1'
-export declare const AUTHORITY_EVENT_VERSION: 'boss.authority-event.v1'
-export declare const AUTHORITY_REQUEST_VERSION: 'boss.authority-request.v1'
+export declare const BOSS_CREDENTIAL_DIGEST_RECORD_VERSION: BossCredentialDigestRecordVersion
+export declare const BOSS_CREDENTIAL_AUDIT_EVENT_VERSION: BossCredentialAuditEventVersion
+export declare const AUTHORITY_TRANSITION_VERSION: AuthorityTransitionVersion
+export declare const AUTHORITY_EVENT_VERSION: AuthorityEventVersion
+export declare const AUTHORITY_REQUEST_VERSION: AuthorityRequestVersion
 
-export declare const BOSS_CONTROL_TYPES: readonly [
-  'boss.assignment.created',
-  'boss.assignment.accepted',
-  'boss.assignment.checkpoint',
-  'boss.assignment.submitted',
-  'boss.assignment.rejected',
-  'boss.assignment.cancelled',
-  'boss.staffing.requested',
-  'boss.staffing.resolved',
-  'boss.review.requested',
-  'boss.review.submitted',
-  'boss.council.requested',
-  'boss.council.submitted',
-  'boss.proof.submitted',
-  'boss.worker.health',
-  'boss.worker.blocked',
-  'boss.worker.failed',
-  'boss.worker.notice',
-  'boss.worker.notice_delivery_failed',
-  'boss.decision.required',
-]
+export declare const BOSS_CONTROL_TYPES: BossControlTypes
 export type BossControlType = (typeof BOSS_CONTROL_TYPES)[number]
 export interface BossControlEnvelope<TPayload extends CanonicalValue = CanonicalValue> {
   type: BossControlType
@@ -155,7 +145,7 @@ export interface BossControlEnvelope<TPayload extends CanonicalValue = Canonical
 /** Returns `value` itself; the payload must be canonical JSON data. */
 export declare function parseBossControlEnvelope(value: unknown): BossControlEnvelope
 
-export declare const WORKER_IDENTITY_VERSION: 'orc.worker-identity.v2'
+export declare const WORKER_IDENTITY_VERSION: WorkerIdentityVersion
 export interface OrdinaryWorkerIdentityV2 {
   version: typeof WORKER_IDENTITY_VERSION
   workerId: string

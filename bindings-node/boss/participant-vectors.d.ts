@@ -1,19 +1,23 @@
 // @ctliz/agent-intercom-core/boss/vectors (also ./boss), participant state: the two corpora, as
 // the package's vector files hold them, and the hashes the core computes from those files.
 import type {
+  ParticipantStateTransitionVectorHashDomain, ParticipantStateTransitionVectorSchemaVersion,
+  ParticipantStateVectorHashDomain, ParticipantStateVectorSchemaVersion,
+} from '../facts.js'
+import type {
   LegacyStoppingReconciliationV1, LegacyWorkerMigrationInputV1, MigratedWorkerRecordV2,
   ParticipantHealthEventV1, ParticipantStateTransitionContextV1,
   PARTICIPANT_NEW_GENERATION_TRANSITIONS, PARTICIPANT_STATE_TRANSITION_TABLE,
 } from './participant.js'
 
-export declare const PARTICIPANT_STATE_VECTOR_SCHEMA_VERSION: 1
+export declare const PARTICIPANT_STATE_VECTOR_SCHEMA_VERSION: ParticipantStateVectorSchemaVersion
 /** canonicalHash(PARTICIPANT_STATE_VECTOR_HASH_DOMAIN, PARTICIPANT_STATE_VECTOR_CORPUS). */
 export declare const PARTICIPANT_STATE_VECTORS_HASH: string
-export declare const PARTICIPANT_STATE_TRANSITION_VECTOR_SCHEMA_VERSION: 1
+export declare const PARTICIPANT_STATE_TRANSITION_VECTOR_SCHEMA_VERSION: ParticipantStateTransitionVectorSchemaVersion
 /** canonicalHash(PARTICIPANT_STATE_TRANSITION_VECTOR_HASH_DOMAIN, PARTICIPANT_STATE_TRANSITION_VECTOR_CORPUS). */
 export declare const PARTICIPANT_STATE_TRANSITION_VECTORS_HASH: string
-export declare const PARTICIPANT_STATE_VECTOR_HASH_DOMAIN: 'agent-intercom-core/boss-participant-state-v1'
-export declare const PARTICIPANT_STATE_TRANSITION_VECTOR_HASH_DOMAIN: 'agent-intercom-core/boss-participant-state-transition-v1'
+export declare const PARTICIPANT_STATE_VECTOR_HASH_DOMAIN: ParticipantStateVectorHashDomain
+export declare const PARTICIPANT_STATE_TRANSITION_VECTOR_HASH_DOMAIN: ParticipantStateTransitionVectorHashDomain
 
 export interface ParticipantStateMigrationVector {
   name: string

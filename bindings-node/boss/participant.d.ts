@@ -3,28 +3,31 @@
 // evidence-guarded transition tables and the store validators. Names and shapes are those of
 // the TypeScript core 0.2.0; every reader returns a fresh object.
 import type {
+  BlockedResumeStates, CanonicalWorkerStoreSchemaVersion, LegacyWorkerStates,
+  LegacyWorkerStoreSchemaVersion, ParticipantDispatchableStates, ParticipantHealthEventVersion,
+  ParticipantHealthSeverities, ParticipantReadOnlyStates, ParticipantStateTransitionContractVersion,
+  ParticipantStateTransitionEvidenceKinds, ParticipantStates, StalledResumeStates,
+  StoppingEvidenceSources, StoppingReconciliationOutcomes, TerminalParticipantStates,
+  WorkerStateMigrationContractVersion,
+} from '../facts.js'
+import type {
   ParticipantBindingEpoch, StoreValidationResult, StringEnum, WorkerGeneration,
 } from '../canonical/index.js'
 
-export declare const PARTICIPANT_STATES: readonly [
-  'provisioning', 'registering', 'ready', 'working', 'waiting', 'paused',
-  'stalled', 'blocked', 'failed', 'lost', 'unreachable', 'stopped',
-]
+export declare const PARTICIPANT_STATES: ParticipantStates
 export type ParticipantState = StringEnum<typeof PARTICIPANT_STATES>
-export declare const TERMINAL_PARTICIPANT_STATES: readonly ['failed', 'lost', 'stopped']
+export declare const TERMINAL_PARTICIPANT_STATES: TerminalParticipantStates
 export type TerminalParticipantState = StringEnum<typeof TERMINAL_PARTICIPANT_STATES>
-export declare const LEGACY_WORKER_STATES: readonly [
-  'provisioning', 'running', 'idle', 'needs_attention', 'completed', 'failed', 'stopped', 'lost', 'stopping',
-]
+export declare const LEGACY_WORKER_STATES: LegacyWorkerStates
 export type LegacyWorkerState = StringEnum<typeof LEGACY_WORKER_STATES>
 
-export declare const PARTICIPANT_HEALTH_EVENT_VERSION: 1
-export declare const WORKER_STATE_MIGRATION_CONTRACT_VERSION: 1
-export declare const LEGACY_WORKER_STORE_SCHEMA_VERSION: 1
-export declare const CANONICAL_WORKER_STORE_SCHEMA_VERSION: 2
-export declare const PARTICIPANT_STATE_TRANSITION_CONTRACT_VERSION: 1
+export declare const PARTICIPANT_HEALTH_EVENT_VERSION: ParticipantHealthEventVersion
+export declare const WORKER_STATE_MIGRATION_CONTRACT_VERSION: WorkerStateMigrationContractVersion
+export declare const LEGACY_WORKER_STORE_SCHEMA_VERSION: LegacyWorkerStoreSchemaVersion
+export declare const CANONICAL_WORKER_STORE_SCHEMA_VERSION: CanonicalWorkerStoreSchemaVersion
+export declare const PARTICIPANT_STATE_TRANSITION_CONTRACT_VERSION: ParticipantStateTransitionContractVersion
 
-export declare const PARTICIPANT_HEALTH_SEVERITIES: readonly ['info', 'warning', 'error', 'critical']
+export declare const PARTICIPANT_HEALTH_SEVERITIES: ParticipantHealthSeverities
 export type ParticipantHealthSeverity = StringEnum<typeof PARTICIPANT_HEALTH_SEVERITIES>
 
 export interface ParticipantHealthEventV1 {
@@ -79,9 +82,9 @@ export interface WorkerStateMigrationAuditV1 {
   migratedAt: string
 }
 
-export declare const STOPPING_RECONCILIATION_OUTCOMES: readonly ['stopped', 'failed', 'lost', 'unresolved_after_settle']
+export declare const STOPPING_RECONCILIATION_OUTCOMES: StoppingReconciliationOutcomes
 export type StoppingReconciliationOutcome = StringEnum<typeof STOPPING_RECONCILIATION_OUTCOMES>
-export declare const STOPPING_EVIDENCE_SOURCES: readonly ['systemd', 'cgroup', 'systemd_and_cgroup']
+export declare const STOPPING_EVIDENCE_SOURCES: StoppingEvidenceSources
 export type StoppingEvidenceSource = StringEnum<typeof STOPPING_EVIDENCE_SOURCES>
 
 export interface LegacyStoppingReconciliationV1 {
@@ -97,9 +100,9 @@ export interface LegacyStoppingReconciliationV1 {
   observedAt: string
 }
 
-export declare const BLOCKED_RESUME_STATES: readonly ['registering', 'ready', 'working', 'waiting', 'paused']
+export declare const BLOCKED_RESUME_STATES: BlockedResumeStates
 export type BlockedResumeState = StringEnum<typeof BLOCKED_RESUME_STATES>
-export declare const STALLED_RESUME_STATES: readonly ['registering', 'ready', 'working', 'waiting']
+export declare const STALLED_RESUME_STATES: StalledResumeStates
 export type StalledResumeState = StringEnum<typeof STALLED_RESUME_STATES>
 
 export interface MigratedWorkerRecordV2 {
@@ -122,13 +125,7 @@ export interface MigratedWorkerRecordV2 {
   stoppingReconciliation: LegacyStoppingReconciliationV1 | null
 }
 
-export declare const PARTICIPANT_STATE_TRANSITION_EVIDENCE_KINDS: readonly [
-  'state_confirmation', 'registration_started', 'readiness_reconciled', 'legacy_idle_reconciled',
-  'turn_started', 'turn_settled', 'intentional_pause', 'parked_resume', 'blocker_detected',
-  'blocked_reaffirmed', 'blocker_cleared', 'controller_liveness_stalled',
-  'controller_liveness_recovered', 'connectivity_recovered', 'failure_observed', 'stop_observed',
-  'new_generation_provisioned',
-]
+export declare const PARTICIPANT_STATE_TRANSITION_EVIDENCE_KINDS: ParticipantStateTransitionEvidenceKinds
 export type ParticipantStateTransitionEvidenceKind = StringEnum<typeof PARTICIPANT_STATE_TRANSITION_EVIDENCE_KINDS>
 
 interface TransitionEvidenceBase<K extends ParticipantStateTransitionEvidenceKind> {
@@ -203,8 +200,8 @@ export declare const PARTICIPANT_NEW_GENERATION_TRANSITIONS: {
   readonly unreachable: readonly []
   readonly stopped: readonly ['provisioning']
 }
-export declare const PARTICIPANT_DISPATCHABLE_STATES: readonly ['ready', 'waiting']
-export declare const PARTICIPANT_READ_ONLY_STATES: readonly ['unreachable']
+export declare const PARTICIPANT_DISPATCHABLE_STATES: ParticipantDispatchableStates
+export declare const PARTICIPANT_READ_ONLY_STATES: ParticipantReadOnlyStates
 
 /** The state itself (path defaults to "$.state"). */
 export declare function parseParticipantState(value: unknown, path?: string): ParticipantState

@@ -9,7 +9,10 @@ const C = require('./constants.js')
 const { getOwnPropertyDescriptor } = Object
 const { hasOwnProperty } = Object.prototype
 
-/** A store validator's result, with the caller's own version value as `observedVersion`. */
+/**
+ * A store validator's result, with the caller's own version value as `observedVersion`.
+ * @param {import('../facts.js').ContractOp} op
+ */
 function store (op, value) {
   const result = call(op, [value])
   // The core names an observed version only after its gate found a plain object whose version

@@ -1,16 +1,17 @@
 // @ctliz/agent-intercom-core/boss/policy: the Boss policy (principals, authorizeBossPolicy).
+import type {
+  BossControlKinds, BossPolicyActions, BossPolicyPrincipalVersion, BossPolicyRoles,
+  BossPolicySemanticsVersion,
+} from '../facts.js'
 import type { ParticipantBindingEpoch } from '../canonical/index.js'
 
-export declare const BOSS_POLICY_SEMANTICS_VERSION: 1
-export declare const BOSS_POLICY_PRINCIPAL_VERSION: 'boss.policy-principal.v1'
-export declare const BOSS_POLICY_ACTIONS: readonly ['discover', 'send', 'ask', 'reply', 'control']
+export declare const BOSS_POLICY_SEMANTICS_VERSION: BossPolicySemanticsVersion
+export declare const BOSS_POLICY_PRINCIPAL_VERSION: BossPolicyPrincipalVersion
+export declare const BOSS_POLICY_ACTIONS: BossPolicyActions
 export type BossPolicyAction = (typeof BOSS_POLICY_ACTIONS)[number]
-export declare const BOSS_POLICY_ROLES: readonly ['boss', 'manager', 'adversary', 'scout', 'worker', 'council', 'controller']
+export declare const BOSS_POLICY_ROLES: BossPolicyRoles
 export type BossPolicyRole = (typeof BOSS_POLICY_ROLES)[number]
-export declare const BOSS_CONTROL_KINDS: readonly [
-  'assignment_request', 'assignment_response', 'health', 'staffing', 'review_request',
-  'review_result', 'proof', 'lifecycle', 'decision',
-]
+export declare const BOSS_CONTROL_KINDS: BossControlKinds
 export type BossControlKind = (typeof BOSS_CONTROL_KINDS)[number]
 
 export type BossPolicyPrincipal = BossPrivatePrincipal | LegacyLocalPublicPrincipal

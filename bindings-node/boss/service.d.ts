@@ -2,6 +2,14 @@
 // TypeScript core 0.2.0): broker capability negotiation, protected broker identities and provider
 // attestations, the legacy admin migration and journal recovery records with their store
 // validators, and restricted Boss client requests and results. Re-exported by ./index.d.ts.
+import type {
+  BossManagerOperations, BossParticipantOperations, BossRestrictedAuthorizationDenialCodes,
+  BossRestrictedClientRequestVersion, BossRestrictedClientResultVersion, BossReviewerOperations,
+  BrokerFeatureAttestationVersion, BrokerFeatureSetHashDomain, BrokerIdentityRecordVersion,
+  BrokerIdentitySignatureDomain, BrokerJournalRecoveryVersion, BrokerPeerExpectationVersion,
+  BrokerProtectedProviderRoot, BrokerProviderAttestationSignatureDomain,
+  BrokerProviderAttestationVersion, LegacyAdminMigrationVersion, RestrictedResultStatuses,
+} from '../facts.js'
 import { ContractValidationError } from '../canonical/index.js'
 import type { StoreValidationResult } from '../canonical/index.js'
 import type { BossPolicyState } from './policy.js'
@@ -13,18 +21,18 @@ type BrokerRevision = number
 type SubscriberBindingEpoch = number
 type SubscriberBindingGeneration = number
 
-export declare const BROKER_FEATURE_ATTESTATION_VERSION: 'intercom.broker-feature.v1'
-export declare const BROKER_IDENTITY_RECORD_VERSION: 'intercom.broker-identity.v1'
-export declare const BROKER_PROVIDER_ATTESTATION_VERSION: 'intercom.broker-provider-attestation.v1'
-export declare const BROKER_PEER_EXPECTATION_VERSION: 'intercom.broker-peer-expectation.v1'
-export declare const LEGACY_ADMIN_MIGRATION_VERSION: 'intercom.legacy-admin-migration.v1'
-export declare const BROKER_JOURNAL_RECOVERY_VERSION: 'intercom.broker-journal-recovery.v1'
-export declare const BOSS_RESTRICTED_CLIENT_REQUEST_VERSION: 'boss.restricted-client-request.v1'
-export declare const BOSS_RESTRICTED_CLIENT_RESULT_VERSION: 'boss.restricted-client-result.v1'
-export declare const BROKER_FEATURE_SET_HASH_DOMAIN: 'agent-intercom-core/broker-feature-set/v1'
-export declare const BROKER_IDENTITY_SIGNATURE_DOMAIN: 'agent-intercom-core/broker-identity/v1'
-export declare const BROKER_PROVIDER_ATTESTATION_SIGNATURE_DOMAIN: 'agent-intercom-core/broker-provider-attestation/v1'
-export declare const BROKER_PROTECTED_PROVIDER_ROOT: '/usr/lib/agent-intercom/providers/'
+export declare const BROKER_FEATURE_ATTESTATION_VERSION: BrokerFeatureAttestationVersion
+export declare const BROKER_IDENTITY_RECORD_VERSION: BrokerIdentityRecordVersion
+export declare const BROKER_PROVIDER_ATTESTATION_VERSION: BrokerProviderAttestationVersion
+export declare const BROKER_PEER_EXPECTATION_VERSION: BrokerPeerExpectationVersion
+export declare const LEGACY_ADMIN_MIGRATION_VERSION: LegacyAdminMigrationVersion
+export declare const BROKER_JOURNAL_RECOVERY_VERSION: BrokerJournalRecoveryVersion
+export declare const BOSS_RESTRICTED_CLIENT_REQUEST_VERSION: BossRestrictedClientRequestVersion
+export declare const BOSS_RESTRICTED_CLIENT_RESULT_VERSION: BossRestrictedClientResultVersion
+export declare const BROKER_FEATURE_SET_HASH_DOMAIN: BrokerFeatureSetHashDomain
+export declare const BROKER_IDENTITY_SIGNATURE_DOMAIN: BrokerIdentitySignatureDomain
+export declare const BROKER_PROVIDER_ATTESTATION_SIGNATURE_DOMAIN: BrokerProviderAttestationSignatureDomain
+export declare const BROKER_PROTECTED_PROVIDER_ROOT: BrokerProtectedProviderRoot
 
 export interface BrokerFeatureAttestation {
   version: typeof BROKER_FEATURE_ATTESTATION_VERSION
@@ -37,7 +45,7 @@ export interface BrokerFeatureAttestation {
 }
 /** A fresh attestation. */
 export declare function parseBrokerFeatureAttestation(value: unknown): BrokerFeatureAttestation
-/** canonicalHash("agent-intercom-core/broker-feature-set/v1", the parsed features sorted by name in UTF-16 order). */
+/** canonicalHash(BROKER_FEATURE_SET_HASH_DOMAIN, the parsed features sorted by name in UTF-16 order). */
 export declare function brokerFeatureSetHash(features: unknown): string
 
 export interface BrokerCapabilityAdvertisement {
@@ -298,20 +306,11 @@ export declare const validateBrokerIdentityStore: (value: unknown) => StoreValid
 export declare const validateLegacyAdminMigrationStore: (value: unknown) => StoreValidationResult<LegacyAdminMigrationRecord>
 export declare const validateBrokerJournalRecoveryStore: (value: unknown) => StoreValidationResult<BrokerJournalRecoveryRecord>
 
-export declare const BOSS_MANAGER_OPERATIONS: readonly [
-  'manager_get_status', 'manager_request_staff', 'manager_create_assignment', 'manager_cancel_assignment',
-  'manager_create_subscription', 'manager_list_subscriptions', 'manager_cancel_subscription', 'manager_submit_checkpoint',
-  'manager_report_blocker', 'manager_submit_proof', 'manager_request_adversary_review', 'manager_request_council',
-]
+export declare const BOSS_MANAGER_OPERATIONS: BossManagerOperations
 export type BossManagerOperation = (typeof BOSS_MANAGER_OPERATIONS)[number]
-export declare const BOSS_PARTICIPANT_OPERATIONS: readonly [
-  'participant_accept_assignment', 'participant_reject_assignment', 'participant_submit_checkpoint',
-  'participant_submit_assignment', 'participant_report_blocker', 'participant_report_health',
-]
+export declare const BOSS_PARTICIPANT_OPERATIONS: BossParticipantOperations
 export type BossParticipantOperation = (typeof BOSS_PARTICIPANT_OPERATIONS)[number]
-export declare const BOSS_REVIEWER_OPERATIONS: readonly [
-  'reviewer_get_proof', 'reviewer_submit_review', 'reviewer_submit_proof', 'reviewer_get_objection_status', 'reviewer_report_health',
-]
+export declare const BOSS_REVIEWER_OPERATIONS: BossReviewerOperations
 export type BossReviewerOperation = (typeof BOSS_REVIEWER_OPERATIONS)[number]
 export type BossRestrictedClient = 'boss_manager' | 'boss_participant' | 'boss_reviewer'
 export type BossRestrictedOperation = BossManagerOperation | BossParticipantOperation | BossReviewerOperation
@@ -415,11 +414,7 @@ export type BossRestrictedClientRequest = BossManagerRequest | BossParticipantRe
 /** A fresh request: the exact record for its client, operation and payload. */
 export declare function parseBossRestrictedClientRequest(value: unknown): BossRestrictedClientRequest
 
-export declare const BOSS_RESTRICTED_AUTHORIZATION_DENIAL_CODES: readonly [
-  'UNKNOWN_PRINCIPAL', 'PRINCIPAL_NOT_ACTIVE', 'BINDING_NOT_ACTIVE', 'POLICY_BINDING_MISMATCH', 'UNAUTHORIZED_ROLE',
-  'PARTICIPANT_MISMATCH', 'STALE_BINDING_EPOCH', 'CROSS_RUN_REPLAY', 'MISSING_AUTHORIZATION_EVIDENCE',
-  'PAYLOAD_AUTHORIZATION_MISMATCH', 'REQUEST_ID_CONFLICT', 'IDEMPOTENCY_CONFLICT',
-]
+export declare const BOSS_RESTRICTED_AUTHORIZATION_DENIAL_CODES: BossRestrictedAuthorizationDenialCodes
 export type BossRestrictedAuthorizationDenialCode = (typeof BOSS_RESTRICTED_AUTHORIZATION_DENIAL_CODES)[number]
 export interface BossRestrictedClientIdempotencyRecord {
   scope: string
@@ -485,7 +480,7 @@ export declare function authorizeBossRestrictedClientRequest(
   contextValue: BossRestrictedClientAuthorizationContext,
 ): BossRestrictedClientAuthorizationDecision
 
-export declare const RESTRICTED_RESULT_STATUSES: readonly ['ok', 'rejected', 'feature_not_enabled', 'conflict', 'unauthorized']
+export declare const RESTRICTED_RESULT_STATUSES: RestrictedResultStatuses
 export type BossRestrictedResultStatus = (typeof RESTRICTED_RESULT_STATUSES)[number]
 interface RestrictedResultBinding {
   version: typeof BOSS_RESTRICTED_CLIENT_RESULT_VERSION

@@ -12,6 +12,7 @@ const hasOwn = Object.hasOwn
 /**
  * The gate of the core operation `op` (`boss.validateXStore`). `fresh`: its parser returns a
  * fresh value (kept as the core wrote it) rather than the record itself.
+ * @param {import('../facts.js').ContractOp} op
  */
 function storeValidator (op, fresh = false) {
   return (value) => {

@@ -1,5 +1,6 @@
 // The supervision corpus, part of @ctliz/agent-intercom-core/boss/vectors (and ./boss):
 // vectors/orc-supervision-v1.json as the TypeScript core 0.2.0's supervision-vectors exports it.
+import type { SupervisionVectorHashDomain } from '../facts.js'
 import type {
   ActiveOperationLease, AuthenticatedActivityRecord, ExternalWaitLease, InactivityEdgeKey,
   LifecycleSubscriptionRecord, LifecycleTriggerRecord, SubscriberRebindMigrationRecord,
@@ -7,7 +8,7 @@ import type {
 } from './supervision.js'
 
 /** The domain of SUPERVISION_VECTORS_HASH. */
-export declare const SUPERVISION_VECTOR_HASH_DOMAIN: 'agent-intercom-core/orc-supervision-v1'
+export declare const SUPERVISION_VECTOR_HASH_DOMAIN: SupervisionVectorHashDomain
 
 export declare const MANAGER_WORKER_SUBSCRIPTION_VECTOR: LifecycleSubscriptionRecord
 export declare const BOSS_MANAGER_SUBSCRIPTION_VECTOR: LifecycleSubscriptionRecord

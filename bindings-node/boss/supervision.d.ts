@@ -2,6 +2,13 @@
 // leases, triggers, inactivity edges, subscriber rebind migrations, the supervisor ACL and the
 // store validators. The names and shapes are those of the TypeScript core 0.2.0.
 import type {
+  ActiveOperationLeaseVersion, ActivityBases, ActivityKinds, ActivityRecordVersion, ActivityTypes,
+  ExternalWaitLeaseVersion, InactivityModes, LifecycleSubscriptionVersion,
+  LifecycleTriggerSchemaVersion, LifecycleTriggerVersion, OperationLeaseStates,
+  RebindMigrationStates, SubscriberRebindMigrationVersion, SubscriptionStates, SupervisedRoles,
+  SupervisorPrincipalKinds, WaitLeaseStates, WaitSourceKinds,
+} from '../facts.js'
+import type {
   DeliveryClaimGeneration, ParticipantBindingEpoch, RecipientTransferGeneration,
   StoreValidationResult, SubscriberBindingEpoch, SubscriberBindingGeneration, TriggerGeneration,
   WorkerGeneration,
@@ -11,23 +18,23 @@ import type { ParticipantState } from './index.js'
 // The delivery records a migration link carries: the delivery part of ./boss declares them.
 import type { DeliveryIntent, DeliveryEquivalenceKey, DeliveryGroupRecord, DeliveryClaimRecord } from './delivery.js'
 
-export declare const LIFECYCLE_SUBSCRIPTION_VERSION: 'orc.lifecycle-subscription.v1'
-export declare const ACTIVITY_RECORD_VERSION: 'orc.activity-record.v1'
-export declare const ACTIVE_OPERATION_LEASE_VERSION: 'orc.active-operation-lease.v1'
-export declare const EXTERNAL_WAIT_LEASE_VERSION: 'orc.external-wait-lease.v1'
-export declare const SUBSCRIBER_REBIND_MIGRATION_VERSION: 'orc.subscriber-rebind-migration.v1'
-export declare const LIFECYCLE_TRIGGER_SCHEMA_VERSION: 1
-export declare const LIFECYCLE_TRIGGER_VERSION: 'orc.lifecycle-trigger.v1'
+export declare const LIFECYCLE_SUBSCRIPTION_VERSION: LifecycleSubscriptionVersion
+export declare const ACTIVITY_RECORD_VERSION: ActivityRecordVersion
+export declare const ACTIVE_OPERATION_LEASE_VERSION: ActiveOperationLeaseVersion
+export declare const EXTERNAL_WAIT_LEASE_VERSION: ExternalWaitLeaseVersion
+export declare const SUBSCRIBER_REBIND_MIGRATION_VERSION: SubscriberRebindMigrationVersion
+export declare const LIFECYCLE_TRIGGER_SCHEMA_VERSION: LifecycleTriggerSchemaVersion
+export declare const LIFECYCLE_TRIGGER_VERSION: LifecycleTriggerVersion
 /** Two hours in milliseconds: the default ceiling of an external wait. */
 export declare const MAX_EXTERNAL_WAIT_LEASE_MS_DEFAULT: number
 
-export declare const SUBSCRIPTION_STATES: readonly ['armed', 'triggered', 'suspended', 'cancelled', 'expired']
+export declare const SUBSCRIPTION_STATES: SubscriptionStates
 export type SubscriptionState = (typeof SUBSCRIPTION_STATES)[number]
-export declare const INACTIVITY_MODES: readonly ['smart', 'raw']
+export declare const INACTIVITY_MODES: InactivityModes
 export type InactivityMode = (typeof INACTIVITY_MODES)[number]
-export declare const ACTIVITY_BASES: readonly ['meaningful', 'liveness']
+export declare const ACTIVITY_BASES: ActivityBases
 export type ActivityBasis = (typeof ACTIVITY_BASES)[number]
-export declare const SUPERVISED_ROLES: readonly ['boss', 'manager', 'adversary', 'scout', 'worker', 'council']
+export declare const SUPERVISED_ROLES: SupervisedRoles
 export type SupervisedRole = (typeof SUPERVISED_ROLES)[number]
 
 export type LifecycleTarget =
@@ -75,11 +82,9 @@ export declare function parseLifecycleTarget(value: unknown, path?: string): Lif
  * inactive_for, a due time no earlier than the last activity plus the inactivity period. */
 export declare function parseLifecycleSubscription(value: unknown): LifecycleSubscriptionRecord
 
-export declare const ACTIVITY_KINDS: readonly ['meaningful', 'liveness']
+export declare const ACTIVITY_KINDS: ActivityKinds
 export type ActivityKind = (typeof ACTIVITY_KINDS)[number]
-export declare const ACTIVITY_TYPES: readonly [
-  'turn', 'tool', 'progress', 'checkpoint', 'assignment', 'state_transition', 'heartbeat', 'health_confirmation',
-]
+export declare const ACTIVITY_TYPES: ActivityTypes
 export type ActivityType = (typeof ACTIVITY_TYPES)[number]
 
 export interface AuthenticatedActivityRecord {
@@ -98,7 +103,7 @@ export interface AuthenticatedActivityRecord {
 /** A fresh activity record whose kind matches its type. */
 export declare function parseAuthenticatedActivity(value: unknown): AuthenticatedActivityRecord
 
-export declare const OPERATION_LEASE_STATES: readonly ['active', 'settled', 'cancelled', 'expired']
+export declare const OPERATION_LEASE_STATES: OperationLeaseStates
 export type OperationLeaseState = (typeof OPERATION_LEASE_STATES)[number]
 
 export interface ActiveOperationLease {
@@ -120,9 +125,9 @@ export interface ActiveOperationLease {
 /** A fresh lease with startedAt <= renewBy <= maxUntil <= min(hard worker lease, MaxRuntime). */
 export declare function parseActiveOperationLease(value: unknown): ActiveOperationLease
 
-export declare const WAIT_SOURCE_KINDS: readonly ['process', 'timer', 'file', 'port', 'url', 'webhook', 'async_tool', 'other']
+export declare const WAIT_SOURCE_KINDS: WaitSourceKinds
 export type WaitSourceKind = (typeof WAIT_SOURCE_KINDS)[number]
-export declare const WAIT_LEASE_STATES: readonly ['active', 'fired', 'cancelled', 'expired']
+export declare const WAIT_LEASE_STATES: WaitLeaseStates
 export type WaitLeaseState = (typeof WAIT_LEASE_STATES)[number]
 
 export interface ExternalWaitLease {
@@ -213,7 +218,7 @@ export declare function parseInactivityEdgeKey(value: unknown): InactivityEdgeKe
 /** canonicalHash("orc-inactivity-edge-v1", the parsed key). */
 export declare function inactivityTransitionId(key: InactivityEdgeKey): string
 
-export declare const REBIND_MIGRATION_STATES: readonly ['prepared', 'projected', 'committed', 'aborted', 'blocked']
+export declare const REBIND_MIGRATION_STATES: RebindMigrationStates
 export type RebindMigrationState = (typeof REBIND_MIGRATION_STATES)[number]
 
 export interface RebindCurrentClaimEvidence {
@@ -319,9 +324,7 @@ export interface SubscriberRebindMigrationRecord {
  * or blocked by its authenticated evidence. */
 export declare function parseSubscriberRebindMigration(value: unknown): SubscriberRebindMigrationRecord
 
-export declare const SUPERVISOR_PRINCIPAL_KINDS: readonly [
-  'ordinary_owner', 'boss', 'manager', 'controller', 'worker', 'scout', 'adversary', 'council',
-]
+export declare const SUPERVISOR_PRINCIPAL_KINDS: SupervisorPrincipalKinds
 export type SupervisorPrincipalKind = (typeof SUPERVISOR_PRINCIPAL_KINDS)[number]
 
 export interface SupervisorPrincipal {

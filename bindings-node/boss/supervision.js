@@ -11,7 +11,8 @@ const { hasOwn, getOwnPropertyDescriptor } = Object
 
 /** A store result with the caller's own version value as `observedVersion` (the core wrote a
  * placeholder only after finding `value` a plain object whose version is an own data property,
- * so this read runs nothing of the caller's). */
+ * so this read runs nothing of the caller's).
+ * @param {import('../facts.js').ContractOp} op */
 function stored (op, value) {
   const result = call(op, [value])
   if (hasOwn(result, 'observedVersion')) result.observedVersion = getOwnPropertyDescriptor(value, 'version').value

@@ -2,13 +2,16 @@
 // feature-routing corpora, the participant-state corpora (./participant-vectors), and the
 // semantics hashes of the other Boss corpora.
 import type {
+  BossPolicyVectorSchemaVersion, FeatureRoutingVectorSchemaVersion, SupervisionVectorSchemaVersion,
+} from '../facts.js'
+import type {
   BossAuthorizationContext, BossControlKind, BossPolicyAction, BossPolicyPrincipal, BossPolicyRole,
   BossPolicyState,
 } from './policy.js'
 
 export * from './supervision-vectors.js'
 
-export declare const BOSS_POLICY_VECTOR_SCHEMA_VERSION: 1
+export declare const BOSS_POLICY_VECTOR_SCHEMA_VERSION: BossPolicyVectorSchemaVersion
 
 export interface BossPolicyVector {
   name: string
@@ -37,10 +40,10 @@ export declare const BOSS_CONTROL_EDGE_VECTORS: readonly BossControlEdgeVector[]
 export declare const BOSS_POLICY_VECTORS: readonly BossPolicyVector[]
 /** The state a vector runs against (a fresh object). */
 export declare function bossPolicyStateForVector(vector: BossPolicyVector): BossPolicyState
-/** canonicalHash("agent-intercom-core/boss-run-v1/policy-vectors", {version, vectors}). */
+/** canonicalHash(`agent-intercom-core/${BOSS_RUN_FEATURE}/policy-vectors`, {version, vectors}). */
 export declare const BOSS_POLICY_SEMANTICS_HASH: string
 
-export declare const FEATURE_ROUTING_VECTOR_SCHEMA_VERSION: 1
+export declare const FEATURE_ROUTING_VECTOR_SCHEMA_VERSION: FeatureRoutingVectorSchemaVersion
 
 /** A feature-routing scenario, named by its fields. */
 export interface FeatureRoutingVector {
@@ -74,13 +77,13 @@ export interface FeatureRoutingVector {
 
 /** The 45 feature-routing scenarios. */
 export declare const FEATURE_ROUTING_VECTORS: readonly FeatureRoutingVector[]
-/** canonicalHash("agent-intercom-core/boss-run-v1/feature-routing-vectors", {version, vectors}). */
+/** canonicalHash(`agent-intercom-core/${BOSS_RUN_FEATURE}/feature-routing-vectors`, {version, vectors}). */
 export declare const FEATURE_ROUTING_SEMANTICS_HASH: string
 
 export * from './participant-vectors.js'
 
 /** The semantics hash of the supervision corpus, as the feature-semantics corpus embeds it. */
-export declare const SUPERVISION_VECTOR_SCHEMA_VERSION: 1
+export declare const SUPERVISION_VECTOR_SCHEMA_VERSION: SupervisionVectorSchemaVersion
 export declare const SUPERVISION_VECTORS_HASH: string
 
 export * from './worker-store-vectors.js'

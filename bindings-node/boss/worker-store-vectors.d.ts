@@ -1,11 +1,14 @@
 // The full worker-store migration corpus (exported by @ctliz/agent-intercom-core/boss/vectors and
 // ./boss): vectors/worker-store-migration-v2.json, with the hash the core computes from it.
+import type {
+  FullWorkerStoreMigrationVectorHashDomain, FullWorkerStoreMigrationVectorVersion,
+} from '../facts.js'
 import type { FullWorkerStoreMigrationInputV1, WorkerStoreRecordV2 } from './worker-store.js'
 
-export declare const FULL_WORKER_STORE_MIGRATION_VECTOR_VERSION: 2
+export declare const FULL_WORKER_STORE_MIGRATION_VECTOR_VERSION: FullWorkerStoreMigrationVectorVersion
 /** canonicalHash(FULL_WORKER_STORE_MIGRATION_VECTOR_HASH_DOMAIN, FULL_WORKER_STORE_MIGRATION_VECTOR_CORPUS). */
 export declare const FULL_WORKER_STORE_MIGRATION_VECTORS_HASH: string
-export declare const FULL_WORKER_STORE_MIGRATION_VECTOR_HASH_DOMAIN: 'agent-intercom-core/worker-store-v1-v2-full-v2'
+export declare const FULL_WORKER_STORE_MIGRATION_VECTOR_HASH_DOMAIN: FullWorkerStoreMigrationVectorHashDomain
 
 export interface FullWorkerStoreMigrationVector {
   name: string

@@ -1,11 +1,16 @@
 // The full worker-store migration (exported by @ctliz/agent-intercom-core/boss): a legacy
-// WorkerStore worker and its compatibility fields become an `orc.worker-store-record.v2` record.
+// WorkerStore worker and its compatibility fields become a record of version
+// FULL_WORKER_STORE_V2_RECORD_VERSION.
+import type {
+  FullWorkerStoreMigrationVersion, FullWorkerStoreV2RecordVersion,
+  WorkerStoreManagerRecipientContexts,
+} from '../facts.js'
 import type { ParticipantBindingEpoch, StoreValidationResult, WorkerGeneration } from '../canonical/index.js'
 import type { ParticipantState } from './index.js'
 
-export declare const FULL_WORKER_STORE_MIGRATION_VERSION: 1
-export declare const FULL_WORKER_STORE_V2_RECORD_VERSION: 'orc.worker-store-record.v2'
-export declare const WORKER_STORE_MANAGER_RECIPIENT_CONTEXTS: readonly ['pi', 'opencode', 'headless_cli']
+export declare const FULL_WORKER_STORE_MIGRATION_VERSION: FullWorkerStoreMigrationVersion
+export declare const FULL_WORKER_STORE_V2_RECORD_VERSION: FullWorkerStoreV2RecordVersion
+export declare const WORKER_STORE_MANAGER_RECIPIENT_CONTEXTS: WorkerStoreManagerRecipientContexts
 export type WorkerStoreManagerRecipientContext = (typeof WORKER_STORE_MANAGER_RECIPIENT_CONTEXTS)[number]
 
 // The legacy worker's part, as the participant-state contract defines it (kept local here).
@@ -147,7 +152,7 @@ export declare function migrateFullWorkerStoreV1(value: unknown): WorkerStoreRec
 export declare function parseWorkerStoreRecordV2(value: unknown): WorkerStoreRecordV2
 /** The store gate over parseFullWorkerStoreMigrationInputV1 (expected version 1). */
 export declare const validateFullWorkerStoreMigrationInputV1: (value: unknown) => StoreValidationResult<FullWorkerStoreMigrationInputV1>
-/** The store gate over parseWorkerStoreRecordV2 (expected version orc.worker-store-record.v2). */
+/** The store gate over parseWorkerStoreRecordV2 (expected version FULL_WORKER_STORE_V2_RECORD_VERSION). */
 export declare const validateWorkerStoreRecordV2: (value: unknown) => StoreValidationResult<WorkerStoreRecordV2>
 
 // Only what is declared exported above is exported (the local worker types stay local).

@@ -13,7 +13,10 @@ const { getOwnPropertyDescriptor, hasOwn } = Object
 const encoder = new TextEncoder()
 
 
-/** Runs a canonical encoding op; a snapshot refusal (nesting or a cycle) gets the depth code. */
+/**
+ * Runs a canonical encoding op; a snapshot refusal (nesting or a cycle) gets the depth code.
+ * @param {import('../facts.js').ContractOp} op
+ */
 function encoding (op, args) {
   try {
     return call(op, args)
@@ -59,6 +62,7 @@ function canonicalHashFromText (domain, text) {
 // The readers: each answers its argument itself (or undefined, or a fresh array). A refusal's
 // `.path` is the caller's path argument itself when it is a primitive other than a string (the
 // core prints it: `undefined: must be a non-empty string`), as TypeScript keeps it.
+/** @param {import('../facts.js').ContractOp} op */
 function reading (op, args, at) {
   try {
     return call(op, args)

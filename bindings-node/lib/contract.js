@@ -11,7 +11,7 @@
 // strings). Every rule (which keys, which values, which message) is then the core's; what comes
 // back is the value to return or the error to throw, as the TypeScript contract throws it.
 const { types: { isProxy } } = require('node:util')
-const { addon } = require('./native.js')
+const { addon, constants } = require('./native.js')
 
 const { getPrototypeOf, getOwnPropertyDescriptor, freeze, isFrozen } = Object
 const { ownKeys } = Reflect
@@ -23,7 +23,7 @@ const parse = JSON.parse
 const contractCall = addon.contractCall
 
 /** Deepest nesting a snapshot holds (the core reads no deeper; the value itself is depth 1). */
-const MAX_DEPTH = 512
+const MAX_DEPTH = constants.contractMaxDepth
 
 /** The error every contract validator throws: `message` is `<path>: <detail>`. */
 class ContractValidationError extends Error {
@@ -220,9 +220,14 @@ function failure (text) {
   return build ? build(f) : new Error(f.message)
 }
 
+/** @typedef {import('../facts.js').ContractOp} ContractOp */
+
 /**
  * Runs the core operation `op` over `args` (an array): returns what it answers (one of the
  * arguments itself, undefined, or a fresh value) or throws the error it names.
+ * @param {ContractOp} op
+ * @param {unknown[]} args
+ * @returns {any}
  */
 function call (op, args) {
   const answer = contractCall(op, snapshot(args))
@@ -263,6 +268,10 @@ function readOnce (value) {
 /**
  * `call(op, [value, ...rest])` where the TypeScript twin reads `value` through a proxy (see
  * `readOnce`): the answer "the argument itself" is the caller's proxy, not the stand-in.
+ * @param {ContractOp} op
+ * @param {unknown} value
+ * @param {...unknown} rest
+ * @returns {any}
  */
 function callReadOnce (op, value, ...rest) {
   const read = readOnce(value)
@@ -270,7 +279,12 @@ function callReadOnce (op, value, ...rest) {
   return out === read && read !== value ? value : out
 }
 
-/** Like `call`, for operations whose answer is a fresh value that callers may not mutate. */
+/**
+ * Like `call`, for operations whose answer is a fresh value that callers may not mutate.
+ * @param {ContractOp} op
+ * @param {unknown[]} args
+ * @returns {any}
+ */
 function callFrozen (op, args) {
   const out = call(op, args)
   return typeof out === 'object' && out !== null ? deepFreeze(out) : out

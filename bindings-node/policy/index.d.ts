@@ -1,8 +1,10 @@
 // Hand-written declarations of the policy subpath: the remote-access policy kernel (semantics
-// version 2), with the TypeScript core's type names and shapes.
+// version 2), with the TypeScript core's type names and shapes. Literal facts come from
+// ../facts.js, which `cargo xtask gen` writes from the Rust crates.
+import type { PolicySemanticsVersion } from "../facts.js";
 
 /** The version of these rules. */
-export declare const POLICY_SEMANTICS_VERSION: 2;
+export declare const POLICY_SEMANTICS_VERSION: PolicySemanticsVersion;
 
 export type PolicyAction =
   | "discover" | "send" | "ask" | "reply" | "inspect_tree" | "delegate_child" | "revoke" | "adopt";

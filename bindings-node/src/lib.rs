@@ -59,6 +59,8 @@ pub struct NativeConstants {
     pub corpus_json: String,
     pub error_codes: Vec<String>,
     pub max_depth: u32,
+    /// The deepest nesting a contract call's arguments may have (the value itself is depth 1).
+    pub contract_max_depth: u32,
     pub frame_prefix: String,
     pub encoding_version: u32,
     pub unicode_normalization: String,
@@ -138,6 +140,7 @@ pub fn constants() -> NativeConstants {
             .map(|c| c.as_str().to_string())
             .collect(),
         max_depth: canonical::MAX_DEPTH as u32,
+        contract_max_depth: agent_intercom_core::contract::value::MAX_PARSE_DEPTH as u32,
         frame_prefix: canonical::FRAME_PREFIX.into(),
         encoding_version: canonical::ENCODING_VERSION,
         unicode_normalization: canonical::UNICODE_NORMALIZATION.into(),
@@ -370,6 +373,15 @@ pub fn frame_disposition(
 #[napi]
 pub fn contract_call(op: String, args: String) -> Result<String> {
     agent_intercom_core::registry::call_snapshot(&op, &args).map_err(js_error)
+}
+
+/// The name of every contract operation, sorted.
+#[napi]
+pub fn contract_operations() -> Vec<String> {
+    agent_intercom_core::contract::operations()
+        .into_iter()
+        .map(String::from)
+        .collect()
 }
 
 #[napi]

@@ -1,13 +1,17 @@
 // @ctliz/agent-intercom-core/team-manifest: the tmuxdeck team manifest (see docs/team-manifest.md).
+// Literal facts come from ../facts.js, which `cargo xtask gen` writes from the Rust crates.
+import type {
+  MaxTeamManifestMembers, TmuxdeckTeamManifestBackend, TmuxdeckTeamManifestVersion,
+} from "../facts.js";
 
 /** The manifest's version field. */
-export declare const TMUXDECK_TEAM_MANIFEST_VERSION: "tmuxdeck.team.v1";
+export declare const TMUXDECK_TEAM_MANIFEST_VERSION: TmuxdeckTeamManifestVersion;
 /** The manifest's backend field. */
-export declare const TMUXDECK_TEAM_MANIFEST_BACKEND: "tmuxdeck";
+export declare const TMUXDECK_TEAM_MANIFEST_BACKEND: TmuxdeckTeamManifestBackend;
 /** The largest manifest file, in bytes (64 KiB). */
 export declare const MAX_TEAM_MANIFEST_BYTES: number;
 /** The most members a team may list. */
-export declare const MAX_TEAM_MANIFEST_MEMBERS: 64;
+export declare const MAX_TEAM_MANIFEST_MEMBERS: MaxTeamManifestMembers;
 
 /** A member's role: the one lead (whose session is `leadId`) or a worker. */
 export type TmuxDeckTeamRole = "lead" | "worker";

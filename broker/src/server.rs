@@ -494,131 +494,192 @@ async fn connection<S: Stream>(
         return;
     }
     let writer_task = tokio::spawn(write_loop(writer, rx, stop.clone(), queued.clone()));
-    // Set when this side ends the connection: the client may still be sending, and closing a
+    let mut bucket = TokenBucket::new(&config, origin);
+    // True when this side ends the connection: the client may still be sending, and closing a
     // socket with unread input makes the peer lose the error frame (a reset), so read it away.
-    let mut linger = false;
-    // Remote principals get the smaller bucket the Pi broker gives them.
-    let (capacity, refill) = match origin {
-        Origin::Local => (config.rate_capacity, config.rate_refill_per_second),
-        Origin::Remote => (
-            config.remote_rate_capacity,
-            config.remote_rate_refill_per_second,
-        ),
-    };
-    let mut tokens = capacity;
-    let mut refilled = tokio::time::Instant::now();
-    let frame_timeout = config.frame_timeout;
-    loop {
-        let mut header = [0u8; 4];
-        let first = tokio::select! {
-            r = reader.read(&mut header[..1]) => r,
-            _ = stop.notified() => {
-                linger = true;
-                break;
-            }
-            _ = kill.notified() => {
+    let linger = loop {
+        let refusal = match read_frame(&mut reader, &stop, &kill, &config).await {
+            Read::Frame(payload) => match admit(&payload, &mut bucket, &config) {
+                Ok(value) => {
+                    if events.send(Event::Frame { conn, value }).is_err() {
+                        break false;
+                    }
+                    continue;
+                }
+                Err(refusal) => refusal,
+            },
+            Read::Refused(refusal) => refusal,
+            Read::Ended => break false,
+            Read::Stopped => break true,
+            Read::Killed => {
                 // A slow consumer: its writer may be blocked on a full socket; end both now.
                 writer_task.abort();
-                break;
+                break false;
             }
         };
-        match first {
-            Ok(0) | Err(_) => break,
-            Ok(_) => {}
-        }
-        // The rest of a started frame must arrive in time: a half-sent frame cannot hold a
-        // connection open for ever.
-        let rest = tokio::select! {
-            r = tokio::time::timeout(frame_timeout, async {
-                reader.read_exact(&mut header[1..]).await?;
-                let len = u32::from_be_bytes(header) as usize;
-                if len > config.max_frame_bytes {
-                    return Ok(Err(len));
-                }
-                let mut payload = vec![0u8; len];
-                reader.read_exact(&mut payload).await?;
-                Ok::<_, io::Error>(Ok(payload))
-            }) => r,
-            _ = stop.notified() => {
-                linger = true;
-                break;
-            }
-        };
-        let payload = match rest {
-            Err(_) => {
-                linger = true;
-                let _ = events.send(Event::Reject {
-                    conn,
-                    code: error_code::INVALID_REQUEST,
-                    message: "Incomplete frame: the rest did not arrive in time".into(),
-                });
-                break;
-            }
-            Ok(Err(_)) => break,
-            Ok(Ok(Err(len))) => {
-                let message = format!(
-                    "Intercom frame length {len} exceeds maximum {} bytes",
-                    config.max_frame_bytes
-                );
-                linger = true;
-                let _ = events.send(Event::Reject {
-                    conn,
-                    code: error_code::INVALID_REQUEST,
-                    message,
-                });
-                break;
-            }
-            Ok(Ok(Ok(payload))) => payload,
-        };
-        let value: Value = match crate::jstext::parse_frame(&payload) {
-            Ok(v) => v,
-            Err(e) => {
-                let what = if std::str::from_utf8(&payload).is_err() {
-                    "not valid UTF-8".to_string()
-                } else {
-                    format!("not valid JSON ({e})")
-                };
-                linger = true;
-                let _ = events.send(Event::Reject {
-                    conn,
-                    code: error_code::INVALID_REQUEST,
-                    message: format!("Failed to parse intercom message: {what}"),
-                });
-                break;
-            }
-        };
-        // Acknowledgements are never rate limited: a fast receiver must not be cut off.
-        if value.get("type").and_then(Value::as_str) != Some("message_received") {
-            let now = tokio::time::Instant::now();
-            tokens = (tokens + now.duration_since(refilled).as_secs_f64() * refill).min(capacity);
-            refilled = now;
-            let cost = payload.len().div_ceil(config.rate_bytes_per_token).max(1) as f64;
-            if tokens < cost {
-                linger = true;
-                let _ = events.send(Event::Reject {
-                    conn,
-                    code: error_code::RATE_LIMITED,
-                    message: "Intercom broker rate limit exceeded".into(),
-                });
-                break;
-            }
-            tokens -= cost;
-        }
-        if events.send(Event::Frame { conn, value }).is_err() {
-            break;
-        }
-    }
+        let _ = events.send(Event::Reject {
+            conn,
+            code: refusal.code,
+            message: refusal.message,
+        });
+        break true;
+    };
     let _ = events.send(Event::Closed { conn });
     if linger {
-        // On the heap: an array here would make every connection's future 4 KiB larger.
-        let mut scratch = vec![0u8; 4096];
-        let deadline = tokio::time::sleep(Duration::from_secs(1));
-        tokio::pin!(deadline);
-        loop {
-            tokio::select! {
-                r = reader.read(&mut scratch) => if matches!(r, Ok(0) | Err(_)) { break },
-                _ = &mut deadline => break,
+        drain(&mut reader).await;
+    }
+}
+
+/// What reading a connection's next frame came to.
+enum Read {
+    /// A whole frame's payload.
+    Frame(Vec<u8>),
+    /// A frame the broker will not read: too long, or not all there in time.
+    Refused(Refusal),
+    /// The client closed the connection, or reading failed.
+    Ended,
+    /// The writer is done: the broker closed the connection.
+    Stopped,
+    /// The broker cut the connection off (a slow consumer).
+    Killed,
+}
+
+/// The error frame a connection ends with.
+struct Refusal {
+    code: &'static str,
+    message: String,
+}
+
+impl Refusal {
+    fn invalid(message: String) -> Refusal {
+        Refusal {
+            code: error_code::INVALID_REQUEST,
+            message,
+        }
+    }
+}
+
+/// Reads the next frame: a 4-byte big-endian length, then the payload. The first byte may take
+/// any time; the rest of a started frame must arrive within `frame_timeout`, so that a half-sent
+/// frame cannot hold a connection open for ever.
+async fn read_frame<R: tokio::io::AsyncRead + Unpin>(
+    reader: &mut R,
+    stop: &Notify,
+    kill: &Notify,
+    config: &BrokerConfig,
+) -> Read {
+    let mut header = [0u8; 4];
+    let first = tokio::select! {
+        r = reader.read(&mut header[..1]) => r,
+        _ = stop.notified() => return Read::Stopped,
+        _ = kill.notified() => return Read::Killed,
+    };
+    if matches!(first, Ok(0) | Err(_)) {
+        return Read::Ended;
+    }
+    let rest = tokio::select! {
+        r = tokio::time::timeout(config.frame_timeout, async {
+            reader.read_exact(&mut header[1..]).await?;
+            let len = u32::from_be_bytes(header) as usize;
+            if len > config.max_frame_bytes {
+                return Ok(Err(len));
             }
+            let mut payload = vec![0u8; len];
+            reader.read_exact(&mut payload).await?;
+            Ok::<_, io::Error>(Ok(payload))
+        }) => r,
+        _ = stop.notified() => return Read::Stopped,
+    };
+    match rest {
+        Err(_) => Read::Refused(Refusal::invalid(
+            "Incomplete frame: the rest did not arrive in time".into(),
+        )),
+        Ok(Err(_)) => Read::Ended,
+        Ok(Ok(Err(len))) => Read::Refused(Refusal::invalid(format!(
+            "Intercom frame length {len} exceeds maximum {} bytes",
+            config.max_frame_bytes
+        ))),
+        Ok(Ok(Ok(payload))) => Read::Frame(payload),
+    }
+}
+
+/// The frame `payload` holds, if it parses and the bucket has tokens for it. Acknowledgements
+/// are never rate limited: a fast receiver must not be cut off.
+fn admit(
+    payload: &[u8],
+    bucket: &mut TokenBucket,
+    config: &BrokerConfig,
+) -> Result<Value, Refusal> {
+    let value = crate::jstext::parse_frame(payload).map_err(|e| {
+        let what = if std::str::from_utf8(payload).is_err() {
+            "not valid UTF-8".to_string()
+        } else {
+            format!("not valid JSON ({e})")
+        };
+        Refusal::invalid(format!("Failed to parse intercom message: {what}"))
+    })?;
+    if value.get("type").and_then(Value::as_str) != Some("message_received")
+        && !bucket.take(payload.len().div_ceil(config.rate_bytes_per_token).max(1) as f64)
+    {
+        return Err(Refusal {
+            code: error_code::RATE_LIMITED,
+            message: "Intercom broker rate limit exceeded".into(),
+        });
+    }
+    Ok(value)
+}
+
+/// A connection's rate limit: a bucket of `capacity` tokens, refilled at `refill` a second. Remote
+/// principals get the smaller bucket the Pi broker gives them.
+struct TokenBucket {
+    tokens: f64,
+    capacity: f64,
+    refill: f64,
+    refilled: tokio::time::Instant,
+}
+
+impl TokenBucket {
+    fn new(config: &BrokerConfig, origin: Origin) -> TokenBucket {
+        let (capacity, refill) = match origin {
+            Origin::Local => (config.rate_capacity, config.rate_refill_per_second),
+            Origin::Remote => (
+                config.remote_rate_capacity,
+                config.remote_rate_refill_per_second,
+            ),
+        };
+        TokenBucket {
+            tokens: capacity,
+            capacity,
+            refill,
+            refilled: tokio::time::Instant::now(),
+        }
+    }
+
+    /// Refills for the time since the last call, then takes `cost` tokens; false (and nothing
+    /// taken) when fewer are left.
+    fn take(&mut self, cost: f64) -> bool {
+        let now = tokio::time::Instant::now();
+        let refilled = now.duration_since(self.refilled).as_secs_f64() * self.refill;
+        self.tokens = (self.tokens + refilled).min(self.capacity);
+        self.refilled = now;
+        if self.tokens < cost {
+            return false;
+        }
+        self.tokens -= cost;
+        true
+    }
+}
+
+/// Reads away what the client still sends, for up to a second.
+async fn drain<R: tokio::io::AsyncRead + Unpin>(reader: &mut R) {
+    // On the heap: an array here would make every connection's future 4 KiB larger.
+    let mut scratch = vec![0u8; 4096];
+    let deadline = tokio::time::sleep(Duration::from_secs(1));
+    tokio::pin!(deadline);
+    loop {
+        tokio::select! {
+            r = reader.read(&mut scratch) => if matches!(r, Ok(0) | Err(_)) { break },
+            _ = &mut deadline => break,
         }
     }
 }

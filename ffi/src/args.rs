@@ -1,6 +1,7 @@
 //! Converting C arguments: every (pointer, length) pair, out-parameter and candidate array of
 //! every export passes these helpers, which check NULL, length and UTF-8 in one place, and
-//! [`guard`], which every fallible export runs in (through `ffi_fn!`).
+//! [`guard`], which every fallible export runs in (through `ffi_fn!`). A candidate array holds
+//! [`aic_candidate`]s, defined here with the helper that reads them ([`sessions`]).
 
 use std::ffi::{CString, c_char};
 use std::mem::MaybeUninit;
@@ -11,8 +12,28 @@ use agent_intercom_core::routing::Session;
 use agent_intercom_core::scope::{self, Scope};
 use agent_intercom_core::{Error, ErrorCode};
 
-use crate::contract::aic_candidate;
 use crate::status::aic_error;
+
+/// A session as routing sees it. Text fields are (pointer, length) UTF-8 and follow the
+/// (pointer, length) conventions at the top of this header, lengths above PTRDIFF_MAX included.
+/// `name` NULL (with `name_len` 0) means the session has no name, unlike "" which is a name.
+/// `scope` NULL or empty means unscoped; any other scope must be a valid scope id.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct aic_candidate {
+    /// Full session id.
+    pub id: *const c_char,
+    /// Length of `id` in bytes.
+    pub id_len: usize,
+    /// Name, or NULL (with length 0) for none.
+    pub name: *const c_char,
+    /// Length of `name` in bytes.
+    pub name_len: usize,
+    /// Scope id, or NULL/empty for unscoped.
+    pub scope: *const c_char,
+    /// Length of `scope` in bytes.
+    pub scope_len: usize,
+}
 
 pub(crate) fn fail(code: ErrorCode, message: impl Into<String>) -> Error {
     Error::new(code, message)

@@ -15,6 +15,7 @@ use agent_intercom_core::routing::{
 use agent_intercom_core::scope;
 
 use crate::AIC_HASH_HEX_LEN;
+pub use crate::args::aic_candidate;
 use crate::args::{fail, out, owned_string, scope_arg, sessions, text, write_indices};
 
 /// Whether a parsed scope input is the unscoped group or a scope id.
@@ -25,27 +26,6 @@ pub enum aic_scope_kind {
     Unscoped = 0,
     /// A valid scope id.
     Scoped = 1,
-}
-
-/// A session as routing sees it. Text fields are (pointer, length) UTF-8 and follow the
-/// (pointer, length) conventions at the top of this header, lengths above PTRDIFF_MAX included.
-/// `name` NULL (with `name_len` 0) means the session has no name, unlike "" which is a name.
-/// `scope` NULL or empty means unscoped; any other scope must be a valid scope id.
-#[repr(C)]
-#[derive(Clone, Copy, Debug)]
-pub struct aic_candidate {
-    /// Full session id.
-    pub id: *const c_char,
-    /// Length of `id` in bytes.
-    pub id_len: usize,
-    /// Name, or NULL (with length 0) for none.
-    pub name: *const c_char,
-    /// Length of `name` in bytes.
-    pub name_len: usize,
-    /// Scope id, or NULL/empty for unscoped.
-    pub scope: *const c_char,
-    /// Length of `scope` in bytes.
-    pub scope_len: usize,
 }
 
 /// One lifecycle event of a replacement plan.

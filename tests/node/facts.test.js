@@ -61,6 +61,7 @@ const RETYPED = [
   ['the health endpoint', /endpoint\s*[!=]==?\s*['"`]/],
   ['the log levels', /\boff\b\W+error\W+warn\W+info\b/],
   ['a setting key', /['"`](idle_exit_ms|idle_exit_secs|log_level)['"`]/],
+  ['a nesting limit', new RegExp(`\\b(${C.maxDepth}|${C.contractMaxDepth})\\b`)],
   ['a stop reason', /['"`](Shutdown|Idle|Failed|AlreadyStopped)['"`]/],
   ['the old error text protocol', /\[aic:/],
 ]
@@ -84,16 +85,35 @@ test('the guard would catch each literal it looks for', () => {
   const samples = ["'remote-access-v1'", REMOTE_ACCESS.policySemanticsHash, "join(homedir(), '.pi/agent')",
     'env.PI_CODING_AGENT_DIR', 'env.AGENT_INTERCOM_SCRATCHPAD', "'broker.sock'", "'scratchpad.sqlite'",
     "join(dir, 'intercom')", "f.endpoint === 'local'", "'off, error, warn, info or debug'",
-    "['off', 'error', 'warn', 'info', 'debug']", "setting('log_level', v)", "'AlreadyStopped'", '/^\\[aic:([A-Z_]+)\\]/']
+    "['off', 'error', 'warn', 'info', 'debug']", "setting('log_level', v)", "'AlreadyStopped'", '/^\\[aic:([A-Z_]+)\\]/',
+    `const MAX_DEPTH = ${C.contractMaxDepth}`, `depth > ${C.maxDepth}`]
   for (const sample of samples) assert.ok(RETYPED.some(([, p]) => p.test(sample)), sample)
 })
 
-/** bindings-node/facts.d.ts as { Name: its literal values } (one, or the members of a union). */
+/** BOSS_RUN_FEATURE as BossRunFeature: the name of a constant's fact. */
+const pascalCase = (name) => name.split('_').map((w) => w[0] + w.slice(1).toLowerCase()).join('')
+
+/** { Name: [value] } for each constant of the contract subpaths that facts.d.ts holds a fact of
+ * (by its name in PascalCase): the value the package has at run time. */
+function contractConstants () {
+  const out = {}
+  for (const subpath of ['boss', 'policy', 'team-manifest', 'vectors']) {
+    for (const [name, value] of Object.entries(require(`@ctliz/agent-intercom-core/${subpath}`))) {
+      if (/^[A-Z][A-Z0-9_]*$/.test(name) && pascalCase(name) in F) out[pascalCase(name)] = [value]
+    }
+  }
+  return out
+}
+
+/** bindings-node/facts.d.ts as { Name: its literal values } (one, or the members of a union; a
+ * readonly tuple is one value, the array of its members). */
 function declaredFacts () {
   const text = readFileSync(join(root, 'bindings-node', 'facts.d.ts'), 'utf8')
   const facts = {}
   for (const [, name, literal] of text.matchAll(/^export type (\w+) = (.+);$/gm)) {
-    facts[name] = literal.split(' | ').map((member) => JSON.parse(member))
+    facts[name] = literal.startsWith('readonly [')
+      ? [JSON.parse(literal.slice('readonly '.length))]
+      : literal.split(' | ').map((member) => JSON.parse(member))
   }
   assert.strictEqual(Object.keys(facts).length, text.match(/^export /gm).length, 'every fact parses')
   return facts
@@ -146,6 +166,8 @@ test('facts.d.ts holds what the package has at run time', () => {
     EnvelopeSignatureKind: [...transport.ENVELOPE_SIGNATURE_KINDS],
     EnvelopeKindEd25519: [transport.ENVELOPE_SIGNATURE_KINDS[0]],
     EnvelopeKindHmacSha256: [transport.ENVELOPE_SIGNATURE_KINDS[1]],
+    ContractOp: raw.contractOperations(),
+    ...contractConstants(),
   }
   for (const [name, values] of Object.entries(expected)) assert.deepStrictEqual(F[name], values, name)
   // The others have no run-time twin; xtask reads them from Rust all the same.
@@ -160,6 +182,34 @@ test('facts.d.ts holds what the package has at run time', () => {
     assert.ok(F.ProtocolV4Operations.includes(v.operation), v.operation)
     assert.ok(F.ProtocolV4Outcomes.includes(v.expected), v.expected)
   }
+})
+
+test('every contract operation the package JavaScript names is one the core has', () => {
+  const operations = new Set(require(join(root, 'bindings-node', 'agent_intercom.node')).contractOperations())
+  // Each quoted `<module>.<name>` of a module of the table, comments included: whatever reaches
+  // call, callFrozen or callReadOnce, directly or through a helper (storeValidator, reading, ...).
+  const modules = [...new Set([...operations].map((op) => op.split('.')[0]))].join('|')
+  const named = new RegExp(`['"]((?:${modules})\\.[A-Za-z]+)['"]`, 'g')
+  const unknown = []
+  let count = 0
+  for (const file of packageJs()) {
+    for (const [, op] of readFileSync(file, 'utf8').matchAll(named)) {
+      count++
+      if (!operations.has(op)) unknown.push(`${relative(root, file)}: ${op}`)
+    }
+  }
+  assert.ok(count >= 140, `found ${count} operation names`)
+  assert.deepStrictEqual(unknown, [], 'renamed in Rust? (tests/types/contract-ops.cjs types the calls)')
+})
+
+test('the C doc of aic_pad_request names exactly the scratchpad operations and checks', () => {
+  // The header's comment is the one ffi/src/pad.rs writes (cargo xtask gen --check).
+  const header = readFileSync(join(root, 'include', 'agent_intercom.h'), 'utf8')
+  const doc = header.slice(0, header.indexOf('aic_status aic_pad_request(')).split('\n\n').at(-1)
+  const listed = doc.replace(/^\/\/ ?/gm, '').replace(/\s+/g, ' ')
+    .match(/`op` is one of (.*?) which needs no store/)[1]
+    .split(/[\s,()]+/).filter((word) => word && !['or', 'a', 'rule', 'check'].includes(word))
+  assert.deepStrictEqual(listed.sort(), [...pad.OPERATIONS, ...pad.CHECKS].sort())
 })
 
 test('the package JavaScript raises only the error codes of facts.d.ts, and each of NodeErrorCode', () => {

@@ -3,13 +3,17 @@
 //! crates. The declarations import them (`import type { ... } from "../facts.js"`). The
 //! vendorable module's declarations must stay one self-contained file (adapters copy it), so
 //! [`inline`] writes them from their hand-written source with the facts it imports put in place.
+//!
+//! The constants of the contract subpaths (./boss, ./policy, ./team-manifest, ./vectors) are
+//! read the way their JavaScript reads them: from the answer of a contract operation
+//! ([`contract_constants`]).
 
 use std::fmt::Display;
 use std::path::Path;
 
 use agent_intercom_broker::{self as broker, Health, LogLevel, StopReason, config};
 use agent_intercom_core::canonical::{self, Value};
-use agent_intercom_core::{ErrorCode, corpus, envelope, protocol};
+use agent_intercom_core::{ErrorCode, contract, corpus, envelope, protocol};
 use agent_intercom_scratchpad as pad;
 
 /// The codes only the package's JavaScript raises, besides the core's;
@@ -18,7 +22,7 @@ const NODE_ERROR_CODES: [&str; 1] = ["NATIVE_ADDON_UNAVAILABLE"];
 
 /// One `export type <name> = <literal>;` of the facts file.
 pub struct Fact {
-    pub name: &'static str,
+    pub name: String,
     /// What it is, and the Rust it is read from.
     pub doc: String,
     /// A TypeScript literal type, or a union of them.
@@ -55,7 +59,7 @@ fn plain(value: impl Display) -> String {
 macro_rules! facts {
     ($($name:ident = $render:ident($value:expr) $(, $what:literal)?;)+) => {
         vec![$(Fact {
-            name: stringify!($name),
+            name: stringify!($name).to_string(),
             doc: describe(stringify!($value), None $(.or(Some($what)))?),
             literal: $render($value),
         }),+]
@@ -72,7 +76,7 @@ fn describe(rust: &str, what: Option<&str>) -> String {
 /// Every fact, in the order of the file.
 pub fn facts() -> Vec<Fact> {
     let broker_config = broker::BrokerConfig::for_agent_dir(Path::new("/"));
-    facts! {
+    let mut all = facts! {
         ProtocolName = string(protocol::PROTOCOL_NAME);
         ProtocolVersion = plain(protocol::PROTOCOL_VERSION);
         ScopeEnv = string(protocol::SCOPE_ENV), "The variable naming the scope";
@@ -126,6 +130,148 @@ pub fn facts() -> Vec<Fact> {
             "Every signature kind";
         EnvelopeKindEd25519 = string(envelope::SignatureKind::Ed25519.as_str());
         EnvelopeKindHmacSha256 = string(envelope::SignatureKind::HmacSha256.as_str());
+        ContractOp = union(contract::operations()), "What lib/contract.js `call` takes";
+    };
+    all.extend(contract_constants());
+    all
+}
+
+/// `constants! { "op": NAME, NAME = member.path, ...; ... }`: for each constant NAME of the
+/// package, the fact of its value's literal type, named NAME in PascalCase: the member NAME (or
+/// `member.path`) of what the contract operation `op` answers, where the JavaScript reads it.
+macro_rules! constants {
+    ($($op:literal: $($name:ident $(= $($member:ident).+)?),+;)+) => {{
+        let mut facts = Vec::new();
+        $(
+            let answer = answer_of($op);
+            $(facts.push(constant(
+                &answer,
+                $op,
+                stringify!($name),
+                &[$($(stringify!($member)),+)?],
+            ));)+
+        )+
+        facts
+    }};
+}
+
+/// What `op` answers when called without arguments.
+fn answer_of(op: &str) -> Value<'static> {
+    let text = contract::call_json(op, "[]").unwrap_or_else(|e| panic!("{op}: {e}"));
+    let answer = canonical::parse(&text).unwrap_or_else(|e| panic!("{op}: {e}"));
+    match answer.get("value") {
+        Some(value) if answer.get("ok") == Some(&Value::Bool(true)) => value.owned(),
+        _ => panic!("{op} refused: {text}"),
+    }
+}
+
+/// The fact of the constant `name`: the member at `path` (`name` when empty) of `answer`.
+fn constant(answer: &Value<'_>, op: &str, name: &str, path: &[&str]) -> Fact {
+    let path = if path.is_empty() {
+        vec![name]
+    } else {
+        path.to_vec()
+    };
+    let value = path
+        .iter()
+        .try_fold(answer, |value, key| value.get(key))
+        .unwrap_or_else(|| panic!("{op} answers no {}", path.join(".")));
+    Fact {
+        name: pascal_case(name),
+        doc: format!("`{op}` {}", path.join(".")),
+        literal: literal_type(value).unwrap_or_else(|| panic!("{name}: not a literal")),
+    }
+}
+
+/// `BOSS_RUN_FEATURE` as `BossRunFeature`.
+fn pascal_case(name: &str) -> String {
+    name.split('_')
+        .map(|word| {
+            let mut chars = word.chars();
+            chars.next().map_or_else(String::new, |first| {
+                first.to_string() + &chars.as_str().to_ascii_lowercase()
+            })
+        })
+        .collect()
+}
+
+/// The TypeScript type of a string, an integer or an array of them (a readonly tuple).
+fn literal_type(value: &Value<'_>) -> Option<String> {
+    Some(match value {
+        Value::String(s) => string(s),
+        Value::Int(n) => plain(n),
+        Value::Array(items) => {
+            let items: Option<Vec<String>> = items.iter().map(literal_type).collect();
+            format!("readonly [{}]", items?.join(", "))
+        }
+        _ => return None,
+    })
+}
+
+/// The constants the hand-written declarations of the contract subpaths would otherwise type
+/// as literals, by the operation the JavaScript reads them from.
+fn contract_constants() -> Vec<Fact> {
+    constants! {
+        "boss.constants":
+            INTERCOM_BASE_PROTOCOL_VERSION, BOSS_RUN_FEATURE, BOSS_RUN_FEATURE_VERSION,
+            BOSS_CONTROL_ENVELOPE_VERSION, BOSS_CAPABILITY_FEATURE_CONTRACT_VERSION,
+            BOSS_PARTICIPANT_ROLES, BOSS_RUN_AUTHORITY_IDENTITY_VERSION,
+            BOSS_PARTICIPANT_BINDING_VERSION, BOSS_BINDING_STATES,
+            BOSS_PARTICIPANT_CREDENTIAL_VERSION, BOSS_CREDENTIAL_KINDS,
+            BOSS_CREDENTIAL_DIGEST_RECORD_VERSION, BOSS_CREDENTIAL_AUDIT_EVENT_VERSION,
+            AUTHORITY_TRANSITION_VERSION, AUTHORITY_EVENT_VERSION, AUTHORITY_REQUEST_VERSION,
+            BOSS_CONTROL_TYPES, WORKER_IDENTITY_VERSION,
+            AUTHORITY_TRANSITION_OPERATIONS, AUTHORITY_TRANSITION_STATES,
+            AUTHORITY_REQUEST_OPERATIONS,
+            BOSS_CREDENTIAL_STATES, BOSS_CREDENTIAL_AUDIT_OPERATIONS,
+            LIFECYCLE_NOTICE_VERSION, DELIVERY_GROUP_VERSION, DELIVERY_CLAIM_VERSION,
+            NOTICE_RECIPIENT_INGRESS_VERSION, TARGET_LEDGER_RESULT_VERSION,
+            DELIVERY_GROUP_ASSEMBLY_VERSION, DELIVERY_INTENTS, RECIPIENT_CONTEXTS,
+            DELIVERY_CLAIM_STATES, NOTICE_DELIVERY_CLAIM_STATES, DELIVERY_MODES,
+            DELIVERY_GROUP_MEMBERSHIP_STATES, DELIVERY_GROUP_STATES,
+            NOTICE_RECIPIENT_INGRESS_OPERATIONS, TARGET_LEDGER_STATES,
+            PARTICIPANT_STATES, TERMINAL_PARTICIPANT_STATES, LEGACY_WORKER_STATES,
+            PARTICIPANT_HEALTH_EVENT_VERSION, WORKER_STATE_MIGRATION_CONTRACT_VERSION,
+            LEGACY_WORKER_STORE_SCHEMA_VERSION, CANONICAL_WORKER_STORE_SCHEMA_VERSION,
+            PARTICIPANT_STATE_TRANSITION_CONTRACT_VERSION, PARTICIPANT_HEALTH_SEVERITIES,
+            STOPPING_RECONCILIATION_OUTCOMES, STOPPING_EVIDENCE_SOURCES, BLOCKED_RESUME_STATES,
+            STALLED_RESUME_STATES, PARTICIPANT_STATE_TRANSITION_EVIDENCE_KINDS,
+            PARTICIPANT_DISPATCHABLE_STATES, PARTICIPANT_READ_ONLY_STATES,
+            PARTICIPANT_STATE_VECTOR_HASH_DOMAIN, PARTICIPANT_STATE_TRANSITION_VECTOR_HASH_DOMAIN,
+            BROKER_FEATURE_ATTESTATION_VERSION, BROKER_IDENTITY_RECORD_VERSION,
+            BROKER_PROVIDER_ATTESTATION_VERSION, BROKER_PEER_EXPECTATION_VERSION,
+            LEGACY_ADMIN_MIGRATION_VERSION, BROKER_JOURNAL_RECOVERY_VERSION,
+            BOSS_RESTRICTED_CLIENT_REQUEST_VERSION, BOSS_RESTRICTED_CLIENT_RESULT_VERSION,
+            BROKER_FEATURE_SET_HASH_DOMAIN, BROKER_IDENTITY_SIGNATURE_DOMAIN,
+            BROKER_PROVIDER_ATTESTATION_SIGNATURE_DOMAIN, BROKER_PROTECTED_PROVIDER_ROOT,
+            BOSS_MANAGER_OPERATIONS, BOSS_PARTICIPANT_OPERATIONS, BOSS_REVIEWER_OPERATIONS,
+            BOSS_RESTRICTED_AUTHORIZATION_DENIAL_CODES, RESTRICTED_RESULT_STATUSES,
+            LIFECYCLE_SUBSCRIPTION_VERSION, ACTIVITY_RECORD_VERSION,
+            ACTIVE_OPERATION_LEASE_VERSION, EXTERNAL_WAIT_LEASE_VERSION,
+            SUBSCRIBER_REBIND_MIGRATION_VERSION, LIFECYCLE_TRIGGER_SCHEMA_VERSION,
+            LIFECYCLE_TRIGGER_VERSION, SUBSCRIPTION_STATES, INACTIVITY_MODES, ACTIVITY_BASES,
+            SUPERVISED_ROLES, ACTIVITY_KINDS, ACTIVITY_TYPES, OPERATION_LEASE_STATES,
+            WAIT_SOURCE_KINDS, WAIT_LEASE_STATES, REBIND_MIGRATION_STATES,
+            SUPERVISOR_PRINCIPAL_KINDS, SUPERVISION_VECTOR_SCHEMA_VERSION,
+            FULL_WORKER_STORE_MIGRATION_VERSION, FULL_WORKER_STORE_V2_RECORD_VERSION,
+            WORKER_STORE_MANAGER_RECIPIENT_CONTEXTS;
+        "boss.policyConstants":
+            BOSS_POLICY_SEMANTICS_VERSION = semanticsVersion,
+            BOSS_POLICY_PRINCIPAL_VERSION = principalVersion, BOSS_POLICY_ACTIONS = actions,
+            BOSS_POLICY_ROLES = roles, BOSS_CONTROL_KINDS = controlKinds;
+        "boss.policyVectors": BOSS_POLICY_VECTOR_SCHEMA_VERSION = corpus.version;
+        "boss.featureRoutingVectors": FEATURE_ROUTING_VECTOR_SCHEMA_VERSION = corpus.version;
+        "boss.participantStateVectors": PARTICIPANT_STATE_VECTOR_SCHEMA_VERSION = corpus.version;
+        "boss.participantStateTransitionVectors":
+            PARTICIPANT_STATE_TRANSITION_VECTOR_SCHEMA_VERSION = corpus.version;
+        "boss.supervisionVectors": SUPERVISION_VECTOR_HASH_DOMAIN = hashDomain;
+        "boss.workerStoreMigrationVectors":
+            FULL_WORKER_STORE_MIGRATION_VECTOR_VERSION = corpus.version,
+            FULL_WORKER_STORE_MIGRATION_VECTOR_HASH_DOMAIN = hashDomain;
+        "policy.constants": POLICY_SEMANTICS_VERSION, POLICY_VECTOR_SCHEMA_VERSION;
+        "team.constants":
+            TMUXDECK_TEAM_MANIFEST_VERSION, TMUXDECK_TEAM_MANIFEST_BACKEND,
+            MAX_TEAM_MANIFEST_MEMBERS;
     }
 }
 
@@ -145,7 +291,9 @@ pub fn facts_dts() -> String {
          // when this file is stale. Each comment names the Rust a type is read from: config::,\n\
          // LogLevel, StopReason and broker_config (BrokerConfig::for_agent_dir) are\n\
          // agent_intercom_broker's, pad:: is agent_intercom_scratchpad, NODE_ERROR_CODES is\n\
-         // xtask's, the rest is agent_intercom_core's.\n",
+         // xtask's, the rest is agent_intercom_core's. A constant of the contract subpaths is\n\
+         // read from the answer of the contract operation its comment names (`boss.constants`),\n\
+         // at the member named after it.\n",
     );
     for fact in facts() {
         text += "\n";

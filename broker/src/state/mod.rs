@@ -632,19 +632,9 @@ impl State {
     }
 
     fn frame(&mut self, conn: ConnId, value: Value) {
-        let Some(c) = self.conns.get(&conn) else {
+        let Some((origin, bound)) = self.sender(conn) else {
             return;
         };
-        if let Some((id, generation)) = &c.binding {
-            let current = self.sessions.get(id).map(|e| e.generation);
-            if routing::frame_disposition(*generation, current) == FrameDisposition::Discard {
-                // A frame from a superseded connection: dropped, nothing emitted.
-                self.close(conn);
-                return;
-            }
-        }
-        let origin = c.origin;
-        let bound = c.binding.as_ref().map(|(id, _)| id.clone());
         // The Pi broker's order: the frame's type; health and access_control answered first;
         // anything but a register before registering refused; a remote session's principal
         // re-checked; and only then the frame read in full.
@@ -652,6 +642,33 @@ impl State {
             Ok(kind) => kind,
             Err(Rejection { code, message }) => return self.refuse(conn, code, &message),
         };
+        if !self.screen(conn, kind, &value, bound.as_deref()) {
+            return;
+        }
+        match wire::parse_client_frame(&value, &self.config) {
+            Ok(parsed) => self.dispatch(conn, origin, bound, parsed, &value),
+            Err(Rejection { code, message }) => self.refuse(conn, code, &message),
+        }
+    }
+
+    /// Who sent a frame on `conn`: the socket it came through and the session it is bound to.
+    /// None when the connection is gone, or when it is a superseded connection of its session:
+    /// then the frame is dropped, nothing emitted, and the connection closed.
+    fn sender(&self, conn: ConnId) -> Option<(Origin, Option<String>)> {
+        let c = self.conns.get(&conn)?;
+        if let Some((id, generation)) = &c.binding {
+            let current = self.sessions.get(id).map(|e| e.generation);
+            if routing::frame_disposition(*generation, current) == FrameDisposition::Discard {
+                self.close(conn);
+                return None;
+            }
+        }
+        Some((c.origin, c.binding.as_ref().map(|(id, _)| id.clone())))
+    }
+
+    /// The checks before a frame of `kind` is read in full; false when it was refused (or the
+    /// connection closed). Health and access_control frames may come before registering.
+    fn screen(&self, conn: ConnId, kind: &str, value: &Value, bound: Option<&str>) -> bool {
         if matches!(kind, "health" | "register")
             && let Some(expected) = &self.state_id
             && value.get("stateId").and_then(Value::as_str) != Some(expected.as_str())
@@ -660,57 +677,47 @@ impl State {
             self.log(LogLevel::Warn, || {
                 format!("connection {conn} dropped: no valid stateId")
             });
-            return self.close(conn);
+            self.close(conn);
+            return false;
         }
-        if !matches!(kind, "health" | "access_control") {
-            if bound.is_none() && kind != "register" {
-                let kind: String = kind.chars().take(64).collect();
-                return self.refuse(
-                    conn,
-                    error_code::INVALID_REQUEST,
-                    &format!("Received {kind} before register"),
-                );
-            }
-            // Every frame of a remote session re-checks its principal: revoked, expired or
-            // fenced by a newer generation, the session is over.
-            if let Some(id) = &bound
-                && !self.is_current_principal(id)
-            {
-                return self.refuse(
-                    conn,
-                    error_code::ACCESS_DENIED,
-                    "Remote session authorization is no longer valid",
-                );
-            }
+        if matches!(kind, "health" | "access_control") {
+            return true;
         }
-        let parsed = match wire::parse_client_frame(&value, &self.config) {
-            Ok(f) => f,
-            Err(Rejection { code, message }) => return self.refuse(conn, code, &message),
-        };
-        if let ClientFrame::Health { request_id } = &parsed {
-            return self.send_value(
-                conn,
-                json!({
-                    "type": "health_ok",
-                    "requestId": request_id,
-                    "protocol": agent_intercom_core::protocol::PROTOCOL_NAME,
-                    "version": agent_intercom_core::protocol::PROTOCOL_VERSION,
-                    "endpoint": origin.endpoint(),
-                    "remoteAccess": wire::remote_access_contract(),
-                }),
-            );
+        if bound.is_none() && kind != "register" {
+            let kind: String = kind.chars().take(64).collect();
+            let message = format!("Received {kind} before register");
+            self.refuse(conn, error_code::INVALID_REQUEST, &message);
+            return false;
         }
-        if let ClientFrame::AccessControl = parsed {
-            if bound.is_some() {
-                return self.refuse(
-                    conn,
-                    error_code::ACCESS_DENIED,
-                    "Remote access control requires a short-lived control connection",
-                );
-            }
-            return self.access_control(conn, origin, &value);
+        // Every frame of a remote session re-checks its principal: revoked, expired or fenced by
+        // a newer generation, the session is over.
+        if let Some(id) = bound
+            && !self.is_current_principal(id)
+        {
+            let message = "Remote session authorization is no longer valid";
+            self.refuse(conn, error_code::ACCESS_DENIED, message);
+            return false;
         }
+        true
+    }
+
+    /// A frame past its checks, to the handler of its kind (`bound`: the connection's session).
+    fn dispatch(
+        &mut self,
+        conn: ConnId,
+        origin: Origin,
+        bound: Option<String>,
+        parsed: ClientFrame,
+        value: &Value,
+    ) {
         match (parsed, bound) {
+            (ClientFrame::Health { request_id }, _) => self.health_ok(conn, origin, &request_id),
+            (ClientFrame::AccessControl, None) => self.access_control(conn, origin, value),
+            (ClientFrame::AccessControl, Some(_)) => self.refuse(
+                conn,
+                error_code::ACCESS_DENIED,
+                "Remote access control requires a short-lived control connection",
+            ),
             (ClientFrame::Register(register), None) => match origin {
                 Origin::Local => self.register(conn, *register),
                 Origin::Remote => self.register_remote(conn, *register, value.get("access")),
@@ -720,27 +727,14 @@ impl State {
                 error_code::INVALID_REQUEST,
                 "Received duplicate register message",
             ),
-            // Refused above (only a register comes before registering); kept total.
+            // Refused by `screen` (only a register comes before registering); kept total.
             (_, None) => self.refuse(
                 conn,
                 error_code::INVALID_REQUEST,
                 "Received a frame before register",
             ),
             (ClientFrame::Unregister { preserve_asks }, Some(id)) => {
-                self.audit_remote_disconnect(&id, "UNREGISTERED");
-                self.session_gone(
-                    &id,
-                    conn,
-                    if preserve_asks {
-                        None
-                    } else {
-                        Some(CancelReason::SessionDisconnected.as_str())
-                    },
-                );
-                if let Some(c) = self.conns.get_mut(&conn) {
-                    c.binding = None;
-                }
-                self.arm_registration(conn);
+                self.unregister(conn, &id, preserve_asks)
             }
             (ClientFrame::List { request_id }, Some(id)) => self.list(conn, &id, &request_id),
             (ClientFrame::Send(send), Some(id)) => self.send_message(conn, &id, *send),
@@ -778,10 +772,34 @@ impl State {
                 },
                 Some(id),
             ) => self.presence(&id, name, status, model),
-            (ClientFrame::Health { .. } | ClientFrame::AccessControl, Some(_)) => {
-                unreachable!("answered above")
-            }
         }
+    }
+
+    /// `health_ok`: what this broker speaks, and where (the socket `origin`).
+    fn health_ok(&self, conn: ConnId, origin: Origin, request_id: &str) {
+        self.send_value(
+            conn,
+            json!({
+                "type": "health_ok",
+                "requestId": request_id,
+                "protocol": agent_intercom_core::protocol::PROTOCOL_NAME,
+                "version": agent_intercom_core::protocol::PROTOCOL_VERSION,
+                "endpoint": origin.endpoint(),
+                "remoteAccess": wire::remote_access_contract(),
+            }),
+        );
+    }
+
+    /// The session `id` ends (its asks cancelled unless `preserve_asks`); the connection stays,
+    /// waiting to register again.
+    fn unregister(&mut self, conn: ConnId, id: &str, preserve_asks: bool) {
+        self.audit_remote_disconnect(id, "UNREGISTERED");
+        let cancel = (!preserve_asks).then_some(CancelReason::SessionDisconnected.as_str());
+        self.session_gone(id, conn, cancel);
+        if let Some(c) = self.conns.get_mut(&conn) {
+            c.binding = None;
+        }
+        self.arm_registration(conn);
     }
 }
 

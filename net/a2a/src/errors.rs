@@ -3,7 +3,7 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::wire::Dialect;
+use crate::dialect::Dialect;
 
 /// JSON-RPC: the body is not JSON.
 pub const PARSE_ERROR: i64 = -32700;

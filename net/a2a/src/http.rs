@@ -2,7 +2,6 @@
 //! timeout, caught panics; for a POST also the bearer token, the content type and the body read
 //! within its size limit and time).
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use agent_intercom_core::ErrorCode;
@@ -13,110 +12,14 @@ use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::middleware::{Next, from_fn_with_state};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use serde_json::{Value, json};
+use serde_json::json;
 
-use crate::auth::{ANONYMOUS, BEARER, Token};
-use crate::errors::{INTERNAL_ERROR, http_error_body};
+pub use crate::app::{AppState, Buffered, Identity, Limits, refuse};
+use crate::auth::{ANONYMOUS, BEARER};
+use crate::errors::INTERNAL_ERROR;
 use crate::listener::Conn;
-use crate::ops::Service;
 use crate::panics::CatchPanic;
 use crate::rpc::{self, RpcContext};
-
-/// The limits of requests.
-#[derive(Clone, Debug)]
-pub struct Limits {
-    /// Largest body of `POST /a2a` (bytes).
-    pub rpc_body_bytes: usize,
-    /// Largest body of `POST /v1/a2a/handoff` (bytes): an envelope of 2 MB and some margin.
-    pub handoff_body_bytes: usize,
-    /// Deepest JSON nesting of a JSON-RPC request.
-    pub max_depth: usize,
-    /// Most request header fields.
-    pub max_headers: usize,
-    /// Largest total size of the request header fields (names and values, bytes).
-    pub header_bytes: usize,
-    /// How long a connection may take to deliver a request head, from its accept and from each
-    /// response (then it is closed without a response).
-    pub head_timeout: Duration,
-    /// How long a request body may take to arrive.
-    pub body_timeout: Duration,
-    /// How long a request may take, from its headers to its answer.
-    pub request_timeout: Duration,
-    /// Most connections at once.
-    pub max_connections: usize,
-    /// After a refusal that leaves the request body unread (`Connection: close`), how long the
-    /// service goes on taking and discarding what the client sends, so that the client, still
-    /// sending, is not reset before it reads the answer.
-    pub linger_time: Duration,
-    /// How many bytes it takes and discards so, at most.
-    pub linger_bytes: usize,
-}
-
-impl Default for Limits {
-    fn default() -> Limits {
-        Limits {
-            rpc_body_bytes: 1024 * 1024,
-            handoff_body_bytes: 2 * 1024 * 1024 + 64 * 1024,
-            max_depth: 64,
-            max_headers: 64,
-            header_bytes: 16 * 1024,
-            head_timeout: Duration::from_secs(10),
-            body_timeout: Duration::from_secs(10),
-            request_timeout: Duration::from_secs(30),
-            max_connections: 256,
-            linger_time: Duration::from_secs(5),
-            linger_bytes: 64 * 1024 * 1024,
-        }
-    }
-}
-
-/// What every request handler shares.
-#[derive(Clone)]
-pub struct AppState {
-    /// The A2A operations.
-    pub service: Service,
-    /// The Agent Card, rendered once.
-    pub card: Arc<Value>,
-    /// The bearer token required of every POST, if any.
-    pub token: Option<Token>,
-    /// Request limits.
-    pub limits: Limits,
-    /// The extension every JSON-RPC request must activate, if any.
-    pub required_extension: Option<String>,
-    /// The signature check of `POST /a2a` (`--require-signatures`), if required.
-    pub signing: Option<crate::signed::Signing>,
-    /// The enrolled keys (handoffs).
-    pub keys: crate::signed::Keys,
-    /// The store's clock (handoffs are checked at its time).
-    pub clock: Arc<dyn agent_intercom_scratchpad::Clock>,
-}
-
-/// The identity a request was authenticated as (set by the intake layer, replaced by the
-/// signature layer).
-#[derive(Clone, Debug)]
-pub struct Identity(pub String);
-
-/// A request body read in full by the intake layer.
-#[derive(Clone, Debug)]
-pub struct Buffered(pub Bytes);
-
-/// An HTTP-level refusal with the body `{"error":{"code","message"}}`. A 401 says which
-/// authentication failed: `WWW-Authenticate: Bearer` for the token (`ACCESS_DENIED`),
-/// `Signature` for a signature (of the request, or of a handoff's envelope).
-pub fn refuse(status: StatusCode, code: ErrorCode, message: &str) -> Response {
-    let mut response = (status, axum::Json(http_error_body(code, message))).into_response();
-    if status == StatusCode::UNAUTHORIZED {
-        let scheme = if code == ErrorCode::AccessDenied {
-            "Bearer"
-        } else {
-            "Signature"
-        };
-        response
-            .headers_mut()
-            .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static(scheme));
-    }
-    response
-}
 
 /// The routes and their layers.
 pub fn router(state: AppState) -> Router {

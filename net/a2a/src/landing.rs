@@ -18,7 +18,7 @@ use axum::extract::{Request, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 
-use crate::http::{AppState, Buffered, refuse};
+use crate::app::{AppState, Buffered, refuse};
 
 /// The status of a refused handoff.
 pub fn status_of(code: ErrorCode) -> StatusCode {

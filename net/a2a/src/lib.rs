@@ -5,8 +5,10 @@
 //! message becomes a scratchpad task assigned to a local agent, which works on it through
 //! `agent-intercom pad` or the Node API like on any other task. Documented in `docs/a2a.md`.
 
+mod app;
 pub mod auth;
 pub mod card;
+mod dialect;
 pub mod errors;
 mod fields;
 pub mod handoff;

@@ -11,10 +11,11 @@ use agent_intercom_scratchpad::{
 use serde_json::{Value, json};
 use tokio::sync::watch;
 
+use crate::dialect::Dialect;
 use crate::errors::{PUSH_NOT_SUPPORTED, RpcError, TASK_NOT_CANCELABLE, UNSUPPORTED_OPERATION};
 use crate::fields::Fields;
 use crate::json::{digest, parse_iso};
-use crate::wire::{ArtifactsField, Dialect, Inbound, parse_message, render_task};
+use crate::wire::{ArtifactsField, Inbound, parse_message, render_task};
 use crate::worker::StoreHandle;
 
 /// Tasks per `ListTasks` page when the client names no size.

@@ -3,6 +3,7 @@
 
 use serde_json::{Value, json};
 
+use crate::dialect::{Dialect, SUPPORTED_VERSIONS, header_version};
 use crate::errors::{
     EXTENDED_CARD_NOT_CONFIGURED, EXTENSION_REQUIRED, INTERNAL_ERROR, METHOD_NOT_FOUND,
     PARSE_ERROR, PUSH_NOT_SUPPORTED, RpcError, UNSUPPORTED_OPERATION, VERSION_NOT_SUPPORTED,
@@ -10,7 +11,6 @@ use crate::errors::{
 use crate::json::{Parsed, too_deep};
 use crate::ops::Service;
 use crate::panics::CatchPanic;
-use crate::wire::{Dialect, SUPPORTED_VERSIONS, header_version};
 
 /// What a method does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -12,13 +12,13 @@ use agent_intercom_core::httpsig::EXTENSION_URI;
 use agent_intercom_scratchpad::{Clock, Config, Store, SystemClock};
 use tokio::sync::watch;
 
+use crate::app::{AppState, Keys, Limits, Signing};
 use crate::auth::Token;
 use crate::card::{CardOptions, agent_card};
-use crate::http::{AppState, Limits, router};
+use crate::http::router;
 use crate::keys::KeyDir;
 use crate::listener::{Conn, Guarded, Linger, Timeouts};
 use crate::ops::Service;
-use crate::signed::{Keys, Signing};
 use crate::worker::Worker;
 
 /// The local agent A2A tasks are assigned to when none is named.

@@ -14,38 +14,19 @@
 //!
 //! Without `--require-signatures` the layer is not there: signature headers are not looked at.
 
-use std::sync::Arc;
-
-use agent_intercom_core::envelope::Keyring;
 use agent_intercom_core::httpsig::{self, Profile, PublicKey, verify_request};
 use agent_intercom_core::{Error, ErrorCode};
-use agent_intercom_scratchpad::Clock;
 use axum::extract::{Request, State};
 use axum::http::{HeaderValue, StatusCode};
 use axum::middleware::Next;
 use axum::response::Response;
 
+use crate::app::{AppState, Buffered, Identity, refuse};
+pub use crate::app::{Keys, Signing};
 use crate::auth::KEY_PREFIX;
-use crate::http::{AppState, Buffered, Identity, refuse};
 
 /// The scope of the nonces of signed requests in the store's nonce table.
 pub const NONCE_SCOPE: &str = "http";
-
-/// Enrolled keys: the keys directory (`--keys DIR`, [`crate::keys::KeyDir`]), shared by the
-/// threads of the service.
-pub type Keys = Arc<dyn Keyring + Send + Sync>;
-
-/// What the layer needs besides the store.
-#[derive(Clone)]
-pub struct Signing {
-    /// The public base URL (`scheme://authority[/prefix]`, no trailing slash): the target URI is
-    /// this and the request's path and query.
-    pub base_url: String,
-    /// The enrolled keys (their Ed25519 public keys, by key id).
-    pub keys: Keys,
-    /// The store's clock: the verification time, so that the nonce store's expiry agrees.
-    pub clock: Arc<dyn Clock>,
-}
 
 /// The `Accept-Signature` field (RFC 9421 §5.1) of a refusal: what the service asks for.
 fn accept_signature() -> String {
