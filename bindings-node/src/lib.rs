@@ -378,7 +378,7 @@ pub fn contract_call(op: String, args: String) -> Result<String> {
 /// The name of every contract operation, sorted.
 #[napi]
 pub fn contract_operations() -> Vec<String> {
-    agent_intercom_core::contract::operations()
+    agent_intercom_core::registry::operations()
         .into_iter()
         .map(String::from)
         .collect()

@@ -13,7 +13,7 @@ use std::path::Path;
 
 use agent_intercom_broker::{self as broker, Health, LogLevel, StopReason, config};
 use agent_intercom_core::canonical::{self, Value};
-use agent_intercom_core::{ErrorCode, contract, corpus, envelope, protocol};
+use agent_intercom_core::{ErrorCode, corpus, envelope, protocol, registry};
 use agent_intercom_scratchpad as pad;
 
 /// The codes only the package's JavaScript raises, besides the core's;
@@ -130,7 +130,7 @@ pub fn facts() -> Vec<Fact> {
             "Every signature kind";
         EnvelopeKindEd25519 = string(envelope::SignatureKind::Ed25519.as_str());
         EnvelopeKindHmacSha256 = string(envelope::SignatureKind::HmacSha256.as_str());
-        ContractOp = union(contract::operations()), "What lib/contract.js `call` takes";
+        ContractOp = union(registry::operations()), "What lib/contract.js `call` takes";
     };
     all.extend(contract_constants());
     all
@@ -157,7 +157,7 @@ macro_rules! constants {
 
 /// What `op` answers when called without arguments.
 fn answer_of(op: &str) -> Value<'static> {
-    let text = contract::call_json(op, "[]").unwrap_or_else(|e| panic!("{op}: {e}"));
+    let text = registry::call_json(op, "[]").unwrap_or_else(|e| panic!("{op}: {e}"));
     let answer = canonical::parse(&text).unwrap_or_else(|e| panic!("{op}: {e}"));
     match answer.get("value") {
         Some(value) if answer.get("ok") == Some(&Value::Bool(true)) => value.owned(),
