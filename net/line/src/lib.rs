@@ -8,7 +8,8 @@
 //! enrolled key and endpoint records ([`keyrec`]), the session's `enroll`, `rotate` and `revoke`
 //! ([`authority`]), its `declare-public`, `submit`, `poll`, `cancel` and `read` ([`task`]) over
 //! one charged, signed, authenticated exchange at a time ([`exchange`], on the HTTPS client of
-//! [`wire`]), and the native run lab ([`native`]). Test-only fault points: [`fault`].
+//! [`wire`] and the HTTP/1.1 response reader of [`http1`]), and the native run lab
+//! ([`native`]). Test-only fault points: [`fault`].
 //!
 //! Every refusal is a [`LineError`] with a stable snake_case [`Code`]: the `error` member of the
 //! session's JSON answers. A message never carries a secret, a key or a credential.
@@ -18,6 +19,7 @@ pub mod config;
 pub mod exchange;
 pub mod fault;
 pub mod host;
+pub mod http1;
 pub mod keyrec;
 pub mod ledger;
 pub mod native;
