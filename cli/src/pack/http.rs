@@ -1,13 +1,16 @@
 //! The HTTP/1.1 client of `pack send --to URL`: one POST over a plain TCP connection (http://
-//! only), with connect, write and read timeouts and a bound on what is read back.
+//! only), with connect, write and read timeouts and a bound on what is read back. The response
+//! is read by the line's HTTP/1.1 reader ([`agent_intercom_line::http1`]), a body without a
+//! length or chunks ending with the connection.
 
 use std::io::{Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
 use std::time::{Duration, Instant};
 
 use agent_intercom_core::{Error, ErrorCode};
+use agent_intercom_line::http1::{self, Failure, Unframed};
 
-/// The largest response read (headers and body).
+/// The largest response read (head and body).
 pub const MAX_RESPONSE_BYTES: usize = 1024 * 1024;
 /// Where a URL without a path posts to: the handoff route of `agent-intercom serve`.
 pub const HANDOFF_PATH: &str = "/v1/a2a/handoff";
@@ -163,146 +166,30 @@ pub fn post(
         .and_then(|()| stream.write_all(body))
         .and_then(|()| stream.flush())
         .map_err(|e| io("cannot send to", e))?;
-    let mut received = Vec::new();
-    let mut buffer = [0u8; 16 * 1024];
-    loop {
-        if Instant::now() > deadline {
-            return Err(unreachable(format!(
-                "{} did not answer in {timeout:?}",
-                target.authority
-            )));
-        }
-        if let Some(response) = complete(&received)? {
-            return Ok(response);
-        }
-        let n = stream
-            .read(&mut buffer)
-            .map_err(|e| io("cannot read the response of", e))?;
-        if n == 0 {
-            return finish(&received);
-        }
-        received.extend_from_slice(&buffer[..n]);
-        if received.len() > MAX_RESPONSE_BYTES {
-            return Err(Error::new(
-                ErrorCode::InvalidFrame,
-                format!("the response is larger than {MAX_RESPONSE_BYTES} bytes; refused"),
-            ));
-        }
-    }
-}
-
-fn invalid(message: &str) -> Error {
-    Error::new(
-        ErrorCode::InvalidFrame,
-        format!("not an HTTP/1.1 response: {message}"),
-    )
-}
-
-struct Head {
-    status: u16,
-    length: Option<usize>,
-    chunked: bool,
-    body_at: usize,
-}
-
-/// The head of a response, once it has all arrived.
-fn head(received: &[u8]) -> Result<Option<Head>, Error> {
-    let Some(end) = received.windows(4).position(|w| w == b"\r\n\r\n") else {
-        return Ok(None);
+    let left = || deadline.saturating_duration_since(Instant::now());
+    let mut source = |buf: &mut [u8], left: Duration| {
+        stream.set_read_timeout(Some(left))?;
+        stream.read(buf)
     };
-    let text = std::str::from_utf8(&received[..end]).map_err(|_| invalid("a head not UTF-8"))?;
-    let mut lines = text.split("\r\n");
-    let status_line = lines.next().unwrap_or_default();
-    let mut parts = status_line.splitn(3, ' ');
-    let version = parts.next().unwrap_or_default();
-    if !version.starts_with("HTTP/1.") {
-        return Err(invalid("no HTTP/1.x status line"));
-    }
-    let status = parts
-        .next()
-        .and_then(|s| s.parse::<u16>().ok())
-        .filter(|s| (100..=999).contains(s))
-        .ok_or_else(|| invalid("no status code"))?;
-    let (mut length, mut chunked) = (None, false);
-    for line in lines {
-        let (name, value) = line
-            .split_once(':')
-            .ok_or_else(|| invalid("a header line"))?;
-        let value = value.trim();
-        if name.eq_ignore_ascii_case("content-length") {
-            length = Some(
-                value
-                    .parse::<usize>()
-                    .map_err(|_| invalid("Content-Length"))?,
-            );
-        } else if name.eq_ignore_ascii_case("transfer-encoding") {
-            chunked = value.to_ascii_lowercase().contains("chunked");
-        }
-    }
-    Ok(Some(Head {
-        status,
-        length,
-        chunked,
-        body_at: end + 4,
-    }))
-}
-
-/// The response, when everything its head announces has arrived.
-fn complete(received: &[u8]) -> Result<Option<Response>, Error> {
-    let Some(h) = head(received)? else {
-        return Ok(None);
-    };
-    let body = &received[h.body_at..];
-    if h.chunked {
-        return Ok(dechunk(body)?.map(|body| Response {
-            status: h.status,
-            body,
-        }));
-    }
-    match h.length {
-        Some(n) if body.len() >= n => Ok(Some(Response {
-            status: h.status,
-            body: body[..n].to_vec(),
-        })),
-        _ => Ok(None),
-    }
-}
-
-/// The response at the end of the connection.
-fn finish(received: &[u8]) -> Result<Response, Error> {
-    let h = head(received)?.ok_or_else(|| invalid("the connection closed before the head"))?;
-    let body = &received[h.body_at..];
-    if h.chunked || h.length.is_some_and(|n| body.len() < n) {
-        return Err(invalid("the connection closed before the end of the body"));
-    }
-    Ok(Response {
-        status: h.status,
-        body: body.to_vec(),
-    })
-}
-
-/// A chunked body, once its last chunk has arrived.
-fn dechunk(mut data: &[u8]) -> Result<Option<Vec<u8>>, Error> {
-    let mut out = Vec::new();
-    loop {
-        let Some(end) = data.windows(2).position(|w| w == b"\r\n") else {
-            return Ok(None);
-        };
-        let size_text = std::str::from_utf8(&data[..end]).map_err(|_| invalid("a chunk size"))?;
-        let size_text = size_text.split(';').next().unwrap_or_default().trim();
-        let size = usize::from_str_radix(size_text, 16).map_err(|_| invalid("a chunk size"))?;
-        data = &data[end + 2..];
-        if size == 0 {
-            return Ok(Some(out));
-        }
-        let Some(end) = size.checked_add(2).filter(|n| *n <= MAX_RESPONSE_BYTES + 2) else {
-            return Err(invalid("a chunk larger than the response limit"));
-        };
-        if data.len() < end {
-            return Ok(None);
-        }
-        out.extend_from_slice(&data[..size]);
-        data = &data[end..];
+    let budget = MAX_RESPONSE_BYTES as u64;
+    match http1::read_response(&mut source, budget, &left, Unframed::AtClose) {
+        Ok(reply) => Ok(Response {
+            status: reply.response.status(),
+            body: reply.body,
+        }),
+        Err(Failure::Late) => Err(unreachable(format!(
+            "{} did not answer in {timeout:?}",
+            target.authority
+        ))),
+        Err(Failure::Io(e)) => Err(io("cannot read the response of", e)),
+        Err(Failure::TooLarge) => Err(Error::new(
+            ErrorCode::InvalidFrame,
+            format!("the response is larger than {MAX_RESPONSE_BYTES} bytes; refused"),
+        )),
+        Err(why @ (Failure::Closed | Failure::Malformed(_))) => Err(Error::new(
+            ErrorCode::InvalidFrame,
+            format!("not an HTTP/1.1 response: {why}"),
+        )),
     }
 }
 
@@ -335,26 +222,5 @@ mod tests {
         ] {
             assert!(target(bad).is_err(), "{bad}");
         }
-    }
-
-    #[test]
-    fn responses() {
-        let plain = b"HTTP/1.1 401 Unauthorized\r\nContent-Length: 2\r\n\r\nokEXTRA";
-        assert_eq!(complete(plain).unwrap().unwrap().body, b"ok");
-        assert_eq!(
-            complete(b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nab").unwrap(),
-            None
-        );
-        let chunked =
-            b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n1\r\nd\r\n0\r\n\r\n";
-        assert_eq!(complete(chunked).unwrap().unwrap().body, b"abcd");
-        let huge = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nffffffffffffffff\r\n";
-        assert!(complete(huge).is_err());
-        assert_eq!(
-            finish(b"HTTP/1.0 204 No Content\r\n\r\n").unwrap().status,
-            204
-        );
-        assert!(finish(b"SSH-2.0\r\n\r\n").is_err());
-        assert!(finish(b"HTTP/1.1 200 OK\r\nContent-Length: 9\r\n\r\nab").is_err());
     }
 }

@@ -233,42 +233,11 @@ pub fn optional<'v, T>(value: &'v Js, read: impl FnOnce(&'v Js) -> Read<T>) -> R
 }
 
 /// Milliseconds since the epoch of a canonical timestamp (`Date.parse`), or `None` when the text
-/// is not one.
+/// is not one. TypeScript's rule is narrower than RFC 3339: only the one spelling
+/// `toISOString` writes of an instant, which is [`crate::time::parse_canonical_ms`] (the core's
+/// RFC 3339 reader, then the text must be exactly `format_ms` of what it read).
 pub fn parse_timestamp(text: &str) -> Option<i64> {
-    let b = text.as_bytes();
-    if b.len() != 24 {
-        return None;
-    }
-    let digit = |i: usize| -> Option<i64> { b[i].is_ascii_digit().then(|| i64::from(b[i] - b'0')) };
-    let num = |from: usize, len: usize| -> Option<i64> {
-        (from..from + len).try_fold(0i64, |acc, i| Some(acc * 10 + digit(i)?))
-    };
-    let punctuation = [
-        (4, b'-'),
-        (7, b'-'),
-        (10, b'T'),
-        (13, b':'),
-        (16, b':'),
-        (19, b'.'),
-    ];
-    if punctuation.iter().any(|&(i, c)| b[i] != c) || b[23] != b'Z' {
-        return None;
-    }
-    let (year, month, day) = (num(0, 4)?, num(5, 2)?, num(8, 2)?);
-    let (hour, minute, second, milli) = (num(11, 2)?, num(14, 2)?, num(17, 2)?, num(20, 3)?);
-    let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0);
-    let days_in_month = match month {
-        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
-        4 | 6 | 9 | 11 => 30,
-        2 if leap => 29,
-        2 => 28,
-        _ => return None,
-    };
-    if day < 1 || day > days_in_month || hour > 23 || minute > 59 || second > 59 {
-        return None;
-    }
-    let days = crate::time::days_from_civil(year, month, day);
-    Some(((days * 24 + hour) * 60 + minute) * 60_000 + second * 1000 + milli)
+    crate::time::parse_canonical_ms(text)
 }
 
 #[cfg(test)]

@@ -8,7 +8,6 @@ use super::{
     MAX_LIFETIME_MS, MEMBERS, MIN_NONCE_BYTES, SIGNING_DOMAIN, Sender, SignatureKind, keys,
 };
 use crate::canonical::{self, Value};
-use crate::contract::read;
 use crate::error::{Error, ErrorCode};
 
 /// An `ENVELOPE_MALFORMED` refusal at `path`.
@@ -400,7 +399,7 @@ pub(crate) fn fields_value(f: &Fields) -> Value<'static> {
 /// Milliseconds since the epoch of an RFC 3339 UTC time with milliseconds
 /// (`YYYY-MM-DDTHH:MM:SS.mmmZ`, a real instant of years 0000 to 9999); `None` for anything else.
 pub fn parse_timestamp(text: &str) -> Option<i64> {
-    read::parse_timestamp(text)
+    crate::time::parse_canonical_ms(text)
 }
 
 /// The RFC 3339 UTC time with milliseconds of `ms` since the epoch (years 0000 to 9999; an

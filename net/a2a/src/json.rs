@@ -380,91 +380,6 @@ pub fn iso_ms(ms: i64) -> String {
     agent_intercom_core::time::format_ms(ms.max(0))
 }
 
-fn digits(text: &str) -> Option<i64> {
-    if text.is_empty() || !text.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    text.parse().ok()
-}
-
-/// An ISO 8601 / RFC 3339 timestamp (`2026-01-02T03:04:05Z`, with an optional fraction of up to
-/// nine digits and `Z` or a `±HH:MM` offset) as milliseconds since the epoch (the fraction is
-/// truncated to milliseconds); `None` for anything else.
-pub fn parse_iso(text: &str) -> Option<i64> {
-    let b = text.as_bytes();
-    if b.len() < 20 || b[4] != b'-' || b[7] != b'-' || !matches!(b[10], b'T' | b't') {
-        return None;
-    }
-    if b[13] != b':' || b[16] != b':' {
-        return None;
-    }
-    let year = digits(text.get(0..4)?)?;
-    let month = digits(text.get(5..7)?)?;
-    let day = digits(text.get(8..10)?)?;
-    let hour = digits(text.get(11..13)?)?;
-    let minute = digits(text.get(14..16)?)?;
-    let second = digits(text.get(17..19)?)?;
-    let mut rest = text.get(19..)?;
-    let mut milli = 0;
-    if let Some(fraction) = rest.strip_prefix('.') {
-        let end = fraction
-            .find(|c: char| !c.is_ascii_digit())
-            .unwrap_or(fraction.len());
-        if end == 0 || end > 9 {
-            return None;
-        }
-        let padded = format!("{:0<3}", &fraction[..end.min(3)]);
-        milli = digits(&padded)?;
-        rest = &fraction[end..];
-    }
-    let offset_minutes = match rest {
-        "Z" | "z" => 0,
-        _ => {
-            let sign = match rest.as_bytes().first()? {
-                b'+' => 1,
-                b'-' => -1,
-                _ => return None,
-            };
-            let zone = rest.get(1..)?;
-            if zone.len() != 5 || zone.as_bytes()[2] != b':' {
-                return None;
-            }
-            let (zh, zm) = (digits(&zone[0..2])?, digits(&zone[3..5])?);
-            if zh > 23 || zm > 59 {
-                return None;
-            }
-            sign * (zh * 60 + zm)
-        }
-    };
-    let leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
-    let month_days = [
-        31,
-        if leap { 29 } else { 28 },
-        31,
-        30,
-        31,
-        30,
-        31,
-        31,
-        30,
-        31,
-        30,
-        31,
-    ];
-    if !(1..=12).contains(&month)
-        || day < 1
-        || day > month_days[(month - 1) as usize]
-        || hour > 23
-        || minute > 59
-        || second > 60
-    {
-        return None;
-    }
-    let days = agent_intercom_core::time::days_from_civil(year, month, day);
-    let seconds = days * 86_400 + hour * 3600 + minute * 60 + second - offset_minutes * 60;
-    Some(seconds * 1000 + milli)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -587,6 +502,8 @@ mod tests {
         assert_eq!(iso_ms(0), "1970-01-01T00:00:00.000Z");
         assert_eq!(iso_ms(1_700_000_000_123), "2023-11-14T22:13:20.123Z");
         assert_eq!(iso_ms(951_782_400_000), "2000-02-29T00:00:00.000Z");
+        // `statusTimestampAfter` is read by the core's one RFC 3339 reader.
+        let parse_iso = agent_intercom_core::time::parse_offset_time;
         for ms in [0, 1_700_000_000_123, 951_782_400_000, 4_102_444_799_999] {
             assert_eq!(parse_iso(&iso_ms(ms)), Some(ms));
         }
@@ -594,6 +511,10 @@ mod tests {
         assert_eq!(
             parse_iso("2023-11-15T00:13:20.5+02:00"),
             Some(1_700_000_000_500)
+        );
+        assert_eq!(
+            parse_iso("2023-11-14T22:13:20.123456789Z"),
+            Some(1_700_000_000_123)
         );
         for bad in [
             "",
@@ -605,6 +526,9 @@ mod tests {
             "2023-11-14T22:13:20+0200",
             "2023-11-14T22:13:20.1234567890Z",
             "２０２３-11-14T22:13:20Z",
+            // A leap second is refused (it read as the next minute's first second before the
+            // one reader).
+            "2016-12-31T23:59:60Z",
         ] {
             assert_eq!(parse_iso(bad), None, "{bad}");
         }

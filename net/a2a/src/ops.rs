@@ -4,6 +4,7 @@
 use std::time::Duration;
 
 use agent_intercom_core::scratchpad::TaskState;
+use agent_intercom_core::time::parse_offset_time;
 use agent_intercom_core::{Error, ErrorCode};
 use agent_intercom_scratchpad::{
     A2aInbound, A2aQuery, A2aTask, A2aView, Canceled, MAX_A2A_ID_BYTES, MAX_A2A_PAGE, Receipt,
@@ -14,7 +15,7 @@ use tokio::sync::watch;
 use crate::dialect::Dialect;
 use crate::errors::{PUSH_NOT_SUPPORTED, RpcError, TASK_NOT_CANCELABLE, UNSUPPORTED_OPERATION};
 use crate::fields::Fields;
-use crate::json::{digest, parse_iso};
+use crate::json::digest;
 use crate::wire::{ArtifactsField, Inbound, parse_message, render_task};
 use crate::worker::StoreHandle;
 
@@ -391,7 +392,7 @@ impl Service {
         };
         let updated_after = match f.str("statusTimestampAfter")? {
             None => None,
-            Some(text) => Some(parse_iso(text).ok_or_else(|| {
+            Some(text) => Some(parse_offset_time(text).ok_or_else(|| {
                 RpcError::param(
                     "statusTimestampAfter",
                     "must be an ISO 8601 timestamp such as 2026-01-02T03:04:05.000Z",

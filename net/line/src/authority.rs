@@ -11,15 +11,19 @@
 use std::collections::HashSet;
 
 use agent_intercom_core::canonical::Value;
-use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
+use rusqlite::{Connection, Transaction};
 
 use crate::config::PublicConfig;
+use crate::custody;
+use crate::custody::peers::{self, ActiveKey, NewEnrollment};
 use crate::fault::Faults;
-use crate::keyrec::{self, KEY_ASSURANCE, KEY_PROTOCOL, KeyRecord};
-use crate::policy::{Action, Target, check_name, check_uuid};
-use crate::schema::io;
+use crate::keyrec::{self, KeyRecord};
+use crate::policy::{Action, check_name, check_uuid};
 use crate::startup::check_live;
 use crate::{Code, LineError};
+
+pub use crate::custody::peers::{Enrollment, VerificationKey, find_enrollment};
+pub use crate::policy::Selectors;
 
 /// The fault point of `enroll`'s persisting commit.
 pub const ENROLL_POINT: &str = "enroll-commit";
@@ -60,54 +64,6 @@ pub struct Context<'a> {
     pub workload_fingerprint: &'a str,
     /// Faults and clock.
     pub faults: &'a Faults,
-}
-
-/// The selectors of a target-bearing command.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Selectors {
-    /// The peer UUID.
-    pub peer_id: String,
-    /// The purpose.
-    pub purpose: String,
-    /// The task schema.
-    pub task_schema: String,
-    /// The category (`public-task` when not given).
-    pub category: String,
-}
-
-impl Selectors {
-    /// The policy target of these selectors at `endpoint`.
-    pub fn target<'s>(&'s self, endpoint: &'s str) -> Target<'s> {
-        Target {
-            peer_id: &self.peer_id,
-            purpose: &self.purpose,
-            task_schema: &self.task_schema,
-            category: &self.category,
-            endpoint: Some(endpoint),
-        }
-    }
-}
-
-/// An enrollment row.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Enrollment {
-    /// Its id.
-    pub enrollment_id: String,
-    /// `active` or `revoked`.
-    pub state: String,
-    /// `enroll`, `rotate`, `revoke` or none.
-    pub pending_mutation: Option<String>,
-    /// The pinned workload key fingerprint.
-    pub workload_key_sha256: String,
-}
-
-/// A usable verification key of a peer.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct VerificationKey {
-    /// Its version.
-    pub version: i64,
-    /// The raw Ed25519 public key.
-    pub public_key_raw: Vec<u8>,
 }
 
 pub(crate) fn invalid_field(field: &str, why: &str) -> LineError {
@@ -186,44 +142,6 @@ fn unknown_peer(peer_id: &str) -> LineError {
     LineError::new(Code::Unknown, "").with("peer_id", peer_id)
 }
 
-/// The enrollment with exactly these selectors and endpoint.
-pub fn find_enrollment(
-    conn: &Connection,
-    s: &Selectors,
-    endpoint: &str,
-) -> Result<Option<Enrollment>, LineError> {
-    conn.query_row(
-        "SELECT enrollment_id, state, pending_mutation, workload_key_sha256 FROM line_peer \
-         WHERE peer_id = ?1 AND purpose = ?2 AND task_schema = ?3 AND category = ?4 \
-         AND endpoint = ?5",
-        params![s.peer_id, s.purpose, s.task_schema, s.category, endpoint],
-        |r| {
-            Ok(Enrollment {
-                enrollment_id: r.get(0)?,
-                state: r.get(1)?,
-                pending_mutation: r.get(2)?,
-                workload_key_sha256: r.get(3)?,
-            })
-        },
-    )
-    .optional()
-    .map_err(|e| io("cannot read enrollments", e))
-}
-
-/// Whether any enrollment of `peer_id` is revoked, and the durable fence of any of them.
-pub(crate) fn peer_state(
-    conn: &Connection,
-    peer_id: &str,
-) -> Result<(bool, Option<String>), LineError> {
-    conn.query_row(
-        "SELECT coalesce(max(state = 'revoked'), 0), max(pending_mutation) FROM line_peer \
-         WHERE peer_id = ?1",
-        [peer_id],
-        |r| Ok((r.get::<_, i64>(0)? == 1, r.get(1)?)),
-    )
-    .map_err(|e| io("cannot read the peer", e))
-}
-
 /// The gate of every target-bearing command after enrollment: the exact enrollment exists
 /// (`not_enrolled`), is not revoked (`revoked`), is not fenced (`fenced`, in memory or
 /// durably) and pins the workload key in use (`workload_key_changed`).
@@ -253,7 +171,7 @@ fn gate(
             "no enrollment has exactly these selectors and endpoint",
         ));
     };
-    let (revoked, pending) = peer_state(conn, &s.peer_id)?;
+    let (revoked, pending) = peers::peer_state(conn, &s.peer_id)?;
     if revoked {
         return Err(
             LineError::new(Code::Revoked, "this peer is revoked").with("peer_id", &*s.peer_id)
@@ -290,37 +208,11 @@ pub fn verification_key(
     if fences.is_fenced(peer_id) || fences.is_retired(peer_id, key_id) {
         return Ok(None);
     }
-    let (revoked, pending) = peer_state(conn, peer_id)?;
+    let (revoked, pending) = peers::peer_state(conn, peer_id)?;
     if revoked || pending.is_some() {
         return Ok(None);
     }
-    conn.query_row(
-        "SELECT version, public_key_raw FROM line_peer_key WHERE peer_id = ?1 AND key_id = ?2 \
-         AND state = 'active' AND valid_from_ms <= ?3 AND ?3 < expires_at_ms",
-        params![peer_id, key_id, now_ms],
-        |r| {
-            Ok(VerificationKey {
-                version: r.get(0)?,
-                public_key_raw: r.get(1)?,
-            })
-        },
-    )
-    .optional()
-    .map_err(|e| io("cannot read peer keys", e))
-}
-
-/// The active key of a peer: (version, key_id, raw, valid_from, expires_at).
-type ActiveKey = (i64, String, Vec<u8>, String, String);
-
-fn active_key(conn: &Connection, peer_id: &str) -> Result<Option<ActiveKey>, LineError> {
-    conn.query_row(
-        "SELECT version, key_id, public_key_raw, valid_from, expires_at FROM line_peer_key \
-         WHERE peer_id = ?1 AND state = 'active'",
-        [peer_id],
-        |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)),
-    )
-    .optional()
-    .map_err(|e| io("cannot read peer keys", e))
+    peers::valid_key(conn, peer_id, key_id, now_ms)
 }
 
 fn same_key(active: &ActiveKey, key: &KeyRecord) -> bool {
@@ -337,11 +229,9 @@ fn persist(
     ctx: &Context<'_>,
     point: &str,
     peer_id: &str,
-    body: impl FnOnce(&rusqlite::Transaction<'_>) -> Result<(), LineError>,
+    body: impl FnOnce(&Transaction<'_>) -> Result<(), LineError>,
 ) -> Result<(), LineError> {
-    let tx = conn
-        .transaction_with_behavior(TransactionBehavior::Immediate)
-        .map_err(|e| io("cannot begin the mutation", e))?;
+    let tx = custody::begin(conn, "cannot begin the mutation")?;
     check_live(&tx, ctx.config.policy.generation)?;
     body(&tx)?;
     ctx.faults.commit(tx, point, || unknown_peer(peer_id))
@@ -354,15 +244,9 @@ fn durable_fence(
     peer_id: &str,
     mutation: &str,
 ) -> Result<(), LineError> {
-    let tx = conn
-        .transaction_with_behavior(TransactionBehavior::Immediate)
-        .map_err(|e| io("cannot begin the fence", e))?;
+    let tx = custody::begin(conn, "cannot begin the fence")?;
     check_live(&tx, ctx.config.policy.generation)?;
-    tx.execute(
-        "UPDATE line_peer SET pending_mutation = ?2, updated_at_ms = ?3 WHERE peer_id = ?1",
-        params![peer_id, mutation, ctx.faults.now_ms()],
-    )
-    .map_err(|e| io("cannot fence the peer", e))?;
+    peers::fence(&tx, peer_id, mutation, ctx.faults.now_ms())?;
     tx.commit().map_err(|_| unknown_peer(peer_id))
 }
 
@@ -396,15 +280,68 @@ pub fn enroll(
         now,
     )?;
     check_live(conn, ctx.config.policy.generation)?;
-    let (revoked, pending) = peer_state(conn, &s.peer_id)?;
+    let (active, existing) = enrollable(conn, ctx, fences, &s, &endpoint.uri, &key)?;
+    // Fence first (memory, then durably with the new row itself), persist second.
+    fences.peers.insert(s.peer_id.clone());
+    let enrollment_id = match &existing {
+        Some(row) => row.enrollment_id.clone(),
+        None => uuid::Uuid::new_v4().hyphenated().to_string(),
+    };
+    if existing.is_none() {
+        let tx = custody::begin(conn, "cannot begin the enrollment")?;
+        check_live(&tx, ctx.config.policy.generation)?;
+        let row = NewEnrollment {
+            enrollment_id: &enrollment_id,
+            selectors: &s,
+            endpoint: &endpoint,
+            workload_id: &ctx.config.workload_id,
+            workload_key_sha256: ctx.workload_fingerprint,
+            generation: ctx.config.policy.generation,
+            now_ms: now,
+        };
+        peers::insert_enrollment(&tx, &row)?;
+        tx.commit().map_err(|_| unknown_peer(&s.peer_id))?;
+    }
+    let version = active.as_ref().map(|a| a.0).unwrap_or(1);
+    persist(conn, ctx, ENROLL_POINT, &s.peer_id, |tx| {
+        if active.is_none() {
+            peers::insert_key(tx, &s.peer_id, 1, &key)?;
+        }
+        peers::complete_enrollment(tx, &enrollment_id, now)
+    })?;
+    fences.peers.remove(&s.peer_id);
+    Ok(serde_json::json!({
+        "enrollment_id": enrollment_id,
+        "peer_id": s.peer_id,
+        "purpose": s.purpose,
+        "task_schema": s.task_schema,
+        "category": s.category,
+        "endpoint": endpoint.uri,
+        "key_id": key.key_id,
+        "key_version": version,
+    }))
+}
+
+/// Whether `enroll` may record these selectors and key: the peer is not revoked, an active key
+/// is this one, and the exact enrollment is new or the repeat of an uncertain one. The peer's
+/// active key and the existing enrollment.
+fn enrollable(
+    conn: &Connection,
+    ctx: &Context<'_>,
+    fences: &Fences,
+    s: &Selectors,
+    endpoint: &str,
+    key: &KeyRecord,
+) -> Result<(Option<ActiveKey>, Option<Enrollment>), LineError> {
+    let (revoked, pending) = peers::peer_state(conn, &s.peer_id)?;
     if revoked {
         return Err(
             LineError::new(Code::Revoked, "this peer is revoked").with("peer_id", &*s.peer_id)
         );
     }
-    let active = active_key(conn, &s.peer_id)?;
+    let active = peers::active_key(conn, &s.peer_id)?;
     if let Some(a) = &active
-        && !same_key(a, &key)
+        && !same_key(a, key)
     {
         return Err(LineError::new(
             Code::AlreadyEnrolled,
@@ -412,7 +349,7 @@ pub fn enroll(
         )
         .with("peer_id", &*s.peer_id));
     }
-    let existing = find_enrollment(conn, &s, &endpoint.uri)?;
+    let existing = find_enrollment(conn, s, endpoint)?;
     let fenced = || {
         LineError::new(
             Code::Fenced,
@@ -444,98 +381,7 @@ pub fn enroll(
             "the workload key differs from the one this enrollment pinned",
         ));
     }
-    // Fence first (memory, then durably with the new row itself), persist second.
-    fences.peers.insert(s.peer_id.clone());
-    let enrollment_id = match &existing {
-        Some(row) => row.enrollment_id.clone(),
-        None => uuid::Uuid::new_v4().hyphenated().to_string(),
-    };
-    if existing.is_none() {
-        let tx = conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(|e| io("cannot begin the enrollment", e))?;
-        check_live(&tx, ctx.config.policy.generation)?;
-        tx.execute(
-            "INSERT INTO line_peer (enrollment_id, peer_id, purpose, task_schema, category, \
-             endpoint, address, hostname, port, path, ca_file, ca_sha256, workload_id, \
-             workload_key_sha256, generation, state, pending_mutation, created_at_ms, \
-             updated_at_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, \
-             ?14, ?15, 'active', 'enroll', ?16, ?16)",
-            params![
-                enrollment_id,
-                s.peer_id,
-                s.purpose,
-                s.task_schema,
-                s.category,
-                endpoint.uri,
-                endpoint.address,
-                endpoint.hostname,
-                endpoint.port,
-                endpoint.path,
-                endpoint.ca_file,
-                endpoint.ca_sha256,
-                ctx.config.workload_id,
-                ctx.workload_fingerprint,
-                ctx.config.policy.generation as i64,
-                now
-            ],
-        )
-        .map_err(|e| io("cannot record the enrollment", e))?;
-        tx.commit().map_err(|_| unknown_peer(&s.peer_id))?;
-    }
-    let version = active.as_ref().map(|a| a.0).unwrap_or(1);
-    persist(conn, ctx, ENROLL_POINT, &s.peer_id, |tx| {
-        if active.is_none() {
-            insert_key(tx, &s.peer_id, 1, &key)?;
-        }
-        tx.execute(
-            "UPDATE line_peer SET pending_mutation = NULL, updated_at_ms = ?2 \
-             WHERE enrollment_id = ?1",
-            params![enrollment_id, now],
-        )
-        .map_err(|e| io("cannot complete the enrollment", e))?;
-        Ok(())
-    })?;
-    fences.peers.remove(&s.peer_id);
-    Ok(serde_json::json!({
-        "enrollment_id": enrollment_id,
-        "peer_id": s.peer_id,
-        "purpose": s.purpose,
-        "task_schema": s.task_schema,
-        "category": s.category,
-        "endpoint": endpoint.uri,
-        "key_id": key.key_id,
-        "key_version": version,
-    }))
-}
-
-fn insert_key(
-    tx: &rusqlite::Transaction<'_>,
-    peer_id: &str,
-    version: i64,
-    key: &KeyRecord,
-) -> Result<(), LineError> {
-    tx.execute(
-        "INSERT INTO line_peer_key (peer_id, version, key_id, public_key_raw, issuer, audience, \
-         protocol, assurance, valid_from, expires_at, valid_from_ms, expires_at_ms, state) \
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, 'active')",
-        params![
-            peer_id,
-            version,
-            key.key_id,
-            key.public_key_raw.to_vec(),
-            key.issuer,
-            key.audience,
-            KEY_PROTOCOL,
-            KEY_ASSURANCE,
-            key.valid_from,
-            key.expires_at,
-            key.valid_from_ms,
-            key.expires_at_ms
-        ],
-    )
-    .map_err(|e| io("cannot record the key", e))?;
-    Ok(())
+    Ok((active, existing))
 }
 
 pub(crate) fn target_input(
@@ -580,20 +426,13 @@ pub fn rotate(
         &ctx.config.workload_id,
         now,
     )?;
-    let active = active_key(conn, &s.peer_id)?
+    let active = peers::active_key(conn, &s.peer_id)?
         .ok_or_else(|| LineError::new(Code::NotEnrolled, "this peer has no active key"))?;
     // A repeat of a rotation whose commit was uncertain but happened: the new key is active.
     if fenced && same_key(&active, &key) {
-        let retired: Option<String> = conn
-            .query_row(
-                "SELECT key_id FROM line_peer_key WHERE peer_id = ?1 AND version = ?2",
-                params![s.peer_id, active.0 - 1],
-                |r| r.get(0),
-            )
-            .optional()
-            .map_err(|e| io("cannot read peer keys", e))?;
+        let retired = peers::key_id_of(conn, &s.peer_id, active.0 - 1)?;
         persist(conn, ctx, ROTATE_POINT, &s.peer_id, |tx| {
-            clear_fence(tx, &s.peer_id, now)
+            peers::clear_fence(tx, &s.peer_id, now)
         })?;
         fences.peers.remove(&s.peer_id);
         return Ok(serde_json::json!({
@@ -603,16 +442,7 @@ pub fn rotate(
             "key_version": active.0,
         }));
     }
-    let reused: Option<(String, Vec<u8>)> = conn
-        .query_row(
-            "SELECT key_id, public_key_raw FROM line_peer_key WHERE peer_id = ?1 \
-             AND (key_id = ?2 OR public_key_raw = ?3)",
-            params![s.peer_id, key.key_id, key.public_key_raw.to_vec()],
-            |r| Ok((r.get(0)?, r.get(1)?)),
-        )
-        .optional()
-        .map_err(|e| io("cannot read peer keys", e))?;
-    if let Some((key_id, _)) = reused {
+    if let Some(key_id) = peers::reused_key(conn, &s.peer_id, &key.key_id, &key.public_key_raw)? {
         let field = if key_id == key.key_id {
             "key.key_id"
         } else {
@@ -630,13 +460,9 @@ pub fn rotate(
     durable_fence(conn, ctx, &s.peer_id, "rotate")?;
     let version = active.0 + 1;
     persist(conn, ctx, ROTATE_POINT, &s.peer_id, |tx| {
-        tx.execute(
-            "UPDATE line_peer_key SET state = 'retired' WHERE peer_id = ?1 AND version = ?2",
-            params![s.peer_id, active.0],
-        )
-        .map_err(|e| io("cannot retire the key", e))?;
-        insert_key(tx, &s.peer_id, version, &key)?;
-        clear_fence(tx, &s.peer_id, now)
+        peers::retire_key(tx, &s.peer_id, active.0)?;
+        peers::insert_key(tx, &s.peer_id, version, &key)?;
+        peers::clear_fence(tx, &s.peer_id, now)
     })?;
     fences.peers.remove(&s.peer_id);
     Ok(serde_json::json!({
@@ -645,15 +471,6 @@ pub fn rotate(
         "key_id": key.key_id,
         "key_version": version,
     }))
-}
-
-fn clear_fence(tx: &rusqlite::Transaction<'_>, peer_id: &str, now: i64) -> Result<(), LineError> {
-    tx.execute(
-        "UPDATE line_peer SET pending_mutation = NULL, updated_at_ms = ?2 WHERE peer_id = ?1",
-        params![peer_id, now],
-    )
-    .map_err(|e| io("cannot lift the fence", e))?;
-    Ok(())
 }
 
 /// `revoke`: the exact target. The peer (every enrollment of it and every key version) is
@@ -679,23 +496,12 @@ pub fn revoke(
     let now = ctx.faults.now_ms();
     // Fence first: nothing of this peer is sent or adopted from here on.
     fences.peers.insert(s.peer_id.clone());
-    let (revoked, _) = peer_state(conn, &s.peer_id)?;
+    let (revoked, _) = peers::peer_state(conn, &s.peer_id)?;
     if !revoked {
         durable_fence(conn, ctx, &s.peer_id, "revoke")?;
     }
     persist(conn, ctx, REVOKE_POINT, &s.peer_id, |tx| {
-        tx.execute(
-            "UPDATE line_peer SET state = 'revoked', pending_mutation = NULL, updated_at_ms = ?2 \
-             WHERE peer_id = ?1",
-            params![s.peer_id, now],
-        )
-        .map_err(|e| io("cannot revoke the peer", e))?;
-        tx.execute(
-            "UPDATE line_peer_key SET state = 'revoked' WHERE peer_id = ?1",
-            [&s.peer_id],
-        )
-        .map_err(|e| io("cannot revoke the keys", e))?;
-        Ok(())
+        peers::revoke(tx, &s.peer_id, now)
     })?;
     Ok(serde_json::json!({"peer_id": s.peer_id, "revoked": true}))
 }

@@ -22,18 +22,22 @@ use std::cell::Cell;
 use std::time::Duration;
 
 use agent_intercom_core::httpsig::{self, Profile, PublicKey};
-use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
+use rusqlite::Connection;
 use sha2::{Digest as _, Sha256};
 
 use crate::authority::{self, Fences};
+use crate::custody::tasks::{self, TaskRow};
+use crate::custody::{self, ledger as exchanges, peers};
 use crate::keyrec;
-use crate::ledger::{self, Authority, Charge, Operation};
+use crate::ledger::{self, Authority, Charge, Exchange, Operation};
 use crate::schema::io;
 use crate::secrets::hex;
 use crate::startup::Started;
-use crate::task::TaskRow;
-use crate::wire::{self, Delivery, Endpoint};
+use crate::transitions::{self, Said, TaskWrite, local_state};
+use crate::wire::{self, Delivery, Endpoint, Received, Signed};
 use crate::{Code, LineError, NETWORK_ALLOWANCE};
+
+pub use crate::transitions::{Outcome, Physical};
 
 /// The fault point of the outcome commit.
 pub const OUTCOME_POINT: &str = "outcome-commit";
@@ -41,57 +45,19 @@ pub const OUTCOME_POINT: &str = "outcome-commit";
 /// The longest foreign task id kept.
 const MAX_FOREIGN_ID_BYTES: usize = 256;
 
-/// Which exchange.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Physical {
-    /// `SendMessage`.
-    Submit,
-    /// `GetTask`.
-    Poll,
-    /// `CancelTask`.
-    Cancel,
-}
-
-impl Physical {
-    fn operation(self) -> Operation {
-        match self {
-            Physical::Submit => Operation::Submit,
-            Physical::Poll => Operation::Poll,
-            Physical::Cancel => Operation::Cancel,
-        }
+/// The ledger's name of an exchange.
+fn operation(physical: Physical) -> Operation {
+    match physical {
+        Physical::Submit => Operation::Submit,
+        Physical::Poll => Operation::Poll,
+        Physical::Cancel => Operation::Cancel,
     }
-}
-
-/// A settled exchange, as the session answers it.
-#[derive(Clone, Debug)]
-pub struct Outcome {
-    /// The task's status afterwards.
-    pub status: String,
-    /// For a cancel: `acknowledged` or `not_cancelable`.
-    pub remote: &'static str,
 }
 
 /// The enrolled endpoint of an enrollment, its CA file re-read and checked against the digest
 /// pinned at enrollment (`ca_changed`).
 pub fn endpoint_of(conn: &Connection, enrollment_id: &str) -> Result<Endpoint, LineError> {
-    let row: (String, String, i64, String, String, String) = conn
-        .query_row(
-            "SELECT address, hostname, port, path, ca_file, ca_sha256 FROM line_peer \
-             WHERE enrollment_id = ?1",
-            [enrollment_id],
-            |r| {
-                Ok((
-                    r.get(0)?,
-                    r.get(1)?,
-                    r.get(2)?,
-                    r.get(3)?,
-                    r.get(4)?,
-                    r.get(5)?,
-                ))
-            },
-        )
-        .map_err(|e| io("cannot read the enrollment", e))?;
-    let (address, hostname, port, path, ca_file, pinned) = row;
+    let (address, hostname, port, path, ca_file, pinned) = peers::endpoint(conn, enrollment_id)?;
     let changed = || {
         LineError::new(
             Code::CaChanged,
@@ -132,33 +98,6 @@ pub fn cancel_task_body(foreign: &str) -> Vec<u8> {
                        "params": {"id": foreign}})
     .to_string()
     .into_bytes()
-}
-
-/// The A2A 1.0 task state as the line names it.
-fn local_state(state: &str) -> Option<&'static str> {
-    Some(match state {
-        "TASK_STATE_SUBMITTED" => "submitted",
-        "TASK_STATE_WORKING" => "working",
-        "TASK_STATE_INPUT_REQUIRED" | "TASK_STATE_AUTH_REQUIRED" => "interrupted",
-        "TASK_STATE_COMPLETED" => "completed",
-        "TASK_STATE_FAILED" => "failed",
-        "TASK_STATE_REJECTED" => "rejected",
-        "TASK_STATE_CANCELED" => "canceled",
-        _ => return None,
-    })
-}
-
-/// What an authenticated response said.
-enum Said {
-    /// A task: its id, A2A state, retained text parts, omitted parts.
-    Task {
-        id: String,
-        state: String,
-        parts: Vec<serde_json::Value>,
-        omitted: Vec<serde_json::Value>,
-    },
-    /// A JSON-RPC error or a non-200 status: the code.
-    Refused(serde_json::Value),
 }
 
 /// Reads an authenticated response body. `None` when it is not a JSON-RPC answer to `rpc_id`
@@ -229,16 +168,9 @@ fn rpc_id_of(body: &[u8]) -> serde_json::Value {
 /// effort (startup settles what this cannot).
 fn settle_unknown(started: &mut Started, exchange_id: &str, task: &TaskRow, physical: Physical) {
     let now = started.faults.now_ms();
-    let _ = started.conn.execute(
-        "UPDATE line_exchange SET outcome = 'unknown', settled_at_ms = ?2 \
-         WHERE exchange_id = ?1 AND outcome IS NULL",
-        params![exchange_id, now],
-    );
-    if physical == Physical::Submit {
-        let _ = started.conn.execute(
-            "UPDATE line_task SET status = 'unknown' WHERE task_id = ?1 AND status = 'claimed'",
-            [&task.task_id],
-        );
+    let _ = exchanges::settle(&started.conn, exchange_id, "unknown", now);
+    if let Some(m) = transitions::unanswered(physical) {
+        let _ = tasks::move_status(&started.conn, &task.task_id, m.from, m.to);
     }
 }
 
@@ -251,36 +183,16 @@ pub(crate) fn run(
     physical: Physical,
     body: Vec<u8>,
 ) -> Result<Outcome, LineError> {
-    let policy = &started.config.policy;
-    let network = i64::from(policy.network_seconds);
-    let key = started.identities.workload.signing_key();
+    let network = i64::from(started.config.policy.network_seconds);
     let signer = wire::Signer {
-        key,
+        key: started.identities.workload.signing_key(),
         key_id: &started.config.signing_key_id,
         issuer: &started.config.workload_id,
         audience: &task.selectors.peer_id,
     };
     let now_s = started.faults.now_ms().div_euclid(1000);
     let signed = wire::sign(endpoint, &body, &signer, now_s, network)?;
-    let authority = Authority {
-        generation: policy.generation,
-        limits: policy.limits,
-        host_key: started.installation_id.clone(),
-    };
-    let charged = ledger::charge(
-        &mut started.conn,
-        &authority,
-        &Charge {
-            task_id: &task.task_id,
-            operation: physical.operation(),
-            application_bytes: body.len() as u64,
-            peer_id: &task.selectors.peer_id,
-            purpose: &task.selectors.purpose,
-            task_schema: &task.selectors.task_schema,
-            request: Some((&signed.nonce, &signed.signature_sha256)),
-        },
-        &started.faults,
-    )?;
+    let charged = charge(started, task, physical, &body, &signed)?;
     let deadline = Duration::from_secs(network.unsigned_abs());
     let delivery = wire::exchange(
         endpoint,
@@ -301,16 +213,78 @@ pub(crate) fn run(
     };
     // Authentication: nothing of the response is believed before this passes.
     let now_ms = started.faults.now_ms();
+    let authentic = authenticate(started, fences, task, &signed, &received, now_ms);
+    let status = received.response.status();
+    let said = authentic
+        .as_ref()
+        .and_then(|_| said(status, &received.body, &rpc_id_of(&body), physical))
+        // A poll or cancel answered for another foreign task is not this task's.
+        .filter(|said| match (said, &task.foreign_task_id) {
+            (Said::Task { id, .. }, Some(known)) => id == known,
+            _ => true,
+        });
+    let (Some((nonce, key_version)), Some(said)) = (authentic, said) else {
+        settle_unknown(started, &charged.exchange_id, task, physical);
+        return Err(LineError::unknown(&task.task_id));
+    };
+    let settled = Settled {
+        exchange_id: &charged.exchange_id,
+        accepted: received.bytes,
+        key_version,
+        nonce: &nonce,
+        response_sha256: hex(&Sha256::digest(&received.body)),
+        now_ms,
+    };
+    commit_outcome(started, task, physical, &settled, said)
+}
+
+/// Charges the exchange `signed` of `task` before it is sent (a submit's charge is its claim).
+fn charge(
+    started: &mut Started,
+    task: &TaskRow,
+    physical: Physical,
+    body: &[u8],
+    signed: &Signed,
+) -> Result<Exchange, LineError> {
+    let policy = &started.config.policy;
+    let authority = Authority {
+        generation: policy.generation,
+        limits: policy.limits,
+        host_key: started.installation_id.clone(),
+    };
+    ledger::charge(
+        &mut started.conn,
+        &authority,
+        &Charge {
+            task_id: &task.task_id,
+            operation: operation(physical),
+            application_bytes: body.len() as u64,
+            peer_id: &task.selectors.peer_id,
+            purpose: &task.selectors.purpose,
+            task_schema: &task.selectors.task_schema,
+            request: Some((&signed.nonce, &signed.signature_sha256)),
+        },
+        &started.faults,
+    )
+}
+
+/// Authenticates `received`, the answer to `signed`: its RFC 9421 signature under
+/// [`Profile::line_response`], bound to the request's, by an active key version of the task's
+/// peer valid at `now_ms` (and the peer neither fenced nor revoked); issuer and audience exact;
+/// fresh; its nonce never seen. The response's nonce and the key version, or `None`.
+fn authenticate(
+    started: &Started,
+    fences: &Fences,
+    task: &TaskRow,
+    signed: &Signed,
+    received: &Received,
+    now_ms: i64,
+) -> Option<(String, i64)> {
+    let peer_id = &task.selectors.peer_id;
     let version = Cell::new(None);
     let lookup_failed = Cell::new(false);
     let lookup = |key_id: &str| -> Option<PublicKey> {
-        match authority::verification_key(
-            &started.conn,
-            fences,
-            &task.selectors.peer_id,
-            key_id,
-            now_ms,
-        ) {
+        match authority::verification_key(&started.conn, fences, peer_id, key_id, now_ms) {
             Ok(Some(k)) => {
                 version.set(Some(k.version));
                 PublicKey::from_bytes(&k.public_key_raw).ok()
@@ -322,76 +296,28 @@ pub(crate) fn run(
             }
         }
     };
+    let profile = Profile::line_response();
     let verified = httpsig::verify_response(
-        &Profile::line_response(),
+        &profile,
         &received.response,
         &signed.request,
         &received.body,
         now_ms,
         lookup,
-    );
-    let field = |name: &str| {
-        received
-            .response
-            .headers
-            .values(name)
-            .next()
-            .map(|v| v.to_vec())
-    };
-    let authentic = match &verified {
-        Ok(v) => {
-            !lookup_failed.get()
-                && field("intercom-issuer").as_deref() == Some(task.selectors.peer_id.as_bytes())
-                && field("intercom-audience").as_deref()
-                    == Some(started.config.workload_id.as_bytes())
-                && v.created >= signed.created - Profile::line_response().max_skew_secs
-                && v.nonce
-                    .as_deref()
-                    .is_some_and(|n| !response_nonce_seen(&started.conn, n).unwrap_or(true))
-        }
-        Err(_) => false,
-    };
-    let (Ok(verified), true, Some(key_version)) = (verified, authentic, version.get()) else {
-        settle_unknown(started, &charged.exchange_id, task, physical);
-        return Err(LineError::unknown(&task.task_id));
-    };
-    let Some(said) = said(
-        received.response.status(),
-        &received.body,
-        &rpc_id_of(&body),
-        physical,
-    ) else {
-        settle_unknown(started, &charged.exchange_id, task, physical);
-        return Err(LineError::unknown(&task.task_id));
-    };
-    // A poll or cancel answered for another foreign task is not this task's.
-    if let (Said::Task { id, .. }, Some(known)) = (&said, &task.foreign_task_id)
-        && id != known
-    {
-        settle_unknown(started, &charged.exchange_id, task, physical);
-        return Err(LineError::unknown(&task.task_id));
-    }
-    let settled = Settled {
-        exchange_id: &charged.exchange_id,
-        accepted: received.bytes,
-        key_version,
-        nonce: verified.nonce.as_deref().unwrap_or_default(),
-        response_sha256: hex(&Sha256::digest(&received.body)),
-        now_ms,
-    };
-    commit_outcome(started, task, physical, &settled, said)
-}
-
-fn response_nonce_seen(conn: &Connection, nonce: &str) -> Result<bool, LineError> {
-    conn.query_row(
-        "SELECT count(*) FROM line_exchange WHERE response_nonce = ?1",
-        [nonce],
-        |r| r.get::<_, i64>(0),
     )
-    .map(|n| n > 0)
-    .map_err(|e| io("cannot read response nonces", e))
+    .ok()?;
+    let field = |name: &str| received.response.headers.values(name).next();
+    let nonce = verified.nonce?;
+    let authentic = !lookup_failed.get()
+        && field("intercom-issuer") == Some(peer_id.as_bytes())
+        && field("intercom-audience") == Some(started.config.workload_id.as_bytes())
+        && verified.created >= signed.created - profile.max_skew_secs
+        && !exchanges::response_nonce_seen(&started.conn, &nonce).unwrap_or(true);
+    authentic.then_some((nonce, version.get()?))
 }
 
+/// Settles an exchange of which nothing reached the peer (`undelivered`, no bytes accepted) and
+/// answers `transport_failed`.
 fn undelivered(
     started: &mut Started,
     exchange_id: &str,
@@ -400,42 +326,24 @@ fn undelivered(
     why: &str,
 ) -> Result<Outcome, LineError> {
     let now = started.faults.now_ms();
-    let settled = (|| {
-        let tx = started
-            .conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(|e| io("cannot begin settling", e))?;
-        tx.execute(
-            "UPDATE line_exchange SET outcome = 'undelivered', settled_at_ms = ?2 \
-             WHERE exchange_id = ?1 AND outcome IS NULL",
-            params![exchange_id, now],
-        )
+    let tx = custody::begin(&mut started.conn, "cannot begin settling")?;
+    exchanges::settle(&tx, exchange_id, "undelivered", now)
         .map_err(|e| io("cannot settle the exchange", e))?;
-        ledger::accept_in(&tx, exchange_id, 0)?;
-        if physical == Physical::Submit {
-            tx.execute(
-                "UPDATE line_task SET status = 'undelivered' WHERE task_id = ?1 \
-                 AND status = 'claimed'",
-                [&task.task_id],
-            )
+    ledger::accept_in(&tx, exchange_id, 0)?;
+    if let Some(m) = transitions::undelivered(physical) {
+        tasks::move_status(&tx, &task.task_id, m.from, m.to)
             .map_err(|e| io("cannot settle the task", e))?;
-        }
-        tx.commit().map_err(|_| LineError::unknown(&task.task_id))
-    })();
-    settled?;
-    let status = if physical == Physical::Submit {
-        "undelivered"
-    } else {
-        task.status.as_str()
-    };
-    Err(LineError::new(
-        Code::TransportFailed,
-        format!("nothing reached the peer: {why}"),
-    )
-    .with("task_id", &*task.task_id)
-    .with("status", status))
+    }
+    tx.commit().map_err(|_| LineError::unknown(&task.task_id))?;
+    Err(transitions::transport_failed(
+        &task.task_id,
+        physical,
+        &task.status,
+        why,
+    ))
 }
 
+/// An authenticated answer, as its outcome commit records it.
 struct Settled<'a> {
     exchange_id: &'a str,
     accepted: u64,
@@ -445,7 +353,8 @@ struct Settled<'a> {
     now_ms: i64,
 }
 
-/// The outcome commit: one transaction, under the fault point [`OUTCOME_POINT`].
+/// The outcome commit: one transaction, under the fault point [`OUTCOME_POINT`]. What it
+/// writes is [`transitions::settle`]'s, from the task as this transaction finds it.
 fn commit_outcome(
     started: &mut Started,
     task: &TaskRow,
@@ -454,230 +363,47 @@ fn commit_outcome(
     said: Said,
 ) -> Result<Outcome, LineError> {
     let task_id = task.task_id.as_str();
-    let tx = started
-        .conn
-        .transaction_with_behavior(TransactionBehavior::Immediate)
-        .map_err(|_| LineError::unknown(task_id))?;
-    let current: (Option<String>, String, i64, i64) = tx
-        .query_row(
-            "SELECT foreign_task_id, status, adoption_open, expires_at_ms FROM line_task \
-             WHERE task_id = ?1",
-            [task_id],
-            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
-        )
-        .map_err(|_| LineError::unknown(task_id))?;
-    let (foreign, status, adoption_open, expires_at) = current;
-    let outcome = match &said {
-        Said::Task { .. } => "authenticated",
-        Said::Refused(_) => "peer_refused",
-    };
-    let update = tx.execute(
-        "UPDATE line_exchange SET outcome = ?2, response_key_version = ?3, response_nonce = ?4, \
-         settled_at_ms = ?5 WHERE exchange_id = ?1 AND outcome IS NULL",
-        params![
-            settled.exchange_id,
-            outcome,
-            settled.key_version,
-            settled.nonce,
-            settled.now_ms
-        ],
-    );
-    if update.is_err() {
-        return Err(LineError::unknown(task_id));
+    let unknown = |_| LineError::unknown(task_id);
+    let tx = custody::begin(&mut started.conn, "cannot begin the outcome").map_err(unknown)?;
+    let found = tasks::found(&tx, task_id).map_err(|_| LineError::unknown(task_id))?;
+    let settlement = transitions::settle(task_id, &found, physical, said, settled.now_ms);
+    exchanges::settle_answered(
+        &tx,
+        settled.exchange_id,
+        settlement.exchange_outcome,
+        settled.key_version,
+        settled.nonce,
+        settled.now_ms,
+    )
+    .map_err(|_| LineError::unknown(task_id))?;
+    ledger::accept_in(&tx, settled.exchange_id, settled.accepted).map_err(unknown)?;
+    if let Some(o) = &settlement.observation {
+        let (id, at) = (settled.exchange_id, settled.now_ms);
+        let sha = &settled.response_sha256;
+        tasks::insert_observation(&tx, task_id, id, o, settled.key_version, sha, at)
+            .map_err(|_| LineError::unknown(task_id))?;
     }
-    ledger::accept_in(&tx, settled.exchange_id, settled.accepted)
-        .map_err(|_| LineError::unknown(task_id))?;
-    let mut remote = "acknowledged";
-    let new_status = match &said {
-        Said::Refused(code) => {
-            let code_num = code.as_i64();
-            if physical == Physical::Cancel && code_num == Some(-32002) {
-                remote = "not_cancelable";
-                status.clone()
-            } else {
-                if physical == Physical::Submit {
-                    let _ = tx.execute(
-                        "UPDATE line_task SET status = 'refused' WHERE task_id = ?1",
-                        [task_id],
-                    );
-                }
-                started
-                    .faults
-                    .commit(tx, OUTCOME_POINT, || LineError::unknown(task_id))?;
-                return Err(LineError::new(
-                    Code::PeerRefused,
-                    "the peer refused, in a signed answer",
-                )
-                .with("task_id", task_id)
-                .with("code", code.clone())
-                .with(
-                    "status",
-                    if physical == Physical::Submit {
-                        "refused"
-                    } else {
-                        status.as_str()
-                    },
-                ));
-            }
+    match &settlement.task {
+        TaskWrite::Nothing => {}
+        // Best effort: the refusal is answered whether or not the status is written.
+        TaskWrite::Refused => {
+            let _ = tasks::set_status(&tx, task_id, "refused");
         }
-        Said::Task {
-            id,
-            state,
-            parts,
-            omitted,
+        TaskWrite::Observed {
+            foreign_task_id,
+            status,
+            adoption_open,
+            local_disposition,
         } => {
-            let observed = local_state(state).unwrap_or("unknown");
-            let terminal = matches!(observed, "completed" | "failed" | "rejected" | "canceled");
-            let live = settled.now_ms < expires_at;
-            let adopt = terminal && adoption_open == 1 && live;
-            let already_terminal = crate::task::TERMINAL.contains(&status.as_str());
-            let observation_id = uuid::Uuid::new_v4().hyphenated().to_string();
-            let result = (adopt && observed == "completed")
-                .then(|| serde_json::json!({"parts": parts}).to_string());
-            let omitted_json = (!omitted.is_empty())
-                .then(|| serde_json::Value::Array(omitted.clone()).to_string());
-            tx.execute(
-                "INSERT INTO line_observation (observation_id, task_id, exchange_id, \
-                 foreign_task_id, foreign_state, key_version, response_sha256, adopted, \
-                 result_json, omitted_parts_json, observed_at_ms) VALUES (?1, ?2, ?3, ?4, ?5, \
-                 ?6, ?7, ?8, ?9, ?10, ?11)",
-                params![
-                    observation_id,
-                    task_id,
-                    settled.exchange_id,
-                    id,
-                    state,
-                    settled.key_version,
-                    settled.response_sha256,
-                    i64::from(adopt),
-                    result,
-                    omitted_json,
-                    settled.now_ms
-                ],
-            )
-            .map_err(|_| LineError::unknown(task_id))?;
-            let next = if already_terminal || !live {
-                status.clone()
-            } else {
-                observed.to_string()
-            };
-            let (open, disposition) = if adopt {
-                (0, "adopted".to_string())
-            } else {
-                (
-                    adoption_open,
-                    if adoption_open == 1 {
-                        "open".to_string()
-                    } else {
-                        "adoption_closed".to_string()
-                    },
-                )
-            };
-            let foreign_id = foreign.clone().unwrap_or_else(|| id.clone());
-            tx.execute(
-                "UPDATE line_task SET foreign_task_id = ?2, status = ?3, adoption_open = ?4, \
-                 local_disposition = ?5 WHERE task_id = ?1",
-                params![task_id, foreign_id, next, open, disposition],
-            )
-            .map_err(|_| LineError::unknown(task_id))?;
-            next
+            let (open, disposition) = (*adoption_open, *local_disposition);
+            tasks::observed(&tx, task_id, foreign_task_id, status, open, disposition)
+                .map_err(|_| LineError::unknown(task_id))?;
         }
-    };
+    }
     started
         .faults
         .commit(tx, OUTCOME_POINT, || LineError::unknown(task_id))?;
-    Ok(Outcome {
-        status: new_status,
-        remote,
-    })
-}
-
-/// The adopted result of a task (`{"parts": [...]}`), `null` when none was adopted.
-pub(crate) fn adopted_result(
-    conn: &Connection,
-    task_id: &str,
-) -> Result<serde_json::Value, LineError> {
-    let text: Option<String> = conn
-        .query_row(
-            "SELECT result_json FROM line_observation WHERE task_id = ?1 AND adopted = 1",
-            [task_id],
-            |r| r.get(0),
-        )
-        .optional()
-        .map_err(|e| io("cannot read observations", e))?
-        .flatten();
-    Ok(text
-        .and_then(|t| serde_json::from_str(&t).ok())
-        .unwrap_or(serde_json::Value::Null))
-}
-
-/// foreign id, state, observed at, adopted, result, omitted parts, key id.
-type ObservationRow = (
-    String,
-    String,
-    i64,
-    i64,
-    Option<String>,
-    Option<String>,
-    Option<String>,
-);
-
-/// The latest authenticated observation of `task`, as `read` shows it (`null` when none).
-pub(crate) fn latest_observation(
-    conn: &Connection,
-    task: &TaskRow,
-) -> Result<serde_json::Value, LineError> {
-    let row: Option<ObservationRow> = conn
-        .query_row(
-            "SELECT o.foreign_task_id, o.foreign_state, o.observed_at_ms, o.adopted, \
-             o.result_json, o.omitted_parts_json, k.key_id FROM line_observation o \
-             LEFT JOIN line_peer_key k ON k.peer_id = ?2 AND k.version = o.key_version \
-             WHERE o.task_id = ?1 ORDER BY o.observed_at_ms DESC, o.rowid DESC LIMIT 1",
-            params![task.task_id, task.selectors.peer_id],
-            |r| {
-                Ok((
-                    r.get(0)?,
-                    r.get(1)?,
-                    r.get(2)?,
-                    r.get(3)?,
-                    r.get(4)?,
-                    r.get(5)?,
-                    r.get(6)?,
-                ))
-            },
-        )
-        .optional()
-        .map_err(|e| io("cannot read observations", e))?;
-    let Some((foreign, state, at, adopted, result, omitted, key_id)) = row else {
-        return Ok(serde_json::Value::Null);
-    };
-    // The adopted result, if any, is kept with the observation that adopted it.
-    let adopted_result: Option<String> = conn
-        .query_row(
-            "SELECT result_json FROM line_observation WHERE task_id = ?1 AND adopted = 1",
-            [&task.task_id],
-            |r| r.get(0),
-        )
-        .optional()
-        .map_err(|e| io("cannot read observations", e))?
-        .flatten();
-    let parse = |text: Option<String>| {
-        text.and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
-            .unwrap_or(serde_json::Value::Null)
-    };
-    Ok(serde_json::json!({
-        "foreign_task_id": foreign,
-        "state": state,
-        "observed_at_ms": at,
-        "key_id": key_id,
-        "adopted": adopted == 1,
-        "classification": "authenticated-foreign-data",
-        "result": parse(result.or(adopted_result)),
-        "omitted_parts": match parse(omitted) {
-            serde_json::Value::Null => serde_json::json!([]),
-            v => v,
-        },
-    }))
+    settlement.answer
 }
 
 #[cfg(test)]

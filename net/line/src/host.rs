@@ -7,85 +7,15 @@
 
 use std::path::Path;
 
-use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, params};
+use rusqlite::Transaction;
 
+use crate::custody::{self, host as store, ledger};
 use crate::policy::PeerPolicy;
-use crate::schema::{self, io};
+use crate::schema;
 use crate::secrets::OperatorCredential;
 use crate::{Code, LineError};
 
-/// The installation row: its id, created on first use.
-fn installation(tx: &Transaction<'_>, now_ms: i64) -> Result<String, LineError> {
-    let existing: Option<String> = tx
-        .query_row(
-            "SELECT installation_id FROM line_host WHERE singleton = 1",
-            [],
-            |r| r.get(0),
-        )
-        .optional()
-        .map_err(|e| io("cannot read the installation", e))?;
-    if let Some(id) = existing {
-        return Ok(id);
-    }
-    let id = uuid::Uuid::new_v4().hyphenated().to_string();
-    tx.execute(
-        "INSERT INTO line_host (singleton, installation_id, created_at_ms) VALUES (1, ?1, ?2)",
-        params![id, now_ms],
-    )
-    .map_err(|e| io("cannot record the installation", e))?;
-    Ok(id)
-}
-
-/// The installation id, if the host has one.
-pub fn installation_id(conn: &Connection) -> Result<Option<String>, LineError> {
-    conn.query_row(
-        "SELECT installation_id FROM line_host WHERE singleton = 1",
-        [],
-        |r| r.get(0),
-    )
-    .optional()
-    .map_err(|e| io("cannot read the installation", e))
-}
-
-/// The stored credential digest (`None` when the host has set none).
-pub fn credential_digest(conn: &Connection) -> Result<Option<Vec<u8>>, LineError> {
-    let row: Option<Option<Vec<u8>>> = conn
-        .query_row(
-            "SELECT operator_credential_sha256 FROM line_host WHERE singleton = 1",
-            [],
-            |r| r.get(0),
-        )
-        .optional()
-        .map_err(|e| io("cannot read the credential digest", e))?;
-    Ok(row.flatten())
-}
-
-/// The newest durable generation and its digest.
-pub fn newest_policy(conn: &Connection) -> Result<Option<(u64, String)>, LineError> {
-    conn.query_row(
-        "SELECT generation, digest FROM line_policy ORDER BY generation DESC LIMIT 1",
-        [],
-        |r| Ok((r.get::<_, i64>(0)? as u64, r.get(1)?)),
-    )
-    .optional()
-    .map_err(|e| io("cannot read the policy generations", e))
-}
-
-/// The digest of a durable generation.
-pub fn policy_digest(conn: &Connection, generation: u64) -> Result<Option<String>, LineError> {
-    conn.query_row(
-        "SELECT digest FROM line_policy WHERE generation = ?1",
-        [generation as i64],
-        |r| r.get(0),
-    )
-    .optional()
-    .map_err(|e| io("cannot read the policy generation", e))
-}
-
-fn begin<'c>(conn: &'c mut Connection) -> Result<Transaction<'c>, LineError> {
-    conn.transaction_with_behavior(TransactionBehavior::Immediate)
-        .map_err(|e| io("cannot begin a transaction", e))
-}
+pub use crate::custody::host::{credential_digest, installation_id, newest_policy, policy_digest};
 
 /// Stores the digest of the operator credential (replacing an earlier one: capacity is not
 /// keyed by it). Returns the installation id.
@@ -95,16 +25,11 @@ pub fn set_operator_credential(
     now_ms: i64,
 ) -> Result<String, LineError> {
     let mut conn = schema::open_at_revision(db)?;
-    let tx = begin(&mut conn)?;
-    let id = installation(&tx, now_ms)?;
-    tx.execute(
-        "UPDATE line_host SET operator_credential_sha256 = ?1, credential_set_at_ms = ?2 \
-         WHERE singleton = 1",
-        params![credential.digest().to_vec(), now_ms],
-    )
-    .map_err(|e| io("cannot store the credential digest", e))?;
+    let tx = custody::begin(&mut conn, "cannot begin a transaction")?;
+    let id = store::installation(&tx, now_ms)?;
+    store::set_credential_digest(&tx, &credential.digest(), now_ms)?;
     tx.commit()
-        .map_err(|e| io("cannot commit the credential digest", e))?;
+        .map_err(|e| schema::io("cannot commit the credential digest", e))?;
     Ok(id)
 }
 
@@ -131,7 +56,7 @@ pub fn establish_policy(
     now_ms: i64,
 ) -> Result<Established, LineError> {
     let mut conn = schema::open_at_revision(db)?;
-    let tx = begin(&mut conn)?;
+    let tx = custody::begin(&mut conn, "cannot begin a transaction")?;
     if let Some((newest, digest)) = newest_policy(&tx)? {
         if newest == policy.generation && digest == policy.digest {
             return Ok(Established {
@@ -152,35 +77,34 @@ pub fn establish_policy(
             .with("generation", newest));
         }
     }
-    let host = installation(&tx, now_ms)?;
-    tx.execute(
-        "INSERT INTO line_policy (generation, digest, record_json, established_at_ms) \
-         VALUES (?1, ?2, ?3, ?4)",
-        params![
-            policy.generation as i64,
-            policy.digest,
-            policy.canonical,
-            now_ms
-        ],
-    )
-    .map_err(|e| io("cannot store the policy", e))?;
+    let host = store::installation(&tx, now_ms)?;
+    store::insert_policy(&tx, policy, now_ms)?;
+    let created = create_scopes(&tx, policy, &host)?;
+    tx.commit()
+        .map_err(|e| schema::io("cannot commit the policy", e))?;
+    Ok(Established {
+        generation: policy.generation,
+        digest: policy.digest.clone(),
+        new: true,
+        scopes_created: created,
+    })
+}
+
+/// A zero-use capacity row for each scope `policy` names that has none; `ceiling_changed` for
+/// one whose ceilings differ. How many were created.
+fn create_scopes(
+    tx: &Transaction<'_>,
+    policy: &PeerPolicy,
+    host: &str,
+) -> Result<usize, LineError> {
     let mut created = 0;
-    for (kind, key, limit) in policy.scopes(&host) {
-        let existing: Option<(i64, i64, i64)> = tx
-            .query_row(
-                "SELECT ceil_uses, ceil_app, ceil_net FROM line_capacity \
-                 WHERE scope_kind = ?1 AND scope_key = ?2",
-                params![kind.as_str(), key],
-                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
-            )
-            .optional()
-            .map_err(|e| io("cannot read capacity", e))?;
+    for (kind, key, limit) in policy.scopes(host) {
         let wanted = (
             limit.uses as i64,
             limit.application_bytes as i64,
             limit.network_bytes as i64,
         );
-        match existing {
+        match ledger::ceilings(tx, kind, &key)? {
             Some(ceilings) if ceilings == wanted => {}
             Some(_) => {
                 return Err(LineError::new(
@@ -194,28 +118,10 @@ pub fn establish_policy(
                 ));
             }
             None => {
-                tx.execute(
-                    "INSERT INTO line_capacity (scope_kind, scope_key, ceil_uses, ceil_app, \
-                     ceil_net, created_generation) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-                    params![
-                        kind.as_str(),
-                        key,
-                        wanted.0,
-                        wanted.1,
-                        wanted.2,
-                        policy.generation as i64
-                    ],
-                )
-                .map_err(|e| io("cannot create a capacity row", e))?;
+                ledger::create_scope(tx, kind, &key, wanted, policy.generation)?;
                 created += 1;
             }
         }
     }
-    tx.commit().map_err(|e| io("cannot commit the policy", e))?;
-    Ok(Established {
-        generation: policy.generation,
-        digest: policy.digest.clone(),
-        new: true,
-        scopes_created: created,
-    })
+    Ok(created)
 }

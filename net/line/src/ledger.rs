@@ -8,13 +8,17 @@
 //! A commit that may or may not have happened is reported as `unknown` with the task id, never
 //! as a definite refusal and never retried.
 
-use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
+use rusqlite::{Connection, Transaction};
 
+use crate::custody::ledger::{self as store, Counters, NewExchange};
+use crate::custody::{self, tasks};
 use crate::fault::Faults;
 use crate::policy::{Limits, ScopeKind, task_scope_key};
 use crate::schema::io;
 use crate::startup::check_live;
 use crate::{Code, LineError, NETWORK_ALLOWANCE};
+
+pub use crate::custody::ledger::{ScopeRow, scopes};
 
 /// The fault point just before the charge commits.
 pub const COMMIT_POINT: &str = "ledger-commit";
@@ -83,19 +87,6 @@ pub struct Exchange {
     pub seq: i64,
 }
 
-/// The counters of one scope.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ScopeRow {
-    /// The kind.
-    pub kind: String,
-    /// The key.
-    pub key: String,
-    /// Ceilings: uses, application bytes, network bytes.
-    pub ceilings: (i64, i64, i64),
-    /// Used uses, used application bytes, reserved network bytes, accepted network bytes.
-    pub used: (i64, i64, i64, i64),
-}
-
 /// The four scope keys of a charge, in [`ScopeKind::ALL`] order.
 fn scope_keys(authority: &Authority, charge: &Charge<'_>) -> [(ScopeKind, String); 4] {
     [
@@ -119,124 +110,93 @@ pub fn charge(
     faults: &Faults,
 ) -> Result<Exchange, LineError> {
     let now_ms = faults.now_ms();
-    let tx = conn
-        .transaction_with_behavior(TransactionBehavior::Immediate)
-        .map_err(|e| io("cannot begin the charge", e))?;
+    let tx = custody::begin(conn, "cannot begin the charge")?;
     check_live(&tx, authority.generation)?;
     let keys = scope_keys(authority, charge);
     let app = charge.application_bytes as i64;
     let net = NETWORK_ALLOWANCE as i64;
     for (kind, key) in &keys {
-        let row: Option<(i64, i64, i64, i64, i64, i64)> = tx
-            .query_row(
-                "SELECT ceil_uses, ceil_app, ceil_net, used_uses, used_app, reserved_net \
-                 FROM line_capacity WHERE scope_kind = ?1 AND scope_key = ?2",
-                params![kind.as_str(), key],
-                |r| {
-                    Ok((
-                        r.get(0)?,
-                        r.get(1)?,
-                        r.get(2)?,
-                        r.get(3)?,
-                        r.get(4)?,
-                        r.get(5)?,
-                    ))
-                },
-            )
-            .optional()
-            .map_err(|e| io("cannot read capacity", e))?;
-        let scope = serde_json::json!({"kind": kind.as_str(), "key": key});
-        let Some((c_uses, c_app, c_net, uses, used_app, reserved)) = row else {
-            return Err(LineError::new(
-                Code::PolicyNotEstablished,
-                "no capacity row for this scope: the live policy does not name it",
-            )
-            .with("scope", scope));
-        };
-        let limit = kind.limit(&authority.limits);
-        if (c_uses, c_app, c_net)
-            != (
-                limit.uses as i64,
-                limit.application_bytes as i64,
-                limit.network_bytes as i64,
-            )
-        {
-            return Err(LineError::new(
-                Code::CeilingChanged,
-                "the durable ceiling of this scope differs from the live policy's",
-            )
-            .with("scope", scope));
-        }
-        let exhausted = if uses + 1 > c_uses {
-            Some("uses")
-        } else if app > c_app - used_app {
-            Some("application_bytes")
-        } else if net > c_net - reserved {
-            Some("network_bytes")
-        } else {
-            None
-        };
-        if let Some(counter) = exhausted {
-            return Err(LineError::new(
-                Code::CapacityExhausted,
-                format!(
-                    "the {} scope has no {counter} left for this exchange",
-                    kind.as_str()
-                ),
-            )
-            .with("scope", scope)
-            .with("exhausted", counter));
-        }
-        tx.execute(
-            "UPDATE line_capacity SET used_uses = used_uses + 1, used_app = used_app + ?3, \
-             reserved_net = reserved_net + ?4 WHERE scope_kind = ?1 AND scope_key = ?2",
-            params![kind.as_str(), key, app, net],
-        )
-        .map_err(|e| io("cannot charge capacity", e))?;
+        let counters = store::counters(&tx, *kind, key)?;
+        check_scope(*kind, key, &authority.limits, counters, app, net)?;
+        store::add_charge(&tx, *kind, key, app, net)?;
     }
-    let seq: i64 = tx
-        .query_row(
-            "SELECT coalesce(max(seq), 0) + 1 FROM line_exchange WHERE task_id = ?1",
-            [charge.task_id],
-            |r| r.get(0),
-        )
-        .map_err(|e| io("cannot number the exchange", e))?;
+    let seq = store::next_seq(&tx, charge.task_id)?;
     let exchange_id = uuid::Uuid::new_v4().hyphenated().to_string();
-    tx.execute(
-        "INSERT INTO line_exchange (exchange_id, task_id, seq, operation, generation, host_key, \
-         purpose_key, peer_key, task_key, charged_uses, charged_app, charged_net, charged_at_ms, \
-         request_nonce, request_sig_sha256) \
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, 1, ?10, ?11, ?12, ?13, ?14)",
-        params![
-            exchange_id,
-            charge.task_id,
+    store::insert_exchange(
+        &tx,
+        &NewExchange {
+            exchange_id: &exchange_id,
+            task_id: charge.task_id,
             seq,
-            charge.operation.as_str(),
-            authority.generation as i64,
-            keys[0].1,
-            keys[1].1,
-            keys[2].1,
-            keys[3].1,
-            app,
-            net,
-            now_ms,
-            charge.request.map(|r| r.0),
-            charge.request.map(|r| r.1)
-        ],
-    )
-    .map_err(|e| io("cannot record the exchange", e))?;
+            operation: charge.operation.as_str(),
+            generation: authority.generation,
+            keys: keys.each_ref().map(|(_, key)| key.as_str()),
+            charged_app: app,
+            charged_net: net,
+            charged_at_ms: now_ms,
+            request: charge.request,
+        },
+    )?;
     // A submit's charge is its claim: the task is claimed in the same transaction.
     if charge.operation == Operation::Submit {
-        tx.execute(
-            "UPDATE line_task SET status = 'claimed' WHERE task_id = ?1 AND status = 'prepared'",
-            [charge.task_id],
-        )
-        .map_err(|e| io("cannot claim the task", e))?;
+        tasks::move_status(&tx, charge.task_id, "prepared", "claimed")
+            .map_err(|e| io("cannot claim the task", e))?;
     }
     // A failed COMMIT may still have reached the disk: only `unknown` is honest.
     faults.commit(tx, COMMIT_POINT, || LineError::unknown(charge.task_id))?;
     faults.crash_at(AFTER_COMMIT_POINT);
     Ok(Exchange { exchange_id, seq })
+}
+
+/// Whether the scope `kind` `key`, with `counters` (none without a row), can take one more use,
+/// `app` application bytes and `net` network bytes under the live `limits`.
+fn check_scope(
+    kind: ScopeKind,
+    key: &str,
+    limits: &Limits,
+    counters: Option<Counters>,
+    app: i64,
+    net: i64,
+) -> Result<(), LineError> {
+    let scope = serde_json::json!({"kind": kind.as_str(), "key": key});
+    let Some(((c_uses, c_app, c_net), (uses, used_app, reserved))) = counters else {
+        return Err(LineError::new(
+            Code::PolicyNotEstablished,
+            "no capacity row for this scope: the live policy does not name it",
+        )
+        .with("scope", scope));
+    };
+    let limit = kind.limit(limits);
+    let live = (
+        limit.uses as i64,
+        limit.application_bytes as i64,
+        limit.network_bytes as i64,
+    );
+    if (c_uses, c_app, c_net) != live {
+        return Err(LineError::new(
+            Code::CeilingChanged,
+            "the durable ceiling of this scope differs from the live policy's",
+        )
+        .with("scope", scope));
+    }
+    let exhausted = if uses + 1 > c_uses {
+        "uses"
+    } else if app > c_app - used_app {
+        "application_bytes"
+    } else if net > c_net - reserved {
+        "network_bytes"
+    } else {
+        return Ok(());
+    };
+    Err(LineError::new(
+        Code::CapacityExhausted,
+        format!(
+            "the {} scope has no {exhausted} left for this exchange",
+            kind.as_str()
+        ),
+    )
+    .with("scope", scope)
+    .with("exhausted", exhausted))
 }
 
 /// Records the network bytes an exchange actually used (once; at most its allowance). The
@@ -246,9 +206,7 @@ pub fn record_accepted(
     exchange_id: &str,
     bytes: u64,
 ) -> Result<(), LineError> {
-    let tx = conn
-        .transaction_with_behavior(TransactionBehavior::Immediate)
-        .map_err(|e| io("cannot begin recording", e))?;
+    let tx = custody::begin(conn, "cannot begin recording")?;
     accept_in(&tx, exchange_id, bytes)?;
     tx.commit()
         .map_err(|e| io("cannot commit accepted bytes", e))
@@ -256,26 +214,11 @@ pub fn record_accepted(
 
 /// [`record_accepted`] inside the caller's transaction (the outcome commit).
 pub(crate) fn accept_in(
-    tx: &rusqlite::Transaction<'_>,
+    tx: &Transaction<'_>,
     exchange_id: &str,
     bytes: u64,
 ) -> Result<(), LineError> {
-    let row: Option<(Option<i64>, i64, [String; 4])> = tx
-        .query_row(
-            "SELECT accepted_net, charged_net, host_key, purpose_key, peer_key, task_key \
-             FROM line_exchange WHERE exchange_id = ?1",
-            [exchange_id],
-            |r| {
-                Ok((
-                    r.get(0)?,
-                    r.get(1)?,
-                    [r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?],
-                ))
-            },
-        )
-        .optional()
-        .map_err(|e| io("cannot read the exchange", e))?;
-    let Some((accepted, charged, keys)) = row else {
+    let Some((accepted, charged, keys)) = store::charged(tx, exchange_id)? else {
         return Err(LineError::new(Code::TaskNotFound, "no such exchange"));
     };
     if accepted.is_some() {
@@ -290,42 +233,7 @@ pub(crate) fn accept_in(
             "more bytes than the exchange's network allowance: the excess is never accepted",
         ));
     }
-    tx.execute(
-        "UPDATE line_exchange SET accepted_net = ?2 WHERE exchange_id = ?1",
-        params![exchange_id, bytes as i64],
-    )
-    .map_err(|e| io("cannot record accepted bytes", e))?;
-    for (kind, key) in ScopeKind::ALL.iter().zip(keys) {
-        tx.execute(
-            "UPDATE line_capacity SET accepted_net = accepted_net + ?3 \
-             WHERE scope_kind = ?1 AND scope_key = ?2",
-            params![kind.as_str(), key, bytes as i64],
-        )
-        .map_err(|e| io("cannot record accepted bytes", e))?;
-    }
-    Ok(())
-}
-
-/// Every capacity row, ordered by kind and key.
-pub fn scopes(conn: &Connection) -> Result<Vec<ScopeRow>, LineError> {
-    let mut stmt = conn
-        .prepare(
-            "SELECT scope_kind, scope_key, ceil_uses, ceil_app, ceil_net, used_uses, used_app, \
-             reserved_net, accepted_net FROM line_capacity ORDER BY scope_kind, scope_key",
-        )
-        .map_err(|e| io("cannot read capacity", e))?;
-    let rows = stmt
-        .query_map([], |r| {
-            Ok(ScopeRow {
-                kind: r.get(0)?,
-                key: r.get(1)?,
-                ceilings: (r.get(2)?, r.get(3)?, r.get(4)?),
-                used: (r.get(5)?, r.get(6)?, r.get(7)?, r.get(8)?),
-            })
-        })
-        .map_err(|e| io("cannot read capacity", e))?;
-    rows.collect::<Result<_, _>>()
-        .map_err(|e| io("cannot read capacity", e))
+    store::accept(tx, exchange_id, &keys, bytes as i64)
 }
 
 /// Whether every scope's counters equal the sum of the exchanges charged to it (the ledger
@@ -333,26 +241,59 @@ pub fn scopes(conn: &Connection) -> Result<Vec<ScopeRow>, LineError> {
 pub fn mismatches(conn: &Connection) -> Result<Vec<ScopeRow>, LineError> {
     let mut out = Vec::new();
     for row in scopes(conn)? {
-        let column = match row.kind.as_str() {
-            "host" => "host_key",
-            "purpose" => "purpose_key",
-            "peer" => "peer_key",
-            _ => "task_key",
-        };
-        let sums: (i64, i64, i64, i64) = conn
-            .query_row(
-                &format!(
-                    "SELECT count(*), coalesce(sum(charged_app), 0), \
-                     coalesce(sum(charged_net), 0), coalesce(sum(accepted_net), 0) \
-                     FROM line_exchange WHERE {column} = ?1"
-                ),
-                [&row.key],
-                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
-            )
-            .map_err(|e| io("cannot sum exchanges", e))?;
-        if sums != row.used {
+        if store::charged_sums(conn, &row)? != row.used {
             out.push(row);
         }
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::Limit;
+
+    const LIMIT: Limit = Limit {
+        uses: 2,
+        application_bytes: 100,
+        network_bytes: 2 * NETWORK_ALLOWANCE,
+    };
+    const LIMITS: Limits = Limits {
+        host: LIMIT,
+        purpose: LIMIT,
+        peer: LIMIT,
+        task: LIMIT,
+    };
+    const NET: i64 = NETWORK_ALLOWANCE as i64;
+
+    fn check(counters: Option<Counters>, app: i64) -> Result<(), Code> {
+        check_scope(ScopeKind::Peer, "p", &LIMITS, counters, app, NET).map_err(|e| e.code)
+    }
+
+    fn exhausted(counters: Counters, app: i64) -> serde_json::Value {
+        let e = check_scope(ScopeKind::Peer, "p", &LIMITS, Some(counters), app, NET).unwrap_err();
+        assert_eq!(e.code, Code::CapacityExhausted);
+        e.to_json()["exhausted"].clone()
+    }
+
+    #[test]
+    fn a_scope_takes_a_charge_only_under_the_live_ceilings_with_room_left() {
+        let ceilings = (2, 100, 2 * NET);
+        assert_eq!(check(Some((ceilings, (0, 0, 0))), 100), Ok(()));
+        assert_eq!(check(Some((ceilings, (1, 40, NET))), 60), Ok(()));
+        assert_eq!(check(None, 1), Err(Code::PolicyNotEstablished));
+        assert_eq!(
+            check(Some(((3, 100, 2 * NET), (0, 0, 0))), 1),
+            Err(Code::CeilingChanged)
+        );
+        // The first counter that cannot take the charge is named.
+        assert_eq!(exhausted((ceilings, (2, 100, 2 * NET)), 1), "uses");
+        assert_eq!(exhausted((ceilings, (1, 40, NET)), 61), "application_bytes");
+        assert_eq!(exhausted((ceilings, (1, 0, NET + 1)), 1), "network_bytes");
+        let e = check_scope(ScopeKind::Task, "k", &LIMITS, None, 1, NET).unwrap_err();
+        assert_eq!(
+            e.to_json()["scope"],
+            serde_json::json!({"kind": "task", "key": "k"})
+        );
+    }
 }

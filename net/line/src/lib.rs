@@ -8,16 +8,21 @@
 //! enrolled key and endpoint records ([`keyrec`]), the session's `enroll`, `rotate` and `revoke`
 //! ([`authority`]), its `declare-public`, `submit`, `poll`, `cancel` and `read` ([`task`]) over
 //! one charged, signed, authenticated exchange at a time ([`exchange`], on the HTTPS client of
-//! [`wire`]), and the native run lab ([`native`]). Test-only fault points: [`fault`].
+//! [`wire`] and the HTTP/1.1 response reader of [`http1`]), and the native run lab
+//! ([`native`]). What a task or a run becomes after each exchange is decided by the pure rules
+//! of [`transitions`]; every SQL statement is in the private `custody` module. Test-only fault
+//! points: [`fault`].
 //!
 //! Every refusal is a [`LineError`] with a stable snake_case [`Code`]: the `error` member of the
 //! session's JSON answers. A message never carries a secret, a key or a credential.
 
 pub mod authority;
 pub mod config;
+mod custody;
 pub mod exchange;
 pub mod fault;
 pub mod host;
+pub mod http1;
 pub mod keyrec;
 pub mod ledger;
 pub mod native;
@@ -26,6 +31,7 @@ pub mod schema;
 pub mod secrets;
 pub mod startup;
 pub mod task;
+pub mod transitions;
 pub mod wire;
 
 use std::fmt;

@@ -19,17 +19,22 @@
 use std::collections::BTreeSet;
 
 use agent_intercom_core::canonical::{self, Value};
-use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
+use rusqlite::Connection;
 use sha2::{Digest as _, Sha256};
 
 use crate::authority::{self, Fences, check_members, invalid_field, string};
+use crate::custody;
+use crate::custody::runs::{self, NewRun, Reauthorization, Run};
+use crate::custody::tasks::{self, NewTask, TaskRow};
 use crate::exchange::{self, Physical};
 use crate::fault::Mode;
-use crate::policy::{Action, check_name};
+use crate::policy::{Action, Selectors, check_name};
 use crate::schema::io;
 use crate::secrets::hex;
 use crate::startup::{Started, check_live};
-use crate::task::{self, TaskRow};
+use crate::task::{check_size, json_or_null, public_text, send_message_body};
+use crate::transitions::{self, Next, RunNext, is_terminal};
+use crate::wire::Endpoint;
 use crate::{Code, LineError};
 
 /// The lab's profile name.
@@ -85,36 +90,19 @@ fn worker(reply: &serde_json::Value) -> serde_json::Value {
     })
 }
 
-/// A run and its binding.
-#[derive(Clone, Debug)]
-struct Run {
-    run_id: String,
-    session_id: String,
-    request_id: String,
-    status: String,
-    task_id: String,
-    binding_digest: String,
+fn run_of(conn: &Connection, run_id: &str) -> Result<Run, LineError> {
+    runs::run(conn, run_id)?.ok_or_else(|| LineError::new(Code::RunNotFound, "no run has this id"))
 }
 
-fn run_of(conn: &Connection, run_id: &str) -> Result<Run, LineError> {
-    conn.query_row(
-        "SELECT r.run_id, r.session_id, r.request_id, r.status, b.task_id, b.binding_digest \
-         FROM run_record r JOIN run_peer_task b ON b.run_id = r.run_id WHERE r.run_id = ?1",
-        [run_id],
-        |r| {
-            Ok(Run {
-                run_id: r.get(0)?,
-                session_id: r.get(1)?,
-                request_id: r.get(2)?,
-                status: r.get(3)?,
-                task_id: r.get(4)?,
-                binding_digest: r.get(5)?,
-            })
-        },
-    )
-    .optional()
-    .map_err(|e| io("cannot read the run", e))?
-    .ok_or_else(|| LineError::new(Code::RunNotFound, "no run has this id"))
+/// The run's peer task.
+fn task_of(conn: &Connection, run: &Run) -> Result<TaskRow, LineError> {
+    tasks::row(conn, &run.task_id)?
+        .ok_or_else(|| LineError::new(Code::RunNotFound, "the run's task is missing"))
+}
+
+/// The reply the run's task adopted (`{"parts": [...]}`), `null` when none.
+fn adopted_reply(conn: &Connection, task_id: &str) -> Result<serde_json::Value, LineError> {
+    Ok(json_or_null(tasks::adopted_result(conn, task_id)?))
 }
 
 fn run_input<'v>(
@@ -152,20 +140,30 @@ fn binding_digest(
     )
 }
 
-fn target_json(task: &TaskRow) -> serde_json::Value {
+fn target_json(s: &Selectors, endpoint: &str) -> serde_json::Value {
     serde_json::json!({
-        "peer_id": task.selectors.peer_id, "purpose": task.selectors.purpose,
-        "task_schema": task.selectors.task_schema, "category": task.selectors.category,
-        "endpoint": task.endpoint,
+        "peer_id": s.peer_id, "purpose": s.purpose, "task_schema": s.task_schema,
+        "category": s.category, "endpoint": endpoint,
     })
 }
 
-/// `submit-public-run`: admits one run and prepares its immutable task, with no contact.
-pub fn submit_public_run(
-    started: &mut Started,
-    fences: &Fences,
-    value: &Value<'_>,
-) -> Result<serde_json::Value, LineError> {
+/// What `submit-public-run` asks for.
+struct Admission<'v> {
+    request_id: &'v str,
+    session_id: Option<String>,
+    selectors: Selectors,
+    endpoint: String,
+    text: &'v str,
+}
+
+impl Admission<'_> {
+    /// The SHA-256 of the public text, hex.
+    fn text_sha256(&self) -> String {
+        hex(&Sha256::digest(self.text.as_bytes()))
+    }
+}
+
+fn admission<'v>(value: &'v Value<'_>) -> Result<Admission<'v>, LineError> {
     check_members(
         value,
         &[
@@ -184,83 +182,101 @@ pub fn submit_public_run(
         None => None,
         Some(_) => Some(string(value, "session_id")?.to_string()),
     };
-    let s = authority::selectors(value)?;
-    let endpoint = string(value, "endpoint")?.to_string();
-    let text = task::public_text(value)?;
+    Ok(Admission {
+        request_id,
+        session_id,
+        selectors: authority::selectors(value)?,
+        endpoint: string(value, "endpoint")?.to_string(),
+        text: public_text(value)?,
+    })
+}
+
+/// `submit-public-run`: admits one run and prepares its immutable task, with no contact.
+pub fn submit_public_run(
+    started: &mut Started,
+    fences: &Fences,
+    value: &Value<'_>,
+) -> Result<serde_json::Value, LineError> {
+    let a = admission(value)?;
+    let (s, endpoint) = (&a.selectors, a.endpoint.as_str());
     let policy = &started.config.policy;
     for action in [Action::Admit, Action::ClassifyPublic] {
-        policy.authorize(action, &s.target(&endpoint))?;
+        policy.authorize(action, &s.target(endpoint))?;
     }
     check_live(&started.conn, policy.generation)?;
     let fingerprint = started.identities.workload.fingerprint();
-    let enrollment = authority::target_gate(&started.conn, fences, &s, &endpoint, &fingerprint)?;
+    let enrollment = authority::target_gate(&started.conn, fences, s, endpoint, &fingerprint)?;
     let request_digest = digest_of(
         "agent-intercom-line/native-request-v1",
         &serde_json::json!({
-            "text_sha256": hex(&Sha256::digest(text.as_bytes())),
+            "text_sha256": a.text_sha256(),
             "peer_id": s.peer_id, "purpose": s.purpose, "task_schema": s.task_schema,
             "category": s.category, "endpoint": endpoint,
         }),
     )?;
     // The same request again: the same run, or a refusal.
-    let existing: Option<(String, String)> = started
-        .conn
-        .query_row(
-            "SELECT run_id, request_digest FROM run_record WHERE request_id = ?1",
-            [request_id],
-            |r| Ok((r.get(0)?, r.get(1)?)),
-        )
-        .optional()
-        .map_err(|e| io("cannot read runs", e))?;
-    if let Some((run_id, digest)) = existing {
-        let run = run_of(&started.conn, &run_id)?;
-        if digest != request_digest || session_id.as_deref() != Some(run.session_id.as_str()) {
-            return Err(LineError::new(
-                Code::RequestConflict,
-                "this request id names another request (its text, target or session differ)",
-            )
-            .with("run_id", run_id));
-        }
-        return Ok(serde_json::json!({
-            "run_id": run.run_id, "session_id": run.session_id, "task_id": run.task_id,
-            "binding_digest": run.binding_digest, "status": run.status,
-        }));
+    if let Some((run_id, digest)) = runs::by_request(&started.conn, a.request_id)? {
+        let same = digest == request_digest;
+        return repeated(&started.conn, &run_id, same, a.session_id.as_deref());
     }
-    if let Some(id) = &session_id {
-        let known: i64 = started
-            .conn
-            .query_row(
-                "SELECT count(*) FROM run_session WHERE session_id = ?1",
-                [id],
-                |r| r.get(0),
-            )
-            .map_err(|e| io("cannot read sessions", e))?;
-        if known == 0 {
-            return Err(LineError::new(
-                Code::SessionUnknown,
-                "no run session has this id",
-            ));
-        }
+    if let Some(id) = &a.session_id
+        && !runs::session_exists(&started.conn, id)?
+    {
+        return Err(LineError::new(
+            Code::SessionUnknown,
+            "no run session has this id",
+        ));
     }
     // The enrolled CA file is checked now too (`ca_changed`), before anything is admitted.
     exchange::endpoint_of(&started.conn, &enrollment.enrollment_id)?;
+    admit(started, &a, &enrollment.enrollment_id, &request_digest)
+}
+
+/// The answer to a request id admitted before: its run, when the request is the `same` and
+/// names the run's session; `request_conflict` otherwise.
+fn repeated(
+    conn: &Connection,
+    run_id: &str,
+    same: bool,
+    session_id: Option<&str>,
+) -> Result<serde_json::Value, LineError> {
+    let run = run_of(conn, run_id)?;
+    if !same || session_id != Some(run.session_id.as_str()) {
+        return Err(LineError::new(
+            Code::RequestConflict,
+            "this request id names another request (its text, target or session differ)",
+        )
+        .with("run_id", run_id));
+    }
+    Ok(serde_json::json!({
+        "run_id": run.run_id, "session_id": run.session_id, "task_id": run.task_id,
+        "binding_digest": run.binding_digest, "status": run.status,
+    }))
+}
+
+/// Admits a new run for `a` (a request not seen before): its task prepared, bound and
+/// checkpointed `admitted`, with the session when it is new, in one commit.
+fn admit(
+    started: &mut Started,
+    a: &Admission<'_>,
+    enrollment_id: &str,
+    request_digest: &str,
+) -> Result<serde_json::Value, LineError> {
+    let (s, endpoint) = (&a.selectors, a.endpoint.as_str());
     let new_id = || uuid::Uuid::new_v4().hyphenated().to_string();
     let (run_id, task_id, message_id) = (new_id(), new_id(), new_id());
-    let new_session = session_id.is_none();
-    let session_id = session_id.unwrap_or_else(new_id);
-    let body = task::send_message_body(&message_id, text);
-    task::check_size(&started.conn, started, &s, body.len() as u64)?;
+    let session_id = a.session_id.clone().unwrap_or_else(new_id);
+    let body = send_message_body(&message_id, a.text);
+    check_size(&started.conn, started, s, body.len() as u64)?;
     let now = started.faults.now_ms();
+    let policy = &started.config.policy;
     let expires = now + i64::from(policy.task_seconds) * 1000;
-    let body_sha256 = hex(&Sha256::digest(&body));
-    let target = serde_json::json!({
-        "peer_id": s.peer_id, "purpose": s.purpose, "task_schema": s.task_schema,
-        "category": s.category, "endpoint": endpoint,
-    });
+    let target = target_json(s, endpoint);
     let workflow = workflow_digest()?;
+    let body_sha256 = hex(&Sha256::digest(&body));
     let binding = binding_digest(
         &run_id,
-        request_id,
+        a.request_id,
         &session_id,
         &workflow,
         &task_id,
@@ -270,91 +286,68 @@ pub fn submit_public_run(
     )?;
     let assertion = serde_json::json!({
         "by": "operator", "public_assertion": true,
-        "text_sha256": hex(&Sha256::digest(text.as_bytes())), "declared_at_ms": now,
-        "startup_id": started.startup_id, "request_id": request_id,
+        "text_sha256": a.text_sha256(), "declared_at_ms": now,
+        "startup_id": started.startup_id, "request_id": a.request_id,
     })
     .to_string();
-    let tx = started
-        .conn
-        .transaction_with_behavior(TransactionBehavior::Immediate)
-        .map_err(|e| io("cannot begin the admission", e))?;
-    check_live(&tx, policy.generation)?;
-    let write = (|| {
-        if new_session {
-            tx.execute(
-                "INSERT INTO run_session (session_id, startup_id, created_at_ms) VALUES \
-                 (?1, ?2, ?3)",
-                params![session_id, started.startup_id, now],
-            )?;
-        }
-        tx.execute(
-            "INSERT INTO run_record (run_id, session_id, request_id, request_digest, station, \
-             workflow_id, workflow_digest, status, created_at_ms, updated_at_ms) VALUES (?1, \
-             ?2, ?3, ?4, ?5, ?6, ?7, 'awaiting_peer', ?8, ?8)",
-            params![
-                run_id,
-                session_id,
-                request_id,
-                request_digest,
-                STATION,
-                WORKFLOW_ID,
-                workflow,
-                now
-            ],
-        )?;
-        task::insert_task(
-            &tx,
-            &task::NewTask {
-                task_id: &task_id,
-                owner_kind: "native",
-                startup_id: &started.startup_id,
-                enrollment_id: &enrollment.enrollment_id,
-                selectors: &s,
-                endpoint: &endpoint,
-                message_id: &message_id,
-                body: &body,
-                source_assertion_json: &assertion,
-                generation: policy.generation,
-                created_at_ms: now,
-                expires_at_ms: expires,
-            },
-        )?;
-        tx.execute(
-            "INSERT INTO run_peer_task (run_id, task_id, step_id, occurrence, binding_digest) \
-             VALUES (?1, ?2, ?3, 1, ?4)",
-            params![run_id, task_id, PEER_STEP, binding],
-        )?;
-        checkpoint(&tx, &run_id, PEER_STEP, "admitted", &target, now)
-    })();
-    write.map_err(|e| io("cannot admit the run", e))?;
-    tx.commit()
-        .map_err(|e| io("cannot commit the admission", e))?;
+    let run = NewRun {
+        run_id: &run_id,
+        session_id: &session_id,
+        request_id: a.request_id,
+        request_digest,
+        station: STATION,
+        workflow_id: WORKFLOW_ID,
+        workflow_digest: &workflow,
+        task_id: &task_id,
+        step_id: PEER_STEP,
+        binding_digest: &binding,
+        now_ms: now,
+    };
+    let task = NewTask {
+        task_id: &task_id,
+        owner_kind: "native",
+        startup_id: &started.startup_id,
+        enrollment_id,
+        selectors: s,
+        endpoint,
+        message_id: &message_id,
+        body: &body,
+        source_assertion_json: &assertion,
+        generation: policy.generation,
+        created_at_ms: now,
+        expires_at_ms: expires,
+    };
+    let new_session = a.session_id.is_none();
+    commit_admission(&mut started.conn, &run, &task, new_session, &target)?;
     Ok(serde_json::json!({
         "run_id": run_id, "session_id": session_id, "task_id": task_id,
         "binding_digest": binding, "status": "awaiting_peer",
     }))
 }
 
-/// Appends a checkpoint; `Ok(false)` when that step occurrence already has this kind.
-fn checkpoint(
-    tx: &rusqlite::Transaction<'_>,
-    run_id: &str,
-    step: &str,
-    kind: &str,
-    state: &serde_json::Value,
-    now: i64,
-) -> rusqlite::Result<bool> {
-    let seq: i64 = tx.query_row(
-        "SELECT coalesce(max(seq), 0) + 1 FROM run_checkpoint WHERE run_id = ?1",
-        [run_id],
-        |r| r.get(0),
-    )?;
-    let n = tx.execute(
-        "INSERT OR IGNORE INTO run_checkpoint (run_id, seq, step_id, occurrence, kind, \
-         state_json, created_at_ms) VALUES (?1, ?2, ?3, 1, ?4, ?5, ?6)",
-        params![run_id, seq, step, kind, state.to_string(), now],
-    )?;
-    Ok(n == 1)
+/// The admission commit: the session (when new), the run, its task, the binding and the
+/// `admitted` checkpoint, in one transaction.
+fn commit_admission(
+    conn: &mut Connection,
+    run: &NewRun<'_>,
+    task: &NewTask<'_>,
+    new_session: bool,
+    target: &serde_json::Value,
+) -> Result<(), LineError> {
+    let tx = custody::begin(conn, "cannot begin the admission")?;
+    check_live(&tx, task.generation)?;
+    let write = (|| {
+        if new_session {
+            runs::insert_session(&tx, run.session_id, task.startup_id, run.now_ms)?;
+        }
+        runs::insert_run(&tx, run)?;
+        tasks::insert(&tx, task)?;
+        runs::bind_task(&tx, run)?;
+        runs::checkpoint(&tx, run.run_id, PEER_STEP, "admitted", target, run.now_ms)
+    })();
+    write.map_err(|e| io("cannot admit the run", e))?;
+    tx.commit()
+        .map_err(|e| io("cannot commit the admission", e))
 }
 
 /// Whether `action` may act on the run's task now: admitted by the live policy for its target,
@@ -372,20 +365,7 @@ fn allowed(
     if task_startup == started.startup_id {
         return Ok(());
     }
-    let rows: Vec<String> = {
-        let mut stmt = started
-            .conn
-            .prepare(
-                "SELECT actions_json FROM run_reauthorization WHERE task_id = ?1 \
-                 AND startup_id = ?2",
-            )
-            .map_err(|e| io("cannot read reauthorizations", e))?;
-        let rows = stmt
-            .query_map(params![task.task_id, started.startup_id], |r| r.get(0))
-            .map_err(|e| io("cannot read reauthorizations", e))?;
-        rows.collect::<Result<_, _>>()
-            .map_err(|e| io("cannot read reauthorizations", e))?
-    };
+    let rows = runs::reauthorized(&started.conn, &task.task_id, &started.startup_id)?;
     let name = action.as_str();
     let granted = rows.iter().any(|json| {
         serde_json::from_str::<Vec<String>>(json).is_ok_and(|a| a.iter().any(|x| x == name))
@@ -400,25 +380,10 @@ fn allowed(
     }
 }
 
-fn settle(started: &mut Started, run_id: &str, status: &str) -> Result<(), LineError> {
-    started
-        .conn
-        .execute(
-            "UPDATE run_record SET status = ?2, updated_at_ms = ?3 WHERE run_id = ?1 \
-             AND status = 'awaiting_peer'",
-            params![run_id, status, started.faults.now_ms()],
-        )
+fn settle(started: &Started, run_id: &str, status: &str) -> Result<(), LineError> {
+    runs::settle(&started.conn, run_id, status, started.faults.now_ms())
         .map_err(|e| io("cannot settle the run", e))?;
     Ok(())
-}
-
-fn task_startup(conn: &Connection, task_id: &str) -> Result<String, LineError> {
-    conn.query_row(
-        "SELECT startup_id FROM line_task WHERE task_id = ?1",
-        [task_id],
-        |r| r.get(0),
-    )
-    .map_err(|e| io("cannot read the task", e))
 }
 
 /// `tick`: at most one exchange for the run, then its resume if the peer's terminal is adopted.
@@ -441,108 +406,91 @@ pub fn tick(
     if run.status != "awaiting_peer" {
         return Ok(answer(&run.status, "none", None));
     }
-    let task = task::task_row(&started.conn, &run.task_id)?
-        .ok_or_else(|| LineError::new(Code::RunNotFound, "the run's task is missing"))?;
-    let startup = task_startup(&started.conn, &task.task_id)?;
-    let now = started.faults.now_ms();
-    let terminal = task::TERMINAL.contains(&task.status.as_str());
+    let task = task_of(&started.conn, &run)?;
+    let startup = tasks::startup_of(&started.conn, &task.task_id)?;
     let mut performed = "none";
-    if !terminal {
-        if now >= task.expires_at_ms {
-            settle(started, &run.run_id, "expired")?;
-            return Ok(answer("expired", "none", Some("expired")));
-        }
-        let physical = match (task.status.as_str(), &task.foreign_task_id) {
-            ("prepared", _) => Physical::Submit,
-            (_, Some(_)) => Physical::Poll,
-            // Claimed, with no authenticated foreign id: never replaced (L-89).
-            _ => {
-                settle(started, &run.run_id, "unknown")?;
-                return Ok(answer("unknown", "none", Some("unknown")));
-            }
-        };
-        let action = if physical == Physical::Submit {
-            Action::Submit
-        } else {
-            Action::Poll
+    if !is_terminal(&task.status) {
+        let now = started.faults.now_ms();
+        let has_foreign = task.foreign_task_id.is_some();
+        let physical =
+            match transitions::next_step(&task.status, has_foreign, now, task.expires_at_ms) {
+                Next::Expire => {
+                    settle(started, &run.run_id, "expired")?;
+                    return Ok(answer("expired", "none", Some("expired")));
+                }
+                // Claimed, with no authenticated foreign id: never replaced (L-89).
+                Next::Unknown => {
+                    settle(started, &run.run_id, "unknown")?;
+                    return Ok(answer("unknown", "none", Some("unknown")));
+                }
+                Next::Exchange(physical) => physical,
+            };
+        let (action, name) = match physical {
+            Physical::Submit => (Action::Submit, "submit"),
+            Physical::Poll | Physical::Cancel => (Action::Poll, "poll"),
         };
         allowed(started, &task, &startup, action)?;
-        let fingerprint = started.identities.workload.fingerprint();
-        let enrollment = authority::target_gate(
-            &started.conn,
-            fences,
-            &task.selectors,
-            &task.endpoint,
-            &fingerprint,
-        )?;
-        let endpoint = exchange::endpoint_of(&started.conn, &enrollment.enrollment_id)?;
-        let body = if physical == Physical::Submit {
-            task::body_of(&started.conn, &task.task_id)?
-        } else {
-            exchange::get_task_body(task.foreign_task_id.as_deref().unwrap_or_default())
-        };
-        performed = if physical == Physical::Submit {
-            "submit"
-        } else {
-            "poll"
-        };
-        match exchange::run(started, fences, &task, &endpoint, physical, body) {
-            Ok(_) => {}
-            Err(e) if e.code == Code::Unknown => {
-                if physical == Physical::Submit {
-                    settle(started, &run.run_id, "unknown")?;
-                    return Ok(answer("unknown", performed, Some("unknown")));
-                }
-                return Ok(answer("awaiting_peer", performed, Some("unknown")));
+        let (endpoint, body) = prepare(started, fences, &task, physical)?;
+        performed = name;
+        if let Err(e) = exchange::run(started, fences, &task, &endpoint, physical, body) {
+            let Some(step) = transitions::after_failed_exchange(physical, e.code) else {
+                return Err(e);
+            };
+            if step.settles {
+                settle(started, &run.run_id, step.status)?;
             }
-            Err(e) if matches!(e.code, Code::TransportFailed | Code::PeerRefused) => {
-                if physical == Physical::Submit {
-                    settle(started, &run.run_id, "failed")?;
-                    return Ok(answer("failed", performed, Some(e.code.as_str())));
-                }
-                return Ok(answer("awaiting_peer", performed, Some(e.code.as_str())));
-            }
-            Err(e) => return Err(e),
+            return Ok(answer(step.status, performed, Some(step.outcome)));
         }
     }
-    let task = task::task_row(&started.conn, &run.task_id)?
-        .ok_or_else(|| LineError::new(Code::RunNotFound, "the run's task is missing"))?;
-    if task.local_disposition == "adopted" && task.status == "completed" {
-        allowed(started, &task, &startup, Action::Adopt)?;
-        allowed(started, &task, &startup, Action::Resume)?;
-        resume(started, &run.run_id, &task)?;
-        return Ok(answer("completed", performed, Some("resumed")));
+    let task = task_of(&started.conn, &run)?;
+    match transitions::run_next(&task.status, &task.local_disposition) {
+        RunNext::Resume => {
+            allowed(started, &task, &startup, Action::Adopt)?;
+            allowed(started, &task, &startup, Action::Resume)?;
+            resume(started, &run.run_id, &task)?;
+            Ok(answer("completed", performed, Some("resumed")))
+        }
+        RunNext::Settle(status) => {
+            settle(started, &run.run_id, status)?;
+            Ok(answer(status, performed, Some(status)))
+        }
+        RunNext::Wait => Ok(answer("awaiting_peer", performed, None)),
     }
-    if task::TERMINAL.contains(&task.status.as_str()) {
-        let status = if task.status == "expired" {
-            "expired"
-        } else {
-            "remote_noncompletion"
-        };
-        settle(started, &run.run_id, status)?;
-        return Ok(answer(status, performed, Some(status)));
-    }
-    Ok(answer("awaiting_peer", performed, None))
+}
+
+/// The endpoint and request body of a tick's exchange, the enrollment's gate passed.
+fn prepare(
+    started: &Started,
+    fences: &Fences,
+    task: &TaskRow,
+    physical: Physical,
+) -> Result<(Endpoint, Vec<u8>), LineError> {
+    let fingerprint = started.identities.workload.fingerprint();
+    let enrollment = authority::target_gate(
+        &started.conn,
+        fences,
+        &task.selectors,
+        &task.endpoint,
+        &fingerprint,
+    )?;
+    let endpoint = exchange::endpoint_of(&started.conn, &enrollment.enrollment_id)?;
+    let body = if physical == Physical::Submit {
+        tasks::body(&started.conn, &task.task_id)?
+    } else {
+        exchange::get_task_body(task.foreign_task_id.as_deref().unwrap_or_default())
+    };
+    Ok((endpoint, body))
 }
 
 /// The exactly-once resume: the `adopted` checkpoint, the worker, the `resumed` checkpoint with
 /// the run's completion (each at most once per step occurrence).
 fn resume(started: &mut Started, run_id: &str, task: &TaskRow) -> Result<(), LineError> {
-    let reply = exchange::adopted_result(&started.conn, &task.task_id)?;
+    let reply = adopted_reply(&started.conn, &task.task_id)?;
     let now = started.faults.now_ms();
-    let tx = started
-        .conn
-        .transaction_with_behavior(TransactionBehavior::Immediate)
-        .map_err(|e| io("cannot begin the adoption", e))?;
-    checkpoint(
-        &tx,
-        run_id,
-        PEER_STEP,
-        "adopted",
-        &serde_json::json!({"task_id": task.task_id}),
-        now,
-    )
-    .map_err(|e| io("cannot checkpoint the adoption", e))?;
+    let tx = custody::begin(&mut started.conn, "cannot begin the adoption")?;
+    let adopted = serde_json::json!({"task_id": task.task_id});
+    runs::checkpoint(&tx, run_id, PEER_STEP, "adopted", &adopted, now)
+        .map_err(|e| io("cannot checkpoint the adoption", e))?;
     tx.commit()
         .map_err(|e| io("cannot commit the adoption", e))?;
     started.faults.crash_at(ADOPTED_POINT);
@@ -558,19 +506,11 @@ fn resume(started: &mut Started, run_id: &str, task: &TaskRow) -> Result<(), Lin
         None => {}
     }
     let output = worker(&reply);
-    let tx = started
-        .conn
-        .transaction_with_behavior(TransactionBehavior::Immediate)
-        .map_err(|e| io("cannot begin the resume", e))?;
-    let first = checkpoint(&tx, run_id, WORKER_STEP, "resumed", &output, now)
+    let tx = custody::begin(&mut started.conn, "cannot begin the resume")?;
+    let first = runs::checkpoint(&tx, run_id, WORKER_STEP, "resumed", &output, now)
         .map_err(|e| io("cannot checkpoint the resume", e))?;
     if first {
-        tx.execute(
-            "UPDATE run_record SET status = 'completed', updated_at_ms = ?2 WHERE run_id = ?1 \
-             AND status = 'awaiting_peer'",
-            params![run_id, now],
-        )
-        .map_err(|e| io("cannot complete the run", e))?;
+        runs::complete(&tx, run_id, now)?;
     }
     tx.commit().map_err(|e| io("cannot commit the resume", e))
 }
@@ -579,30 +519,12 @@ fn resume(started: &mut Started, run_id: &str, task: &TaskRow) -> Result<(), Lin
 pub fn status(started: &mut Started, value: &Value<'_>) -> Result<serde_json::Value, LineError> {
     let run_id = run_input(value, &[], &[])?;
     let run = run_of(&started.conn, run_id)?;
-    let task = task::task_row(&started.conn, &run.task_id)?
-        .ok_or_else(|| LineError::new(Code::RunNotFound, "the run's task is missing"))?;
+    let task = task_of(&started.conn, &run)?;
     let target = task.selectors.target(&task.endpoint);
     started.config.policy.authorize(Action::Inspect, &target)?;
     check_live(&started.conn, started.config.policy.generation)?;
-    let (workflow_digest, request_digest): (String, String) = started
-        .conn
-        .query_row(
-            "SELECT workflow_digest, request_digest FROM run_record WHERE run_id = ?1",
-            [&run.run_id],
-            |r| Ok((r.get(0)?, r.get(1)?)),
-        )
-        .map_err(|e| io("cannot read the run", e))?;
-    let kinds: Vec<(String, String)> = {
-        let mut stmt = started
-            .conn
-            .prepare("SELECT step_id, kind FROM run_checkpoint WHERE run_id = ?1 ORDER BY seq")
-            .map_err(|e| io("cannot read checkpoints", e))?;
-        let rows = stmt
-            .query_map([&run.run_id], |r| Ok((r.get(0)?, r.get(1)?)))
-            .map_err(|e| io("cannot read checkpoints", e))?;
-        rows.collect::<Result<_, _>>()
-            .map_err(|e| io("cannot read checkpoints", e))?
-    };
+    let (workflow_digest, request_digest) = runs::digests(&started.conn, &run.run_id)?;
+    let kinds = runs::checkpoints(&started.conn, &run.run_id)?;
     let mut answer = serde_json::json!({
         "run_id": run.run_id, "status": run.status, "task_id": run.task_id,
         "foreign_task_id": task.foreign_task_id, "task_status": task.status,
@@ -611,8 +533,8 @@ pub fn status(started: &mut Started, value: &Value<'_>) -> Result<serde_json::Va
             "session_id": run.session_id, "station": STATION, "request_id": run.request_id,
             "request_digest": request_digest, "workflow_id": WORKFLOW_ID,
             "workflow_digest": workflow_digest, "step_id": PEER_STEP, "occurrence": 1,
-            "target": target_json(&task), "body_sha256": task.body_sha256,
-            "expires_at_ms": task.expires_at_ms,
+            "target": target_json(&task.selectors, &task.endpoint),
+            "body_sha256": task.body_sha256, "expires_at_ms": task.expires_at_ms,
         },
         "binding_digest": run.binding_digest,
         "checkpoints": kinds.iter().map(|(s, k)| serde_json::json!({"step_id": s, "kind": k}))
@@ -624,7 +546,7 @@ pub fn status(started: &mut Started, value: &Value<'_>) -> Result<serde_json::Va
         .authorize(Action::Read, &target)
         .is_ok()
     {
-        let reply = exchange::adopted_result(&started.conn, &task.task_id)?;
+        let reply = adopted_reply(&started.conn, &task.task_id)?;
         if !reply.is_null() {
             answer["reply"] = serde_json::json!({
                 "classification": "authenticated-foreign-data", "result": reply,
@@ -643,8 +565,7 @@ pub fn cancel_run(
 ) -> Result<serde_json::Value, LineError> {
     let run_id = run_input(value, &[], &[])?;
     let run = run_of(&started.conn, run_id)?;
-    let task = task::task_row(&started.conn, &run.task_id)?
-        .ok_or_else(|| LineError::new(Code::RunNotFound, "the run's task is missing"))?;
+    let task = task_of(&started.conn, &run)?;
     started
         .config
         .policy
@@ -657,39 +578,42 @@ pub fn cancel_run(
         .with("run_id", &*run.run_id)
         .with("status", &*run.status));
     }
-    let remote = match (task.status.as_str(), &task.foreign_task_id) {
-        ("prepared", _) => "none",
-        (_, Some(_)) => "observed",
-        _ => "unknown",
-    };
+    let remote = transitions::remote_after_cancel(&task.status, task.foreign_task_id.is_some());
     let now = started.faults.now_ms();
-    let tx = started
-        .conn
-        .transaction_with_behavior(TransactionBehavior::Immediate)
-        .map_err(|e| io("cannot begin the cancel", e))?;
-    check_live(&tx, started.config.policy.generation)?;
-    let write = (|| {
-        tx.execute(
-            "UPDATE line_task SET adoption_open = 0, local_disposition = 'adoption_closed' \
-             WHERE task_id = ?1 AND adoption_open = 1",
-            [&task.task_id],
-        )?;
-        tx.execute(
-            "INSERT INTO run_closure (run_id, reason, remote_uncertain, closed_at_ms) VALUES \
-             (?1, 'cancelled', ?2, ?3)",
-            params![run.run_id, i64::from(remote != "none"), now],
-        )?;
-        tx.execute(
-            "UPDATE run_record SET status = 'cancelled', updated_at_ms = ?2 WHERE run_id = ?1",
-            params![run.run_id, now],
-        )
-    })();
+    let generation = started.config.policy.generation;
+    let tx = custody::begin(&mut started.conn, "cannot begin the cancel")?;
+    check_live(&tx, generation)?;
+    let write = tasks::close_adoption(&tx, &task.task_id)
+        .and_then(|_| runs::cancel(&tx, &run.run_id, remote != "none", now));
     write.map_err(|e| io("cannot cancel the run", e))?;
     tx.commit().map_err(|e| io("cannot commit the cancel", e))?;
     Ok(serde_json::json!({
         "run_id": run.run_id, "status": "cancelled", "local_exchange": "retired",
         "remote": remote,
     }))
+}
+
+/// The actions `reauthorize-run` names: each once, each reauthorizable, at least one.
+fn actions_of(value: &Value<'_>) -> Result<BTreeSet<String>, LineError> {
+    let Some(Value::Array(items)) = value.get("actions") else {
+        return Err(invalid_field("actions", "must be an array of action names"));
+    };
+    let mut actions = BTreeSet::new();
+    for item in items {
+        let Some(name) = item.as_str().filter(|n| REAUTHORIZABLE.contains(n)) else {
+            return Err(invalid_field(
+                "actions",
+                "each action is one of submit, poll, read, adopt, resume",
+            ));
+        };
+        if !actions.insert(name.to_string()) {
+            return Err(invalid_field("actions", "an action is named twice"));
+        }
+    }
+    if actions.is_empty() {
+        return Err(invalid_field("actions", "must name at least one action"));
+    }
+    Ok(actions)
 }
 
 /// `reauthorize-run`: this startup's authority over the run's exact task and binding.
@@ -719,31 +643,13 @@ pub fn reauthorize_run(
             "the task or binding digest is not this run's",
         ));
     }
-    let Some(Value::Array(items)) = value.get("actions") else {
-        return Err(invalid_field("actions", "must be an array of action names"));
-    };
-    let mut actions = BTreeSet::new();
-    for item in items {
-        let Some(name) = item.as_str().filter(|n| REAUTHORIZABLE.contains(n)) else {
-            return Err(invalid_field(
-                "actions",
-                "each action is one of submit, poll, read, adopt, resume",
-            ));
-        };
-        if !actions.insert(name.to_string()) {
-            return Err(invalid_field("actions", "an action is named twice"));
-        }
-    }
-    if actions.is_empty() {
-        return Err(invalid_field("actions", "must name at least one action"));
-    }
+    let actions = actions_of(value)?;
     let reaffirm = match value.get("reaffirm_public_source") {
         None => false,
         Some(Value::Bool(b)) => *b,
         Some(_) => return Err(invalid_field("reaffirm_public_source", "must be a boolean")),
     };
-    let task = task::task_row(&started.conn, &run.task_id)?
-        .ok_or_else(|| LineError::new(Code::RunNotFound, "the run's task is missing"))?;
+    let task = task_of(&started.conn, &run)?;
     let target = task.selectors.target(&task.endpoint);
     for name in &actions {
         let action =
@@ -751,44 +657,26 @@ pub fn reauthorize_run(
         started.config.policy.authorize(action, &target)?;
     }
     if actions.contains("submit") {
-        if task.status == "prepared" {
-            if !reaffirm {
-                return Err(LineError::new(
-                    Code::ReaffirmRequired,
-                    "an unclaimed first submit needs reaffirm_public_source: true",
-                ));
-            }
-        } else if task.foreign_task_id.is_none() {
-            return Err(LineError::new(
-                Code::UncertainSubmit,
-                "the submit was claimed and never answered: it is reconciled as unknown, \
-                 never replaced",
-            ));
-        }
+        let has_foreign = task.foreign_task_id.is_some();
+        transitions::reauthorize_submit(&task.status, has_foreign, reaffirm)?;
     }
     let generation = started.config.policy.generation;
-    let tx = started
-        .conn
-        .transaction_with_behavior(TransactionBehavior::Immediate)
-        .map_err(|e| io("cannot begin the reauthorization", e))?;
-    check_live(&tx, generation)?;
     let list: Vec<&String> = actions.iter().collect();
-    tx.execute(
-        "INSERT INTO run_reauthorization (run_id, startup_id, task_id, binding_digest, \
-         actions_json, generation, reaffirmed_public_source, created_at_ms) VALUES (?1, ?2, \
-         ?3, ?4, ?5, ?6, ?7, ?8)",
-        params![
-            run.run_id,
-            started.startup_id,
-            run.task_id,
-            run.binding_digest,
-            serde_json::to_string(&list).unwrap_or_default(),
-            generation as i64,
-            i64::from(reaffirm),
-            started.faults.now_ms()
-        ],
-    )
-    .map_err(|e| io("cannot record the reauthorization", e))?;
+    let actions_json = serde_json::to_string(&list).unwrap_or_default();
+    let now = started.faults.now_ms();
+    let tx = custody::begin(&mut started.conn, "cannot begin the reauthorization")?;
+    check_live(&tx, generation)?;
+    let record = Reauthorization {
+        run_id: &run.run_id,
+        startup_id: &started.startup_id,
+        task_id: &run.task_id,
+        binding_digest: &run.binding_digest,
+        actions_json: &actions_json,
+        generation,
+        reaffirmed_public_source: reaffirm,
+        now_ms: now,
+    };
+    runs::insert_reauthorization(&tx, &record)?;
     tx.commit()
         .map_err(|e| io("cannot commit the reauthorization", e))?;
     Ok(serde_json::json!({

@@ -155,6 +155,32 @@ pub struct Target<'a> {
     pub endpoint: Option<&'a str>,
 }
 
+/// The selectors of a target-bearing command.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Selectors {
+    /// The peer UUID.
+    pub peer_id: String,
+    /// The purpose.
+    pub purpose: String,
+    /// The task schema.
+    pub task_schema: String,
+    /// The category (`public-task` when not given).
+    pub category: String,
+}
+
+impl Selectors {
+    /// The policy target of these selectors at `endpoint`.
+    pub fn target<'s>(&'s self, endpoint: &'s str) -> Target<'s> {
+        Target {
+            peer_id: &self.peer_id,
+            purpose: &self.purpose,
+            task_schema: &self.task_schema,
+            category: &self.category,
+            endpoint: Some(endpoint),
+        }
+    }
+}
+
 /// A policy record, checked.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PeerPolicy {

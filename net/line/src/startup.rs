@@ -16,6 +16,7 @@ use std::path::PathBuf;
 use rusqlite::Connection;
 
 use crate::config::PublicConfig;
+use crate::custody;
 use crate::fault::Faults;
 use crate::schema::{self, ControlLock};
 use crate::secrets::{self, Identities};
@@ -104,7 +105,8 @@ pub fn start_profile(
     let installation_id = host::installation_id(&conn)?.ok_or_else(|| {
         LineError::new(Code::PolicyNotEstablished, "the host has no installation")
     })?;
-    settle_interrupted(&conn, faults.now_ms())?;
+    // What an earlier process left in flight is settled, never resumed.
+    custody::settle_interrupted(&conn, faults.now_ms())?;
     Ok(Started {
         conn,
         db,
@@ -115,36 +117,6 @@ pub fn start_profile(
         startup_id: uuid::Uuid::new_v4().hyphenated().to_string(),
         faults,
     })
-}
-
-/// What an earlier process left in flight is settled, never resumed: every exchange without an
-/// outcome is `unknown` (its request may have reached the peer), and so is every task whose
-/// intent or claim committed without an answer. Nothing is sent; the operator reconciles with
-/// an explicit `poll` under fresh authority.
-fn settle_interrupted(conn: &Connection, now_ms: i64) -> Result<(), LineError> {
-    conn.execute_batch("BEGIN IMMEDIATE")
-        .map_err(|e| schema::io("cannot begin settling", e))?;
-    let settled = conn
-        .execute(
-            "UPDATE line_exchange SET outcome = 'unknown', settled_at_ms = ?1 \
-             WHERE outcome IS NULL",
-            [now_ms],
-        )
-        .and_then(|_| {
-            // A native task still `prepared` was admitted, never claimed: it stays, for its
-            // run's reauthorization; an operator's was an intent whose submit never claimed.
-            conn.execute(
-                "UPDATE line_task SET status = 'unknown' WHERE status = 'claimed' \
-                 OR (status = 'prepared' AND owner_kind = 'operator')",
-                [],
-            )
-        })
-        .and_then(|_| conn.execute_batch("COMMIT"));
-    if let Err(e) = settled {
-        let _ = conn.execute_batch("ROLLBACK");
-        return Err(schema::io("cannot settle interrupted exchanges", e));
-    }
-    Ok(())
 }
 
 /// The configured generation is live: durable with the same digest, and none newer.

@@ -18,15 +18,19 @@
 use std::collections::{HashMap, HashSet};
 
 use agent_intercom_core::canonical::Value;
-use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
+use rusqlite::Connection;
 use sha2::{Digest as _, Sha256};
 
-use crate::authority::{self, Fences, Selectors, check_members, string};
+use crate::authority::{self, Fences, check_members, string};
+use crate::custody::tasks::{self, NewTask, TaskRow};
+use crate::custody::{self, ledger};
 use crate::exchange::{self, Physical};
-use crate::policy::Action;
+use crate::fault::Faults;
+use crate::policy::{Action, Selectors};
 use crate::schema::io;
 use crate::secrets::hex;
 use crate::startup::{Started, check_live};
+use crate::transitions::{self, is_terminal};
 use crate::{Code, LineError, NETWORK_ALLOWANCE};
 
 /// The fault point of `submit`'s intent commit.
@@ -38,17 +42,6 @@ pub const AFTER_CANCEL_CLOSE_POINT: &str = "after-cancel-close";
 
 /// Room left in the allowance for the request line, fields and the whole response head.
 const HEAD_ROOM: u64 = 16 * 1024;
-
-/// Statuses from which nothing more is sent or adopted.
-pub const TERMINAL: [&str; 7] = [
-    "completed",
-    "failed",
-    "rejected",
-    "canceled",
-    "refused",
-    "undelivered",
-    "expired",
-];
 
 /// A live declaration.
 #[derive(Clone, Debug)]
@@ -71,51 +64,39 @@ pub struct Memory {
     uncertain: HashSet<String>,
 }
 
-/// A task row: what every target command checks and uses.
-#[derive(Clone, Debug)]
-pub(crate) struct TaskRow {
-    pub task_id: String,
-    pub selectors: Selectors,
-    pub endpoint: String,
-    pub body_sha256: String,
-    pub source_assertion_json: String,
-    pub expires_at_ms: i64,
-    pub foreign_task_id: Option<String>,
-    pub status: String,
-    pub adoption_open: bool,
-    pub local_disposition: String,
-    pub owner_kind: String,
-}
+impl Memory {
+    /// The declaration `id`, if this startup made it, it is unused and it is live at `now`.
+    fn live_declaration(&self, id: &str, now: i64) -> Result<Declaration, LineError> {
+        let Some(declaration) = self.declarations.get(id).cloned() else {
+            return Err(LineError::new(
+                Code::DeclarationUnknown,
+                "no declaration of this startup has this id",
+            ));
+        };
+        if declaration.used {
+            return Err(LineError::new(
+                Code::DeclarationUsed,
+                "this declaration was used by an earlier submit",
+            ));
+        }
+        if now >= declaration.expires_at_ms {
+            return Err(LineError::new(
+                Code::DeclarationExpired,
+                "this declaration outlived declaration_seconds",
+            ));
+        }
+        Ok(declaration)
+    }
 
-pub(crate) fn task_row(conn: &Connection, task_id: &str) -> Result<Option<TaskRow>, LineError> {
-    conn.query_row(
-        "SELECT task_id, peer_id, purpose, task_schema, category, endpoint, \
-         body_sha256, source_assertion_json, expires_at_ms, foreign_task_id, status, \
-         adoption_open, local_disposition, owner_kind FROM line_task WHERE task_id = ?1",
-        [task_id],
-        |r| {
-            Ok(TaskRow {
-                task_id: r.get(0)?,
-                selectors: Selectors {
-                    peer_id: r.get(1)?,
-                    purpose: r.get(2)?,
-                    task_schema: r.get(3)?,
-                    category: r.get(4)?,
-                },
-                endpoint: r.get(5)?,
-                body_sha256: r.get(6)?,
-                source_assertion_json: r.get(7)?,
-                expires_at_ms: r.get(8)?,
-                foreign_task_id: r.get(9)?,
-                status: r.get(10)?,
-                adoption_open: r.get::<_, i64>(11)? == 1,
-                local_disposition: r.get(12)?,
-                owner_kind: r.get(13)?,
-            })
-        },
-    )
-    .optional()
-    .map_err(|e| io("cannot read the task", e))
+    /// `result`, remembering `task_id` as uncertain when it is `unknown`.
+    fn remember<T>(&mut self, task_id: &str, result: Result<T, LineError>) -> Result<T, LineError> {
+        if let Err(e) = &result
+            && e.code == Code::Unknown
+        {
+            self.uncertain.insert(task_id.to_string());
+        }
+        result
+    }
 }
 
 fn source_refused(why: &str) -> LineError {
@@ -184,16 +165,7 @@ fn remaining_app_bytes(
     ];
     let mut least = i64::MAX;
     for (kind, key) in keys {
-        let left: Option<i64> = conn
-            .query_row(
-                "SELECT ceil_app - used_app FROM line_capacity WHERE scope_kind = ?1 \
-                 AND scope_key = ?2",
-                params![kind, key],
-                |r| r.get(0),
-            )
-            .optional()
-            .map_err(|e| io("cannot read capacity", e))?;
-        least = least.min(left.unwrap_or(0));
+        least = least.min(ledger::app_bytes_left(conn, kind, &key)?.unwrap_or(0));
     }
     Ok(least)
 }
@@ -221,16 +193,6 @@ pub(crate) fn check_size(
         .with("application_bytes", bytes));
     }
     Ok(())
-}
-
-/// The stored request body of a task (its one `SendMessage`).
-pub(crate) fn body_of(conn: &Connection, task_id: &str) -> Result<Vec<u8>, LineError> {
-    conn.query_row(
-        "SELECT body FROM line_task WHERE task_id = ?1",
-        [task_id],
-        |r| r.get(0),
-    )
-    .map_err(|e| io("cannot read the task's body", e))
 }
 
 /// `declare-public`: the operator asserts `source.text` is authored public text for this exact
@@ -291,24 +253,7 @@ pub fn submit(
     check_members(value, &["declaration_id"], &[])?;
     let id = string(value, "declaration_id")?;
     let now = started.faults.now_ms();
-    let Some(declaration) = memory.declarations.get(id).cloned() else {
-        return Err(LineError::new(
-            Code::DeclarationUnknown,
-            "no declaration of this startup has this id",
-        ));
-    };
-    if declaration.used {
-        return Err(LineError::new(
-            Code::DeclarationUsed,
-            "this declaration was used by an earlier submit",
-        ));
-    }
-    if now >= declaration.expires_at_ms {
-        return Err(LineError::new(
-            Code::DeclarationExpired,
-            "this declaration outlived declaration_seconds",
-        ));
-    }
+    let declaration = memory.live_declaration(id, now)?;
     let s = &declaration.selectors;
     let policy = &started.config.policy;
     policy.authorize(Action::Submit, &s.target(&declaration.endpoint))?;
@@ -327,7 +272,6 @@ pub fn submit(
         d.used = true;
     }
     let task_id = uuid::Uuid::new_v4().hyphenated().to_string();
-    let expires = now + i64::from(policy.task_seconds) * 1000;
     let assertion = serde_json::json!({
         "by": "operator",
         "public_assertion": true,
@@ -336,120 +280,40 @@ pub fn submit(
         "startup_id": started.startup_id,
     })
     .to_string();
-    let intent = (|| {
-        let tx = started
-            .conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(|e| io("cannot begin the intent", e))?;
-        check_live(&tx, policy.generation)?;
-        insert_task(
-            &tx,
-            &NewTask {
-                task_id: &task_id,
-                owner_kind: "operator",
-                startup_id: &started.startup_id,
-                enrollment_id: &enrollment.enrollment_id,
-                selectors: s,
-                endpoint: &declaration.endpoint,
-                message_id: &declaration.message_id,
-                body: &declaration.body,
-                source_assertion_json: &assertion,
-                generation: policy.generation,
-                created_at_ms: now,
-                expires_at_ms: expires,
-            },
-        )
-        .map_err(|e| io("cannot record the task", e))?;
-        started
-            .faults
-            .commit(tx, INTENT_POINT, || LineError::unknown(&task_id))
-    })();
-    if let Err(e) = intent {
-        if e.code == Code::Unknown {
-            memory.uncertain.insert(task_id.clone());
-        }
-        return Err(e);
-    }
-    let task = task_row(&started.conn, &task_id)?.ok_or_else(|| LineError::unknown(&task_id))?;
-    let result = exchange::run(
-        started,
-        fences,
-        &task,
-        &endpoint,
-        Physical::Submit,
-        declaration.body.clone(),
-    );
-    finish(
-        memory,
-        &task_id,
-        result,
-        |outcome| serde_json::json!({"task_id": task_id, "status": outcome.status}),
-    )
+    let intent = NewTask {
+        task_id: &task_id,
+        owner_kind: "operator",
+        startup_id: &started.startup_id,
+        enrollment_id: &enrollment.enrollment_id,
+        selectors: s,
+        endpoint: &declaration.endpoint,
+        message_id: &declaration.message_id,
+        body: &declaration.body,
+        source_assertion_json: &assertion,
+        generation: policy.generation,
+        created_at_ms: now,
+        expires_at_ms: now + i64::from(policy.task_seconds) * 1000,
+    };
+    let recorded = record_intent(&mut started.conn, &started.faults, &intent);
+    memory.remember(&task_id, recorded)?;
+    let task = tasks::row(&started.conn, &task_id)?.ok_or_else(|| LineError::unknown(&task_id))?;
+    let body = declaration.body.clone();
+    let result = exchange::run(started, fences, &task, &endpoint, Physical::Submit, body);
+    let outcome = memory.remember(&task_id, result)?;
+    Ok(serde_json::json!({"task_id": task_id, "status": outcome.status}))
 }
 
-/// A task's immutable request, as its intent records it (`prepared`, adoption open).
-pub(crate) struct NewTask<'a> {
-    pub task_id: &'a str,
-    pub owner_kind: &'a str,
-    pub startup_id: &'a str,
-    pub enrollment_id: &'a str,
-    pub selectors: &'a Selectors,
-    pub endpoint: &'a str,
-    pub message_id: &'a str,
-    pub body: &'a [u8],
-    pub source_assertion_json: &'a str,
-    pub generation: u64,
-    pub created_at_ms: i64,
-    pub expires_at_ms: i64,
-}
-
-/// Inserts the `line_task` row of `t` (the body's SHA-256 computed here).
-pub(crate) fn insert_task(tx: &rusqlite::Transaction<'_>, t: &NewTask<'_>) -> rusqlite::Result<()> {
-    let s = t.selectors;
-    tx.execute(
-        "INSERT INTO line_task (task_id, owner_kind, startup_id, enrollment_id, peer_id, \
-         purpose, task_schema, category, endpoint, message_id, body, body_sha256, \
-         source_assertion_json, generation, created_at_ms, expires_at_ms, foreign_task_id, \
-         status, adoption_open, local_disposition) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, \
-         ?10, ?11, ?12, ?13, ?14, ?15, ?16, NULL, 'prepared', 1, 'open')",
-        params![
-            t.task_id,
-            t.owner_kind,
-            t.startup_id,
-            t.enrollment_id,
-            s.peer_id,
-            s.purpose,
-            s.task_schema,
-            s.category,
-            t.endpoint,
-            t.message_id,
-            t.body,
-            hex(&Sha256::digest(t.body)),
-            t.source_assertion_json,
-            t.generation as i64,
-            t.created_at_ms,
-            t.expires_at_ms
-        ],
-    )?;
-    Ok(())
-}
-
-/// Answers an exchange's result, remembering an uncertain task.
-fn finish(
-    memory: &mut Memory,
-    task_id: &str,
-    result: Result<exchange::Outcome, LineError>,
-    answer: impl FnOnce(&exchange::Outcome) -> serde_json::Value,
-) -> Result<serde_json::Value, LineError> {
-    match result {
-        Ok(outcome) => Ok(answer(&outcome)),
-        Err(e) => {
-            if e.code == Code::Unknown {
-                memory.uncertain.insert(task_id.to_string());
-            }
-            Err(e)
-        }
-    }
+/// The intent commit of `task` (its immutable request), under the fault point
+/// [`INTENT_POINT`]: an uncertain commit is `unknown` with the task id.
+fn record_intent(
+    conn: &mut Connection,
+    faults: &Faults,
+    task: &NewTask<'_>,
+) -> Result<(), LineError> {
+    let tx = custody::begin(conn, "cannot begin the intent")?;
+    check_live(&tx, task.generation)?;
+    tasks::insert(&tx, task).map_err(|e| io("cannot record the task", e))?;
+    faults.commit(tx, INTENT_POINT, || LineError::unknown(task.task_id))
 }
 
 /// The task named by a target command, with its selectors repeated exactly.
@@ -463,7 +327,7 @@ fn targeted(started: &Started, value: &Value<'_>, action: Action) -> Result<Task
     let s = authority::selectors(value)?;
     let endpoint = string(value, "endpoint")?;
     // A native lab's task is its run's: this profile does not see it.
-    let Some(task) = task_row(&started.conn, task_id)?.filter(|t| t.owner_kind == "operator")
+    let Some(task) = tasks::row(&started.conn, task_id)?.filter(|t| t.owner_kind == "operator")
     else {
         return Err(LineError::new(Code::TaskNotFound, "no task has this id"));
     };
@@ -501,23 +365,12 @@ fn targeted_exchange(
     Ok((task, enrollment))
 }
 
-fn is_terminal(status: &str) -> bool {
-    TERMINAL.contains(&status)
-}
-
 /// Marks a task expired (durably, once) and refuses.
 fn expire(started: &mut Started, task: &TaskRow) -> LineError {
-    if !is_terminal(&task.status) && task.status != "unknown" {
-        let _ = started.conn.execute(
-            "UPDATE line_task SET status = 'expired' WHERE task_id = ?1 AND status = ?2",
-            params![task.task_id, task.status],
-        );
+    if transitions::expires(&task.status) {
+        let _ = tasks::move_status(&started.conn, &task.task_id, &task.status, "expired");
     }
-    LineError::new(
-        Code::Expired,
-        "the task outlived task_seconds: nothing more is sent or adopted",
-    )
-    .with("task_id", &*task.task_id)
+    transitions::expired(&task.task_id)
 }
 
 /// `poll`: one `GetTask` for a task with a known foreign id.
@@ -541,12 +394,8 @@ pub fn poll(
     let endpoint = exchange::endpoint_of(&started.conn, &enrollment.enrollment_id)?;
     let body = exchange::get_task_body(&foreign);
     let result = exchange::run(started, fences, &task, &endpoint, Physical::Poll, body);
-    finish(
-        memory,
-        &task.task_id,
-        result,
-        |outcome| serde_json::json!({"task_id": task.task_id, "status": outcome.status}),
-    )
+    let outcome = memory.remember(&task.task_id, result)?;
+    Ok(serde_json::json!({"task_id": task.task_id, "status": outcome.status}))
 }
 
 /// `cancel`: closes local adoption durably, then (with a foreign id) one `CancelTask`.
@@ -580,29 +429,20 @@ pub fn cancel(
     let endpoint = exchange::endpoint_of(&started.conn, &enrollment.enrollment_id)?;
     let body = exchange::cancel_task_body(&foreign);
     let result = exchange::run(started, fences, &task, &endpoint, Physical::Cancel, body);
-    finish(memory, &task.task_id, result, |outcome| {
-        serde_json::json!({
-            "task_id": task.task_id,
-            "local_disposition": "adoption_closed",
-            "remote": outcome.remote,
-            "status": outcome.status,
-        })
-    })
+    let outcome = memory.remember(&task.task_id, result)?;
+    Ok(serde_json::json!({
+        "task_id": task.task_id,
+        "local_disposition": "adoption_closed",
+        "remote": outcome.remote,
+        "status": outcome.status,
+    }))
 }
 
 /// Closes adoption in its own commit, before anything is charged or sent.
 fn close_adoption(started: &mut Started, task: &TaskRow) -> Result<(), LineError> {
-    let tx = started
-        .conn
-        .transaction_with_behavior(TransactionBehavior::Immediate)
-        .map_err(|e| io("cannot begin closing adoption", e))?;
+    let tx = custody::begin(&mut started.conn, "cannot begin closing adoption")?;
     check_live(&tx, started.config.policy.generation)?;
-    tx.execute(
-        "UPDATE line_task SET adoption_open = 0, local_disposition = 'adoption_closed' \
-         WHERE task_id = ?1 AND adoption_open = 1",
-        [&task.task_id],
-    )
-    .map_err(|e| io("cannot close adoption", e))?;
+    tasks::close_adoption(&tx, &task.task_id).map_err(|e| io("cannot close adoption", e))?;
     let faults = &started.faults;
     faults.commit(tx, CANCEL_CLOSE_POINT, || LineError::unknown(&task.task_id))?;
     faults.crash_at(AFTER_CANCEL_CLOSE_POINT);
@@ -617,16 +457,11 @@ pub fn read(
     value: &Value<'_>,
 ) -> Result<serde_json::Value, LineError> {
     let task = targeted(started, value, Action::Read)?;
-    let status = if memory.uncertain.contains(&task.task_id)
-        && matches!(task.status.as_str(), "prepared" | "claimed")
-    {
-        "unknown".to_string()
-    } else {
-        task.status.clone()
-    };
+    let uncertain = memory.uncertain.contains(&task.task_id);
+    let status = transitions::shown_status(&task.status, uncertain);
     let assertion: serde_json::Value =
         serde_json::from_str(&task.source_assertion_json).unwrap_or(serde_json::Value::Null);
-    let observation = exchange::latest_observation(&started.conn, &task)?;
+    let observation = latest_observation(&started.conn, &task)?;
     Ok(serde_json::json!({
         "task_id": task.task_id,
         "status": status,
@@ -635,5 +470,34 @@ pub fn read(
         "body_sha256": task.body_sha256,
         "source_assertion": assertion,
         "foreign_observation": observation,
+    }))
+}
+
+/// Stored JSON text as a value, `null` when there is none (or it does not parse).
+pub(crate) fn json_or_null(text: Option<String>) -> serde_json::Value {
+    text.and_then(|t| serde_json::from_str(&t).ok())
+        .unwrap_or(serde_json::Value::Null)
+}
+
+/// The latest authenticated observation of `task`, as `read` shows it (`null` when none).
+fn latest_observation(conn: &Connection, task: &TaskRow) -> Result<serde_json::Value, LineError> {
+    let found = tasks::latest_observation(conn, &task.task_id, &task.selectors.peer_id)?;
+    let Some(o) = found else {
+        return Ok(serde_json::Value::Null);
+    };
+    // The adopted result, if any, is kept with the observation that adopted it.
+    let adopted_result = tasks::adopted_result(conn, &task.task_id)?;
+    Ok(serde_json::json!({
+        "foreign_task_id": o.foreign_task_id,
+        "state": o.state,
+        "observed_at_ms": o.observed_at_ms,
+        "key_id": o.key_id,
+        "adopted": o.adopted,
+        "classification": "authenticated-foreign-data",
+        "result": json_or_null(o.result_json.or(adopted_result)),
+        "omitted_parts": match json_or_null(o.omitted_parts_json) {
+            serde_json::Value::Null => serde_json::json!([]),
+            v => v,
+        },
     }))
 }

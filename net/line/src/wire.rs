@@ -21,19 +21,17 @@ use std::net::{IpAddr, SocketAddr, TcpStream};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use agent_intercom_core::httpsig::{self, Headers, Profile, Request, Response, SignInput};
+use agent_intercom_core::httpsig::{self, Profile, Request, Response, SignInput};
 use base64::Engine as _;
 use sha2::{Digest as _, Sha256};
 
 use crate::fault::Faults;
+use crate::http1::{self, Unframed};
 use crate::secrets::hex;
 use crate::{Code, LineError};
 
 /// The fault point after the whole request was written, before the response is read.
 pub const AFTER_SEND_POINT: &str = "after-send-before-response";
-
-/// The longest response head (status line and fields) read.
-const MAX_HEAD_BYTES: usize = 64 * 1024;
 
 /// Where an exchange goes.
 #[derive(Clone, Debug)]
@@ -234,13 +232,13 @@ pub fn exchange(
         tcp.set_read_timeout(Some(left))?;
         rustls::Stream::new(&mut tls, &mut tcp).read(buf)
     };
-    match read_response(&mut source, budget, &remaining) {
-        Ok((response, body, read)) => Delivery::Received(Received {
-            response,
-            body,
-            bytes: signed.wire.len() as u64 + read,
+    match http1::read_response(&mut source, budget, &remaining, Unframed::Refused) {
+        Ok(reply) => Delivery::Received(Received {
+            response: reply.response,
+            body: reply.body,
+            bytes: signed.wire.len() as u64 + reply.bytes_read,
         }),
-        Err(why) => Delivery::Uncertain(why),
+        Err(why) => Delivery::Uncertain(why.to_string()),
     }
 }
 
@@ -260,266 +258,9 @@ fn client_config(anchors: &[Vec<u8>]) -> Result<Arc<rustls::ClientConfig>, Strin
     Ok(Arc::new(config))
 }
 
-/// Where response bytes come from: fills the buffer within the time left (`Ok(0)` at the end).
-type Source<'a> = dyn FnMut(&mut [u8], Duration) -> std::io::Result<usize> + 'a;
-
-/// Reads one HTTP/1.1 response of at most `budget` bytes: the head, then a body framed by
-/// `Content-Length` or chunked.
-fn read_response(
-    source: &mut Source<'_>,
-    budget: u64,
-    remaining: &dyn Fn() -> Duration,
-) -> Result<(Response, Vec<u8>, u64), String> {
-    let mut reader = Reader {
-        source,
-        buf: Vec::new(),
-        budget,
-        read: 0,
-    };
-    let head_end = loop {
-        if let Some(i) = find(&reader.buf, b"\r\n\r\n") {
-            break i;
-        }
-        if reader.buf.len() > MAX_HEAD_BYTES {
-            return Err("the response head is too long".into());
-        }
-        reader.more(remaining)?;
-    };
-    let head = reader.buf[..head_end].to_vec();
-    let mut rest = reader.buf.split_off(head_end + 4);
-    reader.buf.clear();
-    let (status, headers) = parse_head(&head)?;
-    let length = headers
-        .values("content-length")
-        .map(|v| {
-            std::str::from_utf8(v)
-                .ok()
-                .and_then(|t| t.trim().parse::<u64>().ok())
-        })
-        .collect::<Vec<_>>();
-    let chunked = headers
-        .values("transfer-encoding")
-        .any(|v| std::str::from_utf8(v).is_ok_and(|t| t.to_ascii_lowercase().contains("chunked")));
-    let body = if chunked {
-        read_chunked(&mut reader, rest, remaining)?
-    } else {
-        let n = match length.as_slice() {
-            [Some(n)] => *n,
-            _ => return Err("the response has no single valid Content-Length".into()),
-        };
-        if n > budget {
-            return Err("the response is larger than the allowance".into());
-        }
-        while (rest.len() as u64) < n {
-            reader.more(remaining)?;
-            rest.append(&mut reader.buf);
-        }
-        if rest.len() as u64 != n {
-            return Err("the response body is longer than its Content-Length".into());
-        }
-        rest
-    };
-    let mut response =
-        Response::new(status).map_err(|_| "the response status is invalid".to_string())?;
-    response.headers = headers;
-    Ok((response, body, reader.read))
-}
-
-struct Reader<'a, 'b> {
-    source: &'a mut Source<'b>,
-    buf: Vec<u8>,
-    budget: u64,
-    read: u64,
-}
-
-impl Reader<'_, '_> {
-    /// Appends what arrives next to `buf`; an error at the end of the stream, the deadline or
-    /// the budget.
-    fn more(&mut self, remaining: &dyn Fn() -> Duration) -> Result<(), String> {
-        let left = remaining();
-        if left.is_zero() {
-            return Err("the response did not arrive in time".into());
-        }
-        let mut chunk = [0u8; 16 * 1024];
-        let n = match (self.source)(&mut chunk, left) {
-            Ok(0) => return Err("the connection closed before the response was complete".into()),
-            Ok(n) => n,
-            Err(e) => return Err(format!("the response was cut: {e}")),
-        };
-        self.read += n as u64;
-        if self.read > self.budget {
-            return Err("the response is larger than the allowance".into());
-        }
-        self.buf.extend_from_slice(&chunk[..n]);
-        Ok(())
-    }
-}
-
-fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
-    haystack.windows(needle.len()).position(|w| w == needle)
-}
-
-fn parse_head(head: &[u8]) -> Result<(u16, Headers), String> {
-    let text = std::str::from_utf8(head).map_err(|_| "the response head is not UTF-8")?;
-    let mut lines = text.split("\r\n");
-    let status_line = lines.next().unwrap_or_default();
-    let mut parts = status_line.splitn(3, ' ');
-    let version = parts.next().unwrap_or_default();
-    let code = parts.next().unwrap_or_default();
-    if version != "HTTP/1.1" && version != "HTTP/1.0" {
-        return Err("the response is not HTTP/1.x".into());
-    }
-    let status: u16 = code
-        .parse()
-        .ok()
-        .filter(|c| (100..=599).contains(c))
-        .ok_or("the response status is invalid")?;
-    let mut headers = Headers::new();
-    for line in lines {
-        let Some((name, value)) = line.split_once(':') else {
-            return Err("a response field has no colon".into());
-        };
-        let valid_name = !name.is_empty()
-            && name
-                .bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b));
-        if !valid_name {
-            return Err("a response field name is invalid".into());
-        }
-        headers.push(name, value.trim_matches([' ', '\t']).as_bytes().to_vec());
-    }
-    Ok((status, headers))
-}
-
-fn read_chunked(
-    reader: &mut Reader<'_, '_>,
-    mut data: Vec<u8>,
-    remaining: &dyn Fn() -> Duration,
-) -> Result<Vec<u8>, String> {
-    let mut body = Vec::new();
-    loop {
-        let line_end = loop {
-            if let Some(i) = find(&data, b"\r\n") {
-                break i;
-            }
-            if data.len() > 1024 {
-                return Err("a chunk size line is too long".into());
-            }
-            reader.more(remaining)?;
-            data.append(&mut reader.buf);
-        };
-        let size_text = std::str::from_utf8(&data[..line_end]).map_err(|_| "bad chunk size")?;
-        let size_text = size_text.split(';').next().unwrap_or_default().trim();
-        let size = u64::from_str_radix(size_text, 16).map_err(|_| "bad chunk size")?;
-        if size > reader.budget {
-            return Err("the response is larger than the allowance".into());
-        }
-        data.drain(..line_end + 2);
-        if size == 0 {
-            // The trailer section: only its end is accepted (no trailer fields).
-            while data.len() < 2 {
-                reader.more(remaining)?;
-                data.append(&mut reader.buf);
-            }
-            if &data[..2] != b"\r\n" {
-                return Err("chunked trailers are not accepted".into());
-            }
-            return Ok(body);
-        }
-        let need = size as usize + 2;
-        while data.len() < need {
-            reader.more(remaining)?;
-            data.append(&mut reader.buf);
-        }
-        if &data[size as usize..need] != b"\r\n" {
-            return Err("a chunk is not followed by CRLF".into());
-        }
-        body.extend_from_slice(&data[..size as usize]);
-        data.drain(..need);
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// Reads `wire` as a response arriving in pieces of `piece` bytes, within `budget`.
-    fn read_from(wire: &[u8], piece: usize, budget: u64) -> Result<(u16, Vec<u8>), String> {
-        let mut at = 0;
-        let mut source = |buf: &mut [u8], _left: Duration| {
-            let n = piece.min(buf.len()).min(wire.len() - at);
-            buf[..n].copy_from_slice(&wire[at..at + n]);
-            at += n;
-            Ok(n)
-        };
-        let forever = || Duration::from_secs(60);
-        read_response(&mut source, budget, &forever).map(|(r, body, _)| (r.status(), body))
-    }
-
-    #[test]
-    fn bodies_are_framed_by_length_or_chunks() {
-        let plain = b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello";
-        for piece in [1, 3, 4096] {
-            assert_eq!(
-                read_from(plain, piece, 1 << 20),
-                Ok((200, b"hello".to_vec()))
-            );
-        }
-        let chunked = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n\
-                        5;ext=1\r\nhello\r\n6\r\n world\r\n0\r\n\r\n";
-        for piece in [1, 7, 4096] {
-            assert_eq!(
-                read_from(chunked, piece, 1 << 20),
-                Ok((200, b"hello world".to_vec()))
-            );
-        }
-        let refused: [&[u8]; 7] = [
-            // no length, two lengths, a body longer than its length, cut short
-            b"HTTP/1.1 200 OK\r\n\r\nhello",
-            b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Length: 5\r\n\r\nhello",
-            b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nhello",
-            b"HTTP/1.1 200 OK\r\nContent-Length: 9\r\n\r\nhello",
-            // trailers, a chunk without its CRLF, a bad size
-            b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n0\r\nX: y\r\n\r\n",
-            b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nabc\r\n0\r\n\r\n",
-            b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",
-        ];
-        for wire in refused {
-            assert!(
-                read_from(wire, 4096, 1 << 20).is_err(),
-                "{}",
-                String::from_utf8_lossy(wire)
-            );
-        }
-        // Over the budget: a declared length, a chunk size, or what actually arrives.
-        let big = b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n";
-        assert!(read_from(big, 4096, 64).is_err());
-        assert!(read_from(plain, 4096, 10).is_err());
-        let big_chunk = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nffffff\r\n";
-        assert!(read_from(big_chunk, 4096, 1 << 10).is_err());
-        // A head that never ends is cut at its limit.
-        let mut endless = b"HTTP/1.1 200 OK\r\n".to_vec();
-        endless.extend(std::iter::repeat_n(b'a', MAX_HEAD_BYTES + 10));
-        assert!(read_from(&endless, 4096, 1 << 20).is_err());
-    }
-
-    #[test]
-    fn heads_parse_strictly() {
-        let (status, headers) =
-            parse_head(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nX:  a \t").unwrap();
-        assert_eq!(status, 200);
-        assert_eq!(headers.values("x").next(), Some(&b"a"[..]));
-        for bad in [
-            &b"HTTP/2 200 OK"[..],
-            b"HTTP/1.1 99 X",
-            b"HTTP/1.1 200 OK\r\nno colon",
-            b"HTTP/1.1 200 OK\r\nbad name: v",
-            b"HTTP/1.1 abc OK",
-            b"\xff",
-        ] {
-            assert!(parse_head(bad).is_err(), "{bad:?}");
-        }
-    }
 
     #[test]
     fn the_request_is_signed_for_the_exact_endpoint() {
