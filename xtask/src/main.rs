@@ -265,9 +265,14 @@ fn root() -> PathBuf {
 
 fn main() -> ExitCode {
     // SAFETY: set before any thread starts; read by the cargo that cbindgen runs (c_header).
+    // The expansion's own target folder keeps RUSTC_BOOTSTRAP out of the main build's
+    // fingerprints. A caller that builds nothing afterwards (CI, whose last build this is) may
+    // name the main folder instead, so the dependencies' check builds (and SQLite's C) are reused.
     unsafe {
         std::env::set_var("RUSTC_BOOTSTRAP", "1");
-        std::env::set_var("CARGO_EXPAND_TARGET_DIR", root().join("target/expand"));
+        if std::env::var_os("CARGO_EXPAND_TARGET_DIR").is_none() {
+            std::env::set_var("CARGO_EXPAND_TARGET_DIR", root().join("target/expand"));
+        }
     }
     let args: Vec<String> = std::env::args().skip(1).collect();
     let check = match args
