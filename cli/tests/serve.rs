@@ -18,8 +18,34 @@ fn bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_agent-intercom"))
 }
 
+/// A `serve` process of a test: killed when the test ends, even by a failed assertion, so no
+/// test leaves a server behind.
+struct Served(Child);
+
+impl std::ops::Deref for Served {
+    type Target = Child;
+    fn deref(&self) -> &Child {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for Served {
+    fn deref_mut(&mut self) -> &mut Child {
+        &mut self.0
+    }
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        if let Ok(None) = self.0.try_wait() {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+}
+
 /// Starts `serve` over `db` and reads the address from its one line on stdout.
-fn serve(db: &Path, extra: &[&str]) -> (Child, SocketAddr) {
+fn serve(db: &Path, extra: &[&str]) -> (Served, SocketAddr) {
     // The default keys directory beside the store of the test, never the user's.
     let keys = db.parent().unwrap().join("default-keys");
     let mut child = bin()
@@ -32,10 +58,10 @@ fn serve(db: &Path, extra: &[&str]) -> (Child, SocketAddr) {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let child = Served(child);
     let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
+    BufReader::new(stdout).read_line(&mut line).unwrap();
     let url = line
         .trim()
         .strip_prefix("agent-intercom serve listening on http://")
