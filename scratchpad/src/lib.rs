@@ -31,6 +31,7 @@ mod a2a;
 pub mod api;
 mod events;
 mod export;
+pub mod file;
 mod limits;
 mod messages;
 mod nonces;
@@ -240,149 +241,12 @@ const MIGRATIONS: [&str; SCHEMA_VERSION as usize] = [
 /// How long a write waits for the store's lock before failing with `STORE_IO`.
 pub const BUSY_GIVE_UP: Duration = Duration::from_secs(30);
 
-fn busy_wait(attempt: i32) -> bool {
-    // Sleeps of 0.5 to 1.5 ms (jitter from the clock), so ~1 ms per attempt on average.
-    let max_attempts = BUSY_GIVE_UP.as_millis() as i32;
-    if attempt >= max_attempts {
-        return false;
-    }
-    let jitter = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.subsec_nanos() % 1000);
-    std::thread::sleep(Duration::from_micros(500 + u64::from(jitter)));
-    true
-}
-
 fn io(e: rusqlite::Error) -> Error {
-    match &e {
-        rusqlite::Error::SqliteFailure(f, _)
-            if f.code == rusqlite::ErrorCode::NotADatabase
-                || f.code == rusqlite::ErrorCode::DatabaseCorrupt =>
-        {
-            Error::new(
-                ErrorCode::StoreCorrupt,
-                format!(
-                    "the scratchpad store is not a readable database ({e}); it was left untouched"
-                ),
-            )
-        }
-        rusqlite::Error::SqliteFailure(f, _)
-            if f.code == rusqlite::ErrorCode::DiskFull
-                || f.code == rusqlite::ErrorCode::SystemIoFailure =>
-        {
-            Error::new(
-                ErrorCode::StoreIo,
-                format!(
-                    "scratchpad store could not write to disk ({e}; is the disk full?); the \
-                     operation was rolled back"
-                ),
-            )
-        }
-        rusqlite::Error::SqliteFailure(f, _)
-            if f.extended_code == rusqlite::ffi::SQLITE_CANTOPEN_SYMLINK =>
-        {
-            Error::new(
-                ErrorCode::StoreIo,
-                format!(
-                    "refusing the scratchpad store: its path holds a symbolic link ({e}); nothing \
-                     was written"
-                ),
-            )
-        }
-        rusqlite::Error::SqliteFailure(f, _)
-            if f.code == rusqlite::ErrorCode::ReadOnly
-                || f.code == rusqlite::ErrorCode::CannotOpen
-                || f.code == rusqlite::ErrorCode::PermissionDenied =>
-        {
-            Error::new(
-                ErrorCode::StoreIo,
-                format!(
-                    "scratchpad store cannot be written ({e}); is it read-only? nothing was changed"
-                ),
-            )
-        }
-        _ => Error::new(ErrorCode::StoreIo, format!("scratchpad store: {e}")),
-    }
+    file::sqlite_error(STORE, e)
 }
 
-fn path_io(what: String, e: &std::io::Error) -> Error {
-    Error::new(
-        ErrorCode::StoreIo,
-        format!("cannot open the scratchpad store: {what}: {e}; nothing was changed"),
-    )
-}
-
-fn symlink_refused(path: &Path) -> Error {
-    Error::new(
-        ErrorCode::StoreIo,
-        format!(
-            "refusing the scratchpad store: {} is a symbolic link (a store and its -wal, -shm and \
-             -journal files must be plain files); nothing was written",
-            path.display()
-        ),
-    )
-}
-
-/// The store's file as SQLite is given it (see [`Store::open`]): absolute, in its directory's
-/// resolved location, checked for planted symbolic links, and created 0600 when new.
-fn store_file(path: &Path) -> Result<std::path::PathBuf, Error> {
-    if path.as_os_str().is_empty() {
-        return Err(Error::new(
-            ErrorCode::InvalidArgument,
-            "the scratchpad store path is empty",
-        ));
-    }
-    let absolute =
-        std::path::absolute(path).map_err(|e| path_io(path.display().to_string(), &e))?;
-    let (Some(dir), Some(name)) = (absolute.parent(), absolute.file_name()) else {
-        return Err(Error::new(
-            ErrorCode::InvalidArgument,
-            format!("the scratchpad store path {} names no file", path.display()),
-        ));
-    };
-    // SQLITE_OPEN_NOFOLLOW refuses a link in any component: the directory's links are the user's
-    // layout (a symlinked home), so they are resolved here; the file's own name is not.
-    let dir = std::fs::canonicalize(dir)
-        .map_err(|e| path_io(format!("its directory {}", dir.display()), &e))?;
-    let file = dir.join(name);
-    for side in ["", "-wal", "-shm", "-journal"] {
-        let mut side_path = file.clone().into_os_string();
-        side_path.push(side);
-        let side_path = std::path::PathBuf::from(side_path);
-        match std::fs::symlink_metadata(&side_path) {
-            Ok(m) if m.file_type().is_symlink() => return Err(symlink_refused(&side_path)),
-            Ok(m) if !m.is_file() => {
-                return Err(Error::new(
-                    ErrorCode::StoreIo,
-                    format!(
-                        "refusing the scratchpad store: {} is not a regular file",
-                        side_path.display()
-                    ),
-                ));
-            }
-            Ok(_) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => return Err(path_io(side_path.display().to_string(), &e)),
-        }
-    }
-    // O_CREAT|O_EXCL never follows a symbolic link (POSIX), so a link planted since the check
-    // above makes this fail rather than create a file elsewhere. Another process creating the
-    // store at the same time is fine.
-    let mut create = std::fs::OpenOptions::new();
-    create.write(true).create_new(true);
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::mode(&mut create, 0o600);
-    match create.open(&file) {
-        Ok(_) => Ok(file),
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-            match std::fs::symlink_metadata(&file) {
-                Ok(m) if m.file_type().is_symlink() => Err(symlink_refused(&file)),
-                _ => Ok(file),
-            }
-        }
-        Err(e) => Err(path_io(file.display().to_string(), &e)),
-    }
-}
+/// What the store's errors call it.
+const STORE: &str = "the scratchpad store";
 
 /// Project roots are stored as text; "no project" is the empty string so it can be compared.
 fn root_key(root: Option<&str>) -> &str {
@@ -486,39 +350,10 @@ impl Store {
     /// `-journal` side files is refused (`STORE_IO`) with nothing created or written through it.
     /// A new store file is created with mode 0600.
     pub fn open(path: &Path, config: Config, clock: Arc<dyn Clock>) -> Result<Store, Error> {
-        let path = store_file(path)?;
-        // Not SQLite's default flags: no SQLITE_OPEN_URI (a name is a name), no CREATE (the file
-        // was created above, 0600), and NOFOLLOW (SQLite refuses a link anywhere in the path,
-        // and opens the store and its side files with O_NOFOLLOW).
-        let flags = rusqlite::OpenFlags::SQLITE_OPEN_READ_WRITE
-            | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX
-            | rusqlite::OpenFlags::SQLITE_OPEN_NOFOLLOW;
-        let mut conn = Connection::open_with_flags(&path, flags).map_err(io)?;
-        // SQLite's own busy handler backs off to 100 ms sleeps, and its lock is not fair: under
-        // several busy writers a waiter can lose every race for its whole timeout. Short, jittered
-        // sleeps keep waiters competitive; give up after about BUSY_GIVE_UP.
-        conn.busy_handler(Some(busy_wait)).map_err(io)?;
-        // Switching a new file to WAL takes an exclusive lock and reports SQLITE_BUSY without
-        // consulting the busy handler when another process is opening the same file right now.
-        let started = std::time::Instant::now();
-        loop {
-            match conn.pragma_update(None, "journal_mode", "WAL") {
-                Ok(()) => break,
-                Err(rusqlite::Error::SqliteFailure(f, _))
-                    if f.code == rusqlite::ErrorCode::DatabaseBusy
-                        && started.elapsed() < BUSY_GIVE_UP =>
-                {
-                    busy_wait(0);
-                }
-                Err(e) => return Err(io(e)),
-            }
-        }
-        // WAL with synchronous=NORMAL: a committed transaction survives the process being
-        // killed (not necessarily a power cut). The write-ahead log is folded back into the
-        // database every ~40 MB instead of SQLite's ~4 MB: the post that triggers the
-        // checkpoint pays for it, and fewer, larger checkpoints keep the p99 of posts low.
-        conn.pragma_update(None, "synchronous", "NORMAL")
-            .map_err(io)?;
+        let conn = file::open_private(path, STORE)?;
+        // The write-ahead log is folded back into the database every ~40 MB instead of
+        // SQLite's ~4 MB: the post that triggers the checkpoint pays for it, and fewer, larger
+        // checkpoints keep the p99 of posts low.
         conn.pragma_update(None, "wal_autocheckpoint", 10_000)
             .map_err(io)?;
         let version: i64 = conn
