@@ -169,6 +169,11 @@ enum aic_status
   AIC_STATUS_IO = 47,
   // A peer answered with a refusal (an HTTP error status) that carries no code of this list.
   AIC_STATUS_PEER_REFUSED = 48,
+  // No reply to an ask came within the wait asked for; the ask stays open and its reply, if
+  // one comes, is kept like any other message.
+  AIC_STATUS_ASK_TIMEOUT = 49,
+  // The caller cancelled the request before it finished.
+  AIC_STATUS_CANCELLED = 50,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L

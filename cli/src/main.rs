@@ -14,6 +14,7 @@ mod contract;
 mod fail;
 mod keys;
 mod line;
+mod mcp;
 mod pack;
 mod pad;
 mod paths;
@@ -55,6 +56,12 @@ enum Command {
     Pack(pack::PackArgs),
     /// The signed outbound Agent-to-Agent line
     Line(line::LineArgs),
+    /// The intercom as MCP tools on stdio, with a durable inbox (docs/mcp.md)
+    ///
+    /// For any MCP harness (Claude Code, Codex, OpenCode, Gemini CLI, ...): registers at start,
+    /// keeps every delivered message on disk until read, and reaches the broker again after it
+    /// restarts.
+    Mcp(mcp::McpArgs),
     /// Scope ids
     Scope(contract::ScopeArgs),
     /// Run the protocol-v4 corpus; print counts and the semantics hash
@@ -109,6 +116,7 @@ fn main() -> ExitCode {
         Command::Keys(args) => keys::run(args),
         Command::Pack(args) => pack::run(args),
         Command::Line(args) => line::run(args),
+        Command::Mcp(args) => mcp::run(args),
         Command::Scope(args) => contract::scope(args),
         Command::Vectors(args) => contract::vectors(args),
         Command::Hash(args) => contract::hash(args),

@@ -143,6 +143,11 @@ error_codes! {
     Io = 47 => "IO",
     /// A peer answered with a refusal (an HTTP error status) that carries no code of this list.
     PeerRefused = 48 => "PEER_REFUSED",
+    /// No reply to an ask came within the wait asked for; the ask stays open and its reply, if
+    /// one comes, is kept like any other message.
+    AskTimeout = 49 => "ASK_TIMEOUT",
+    /// The caller cancelled the request before it finished.
+    Cancelled = 50 => "CANCELLED",
 }
 
 impl ErrorCode {
