@@ -110,6 +110,9 @@ pub fn run(args: McpArgs) -> Outcome {
         inbox,
         pad: pad.path,
         max_inbox_messages: DEFAULT_MAX_INBOX_MESSAGES,
+        team_manifest: std::env::var(agent_intercom_mcp::team::MANIFEST_ENV)
+            .ok()
+            .filter(|v| !agent_intercom_core::team::js_trim(v).is_empty()),
     };
     Ok(agent_intercom_mcp::run(config)?)
 }

@@ -16,6 +16,7 @@ pub mod inbox;
 pub mod link;
 pub mod pad;
 pub mod server;
+pub mod team;
 pub mod tools;
 
 use std::path::{Path, PathBuf};
@@ -55,6 +56,8 @@ pub struct Config {
     pub pad: PathBuf,
     /// Messages kept in the inbox at most.
     pub max_inbox_messages: u64,
+    /// The team manifest `intercom_team` reads (`$AGENT_INTERCOM_TEAM_MANIFEST`), if named.
+    pub team_manifest: Option<String>,
 }
 
 /// A name from the working directory: its last component, with anything but letters, digits,
@@ -125,7 +128,11 @@ pub fn run(config: Config) -> Result<(), Error> {
                  soon as it is"
             );
         }
-        let server = Server::new(link.clone(), pad::Pad::new(config.pad));
+        let server = Server::new(
+            link.clone(),
+            pad::Pad::new(config.pad),
+            config.team_manifest,
+        );
         let served = rmcp::ServiceExt::serve(server, rmcp::transport::stdio())
             .await
             .map_err(|e| Error::new(ErrorCode::Io, format!("cannot serve MCP: {e}")));

@@ -33,6 +33,7 @@ const PROGRESS_EVERY: Duration = Duration::from_secs(5);
 #[derive(Clone)]
 pub struct Server {
     link: Link,
+    team: Option<String>,
     pad: Arc<Pad>,
     tools: Arc<Vec<Tool>>,
     subscribed: Arc<AtomicBool>,
@@ -61,12 +62,14 @@ fn new_message(content: Value) -> Value {
 }
 
 impl Server {
-    /// A server over `link`, its scratchpad tools over `pad`.
-    pub fn new(link: Link, pad: Pad) -> Server {
+    /// A server over `link`, its scratchpad tools over `pad`, `intercom_team` over the
+    /// manifest `team` names.
+    pub fn new(link: Link, pad: Pad, team: Option<String>) -> Server {
         let server = Server {
             link,
+            tools: Arc::new(tools::all(team.is_some())),
+            team,
             pad: Arc::new(pad),
-            tools: Arc::new(tools::all()),
             subscribed: Arc::new(AtomicBool::new(false)),
             peer: Arc::new(Mutex::new(None)),
         };
@@ -104,6 +107,7 @@ impl Server {
             "intercom_pending" => self.pending(args),
             "intercom_reply" => self.reply(args).await,
             "intercom_wait" => self.wait(args, cx).await,
+            "intercom_team" => self.team(args).await,
             _ => self.pad.call(name, args, &self.link.identity().name).await,
         }
     }
@@ -194,6 +198,42 @@ impl Server {
             }
         }
         Ok(json!({"scope": scope, "sessions": out}))
+    }
+
+    async fn team(&self, args: Option<&Map<String, Value>>) -> Outcome {
+        Args::new("intercom_team", args, &[]).map_err(refused)?;
+        let raw = self.team.as_deref().unwrap_or_default();
+        let manifest = match crate::team::read(raw) {
+            Ok(Some(manifest)) => manifest,
+            Ok(None) => return Err(("NOT_FOUND".into(), "no team manifest is named".into())),
+            Err(failure) => {
+                let code = failure
+                    .code
+                    .clone()
+                    .unwrap_or_else(|| "INVALID_ARGUMENT".into());
+                return Err((code, failure.detail));
+            }
+        };
+        let live = self.sessions().await.map_err(refused)?;
+        let me = &self.link.identity().session_id;
+        let member = |id: &str, role: &str| {
+            let session = live.iter().find(|s| s["id"] == id);
+            json!({
+                "session_id": id, "role": role, "live": session.is_some(),
+                "name": session.map(|s| s["name"].clone()), "status": session.map(|s| s["status"].clone()),
+                "you": id == me.as_str(),
+            })
+        };
+        let members: Vec<Value> = manifest
+            .members
+            .iter()
+            .map(|m| member(&m.session_id, m.role.as_str()))
+            .collect();
+        Ok(json!({
+            "run_id": manifest.run_id,
+            "lead": member(&manifest.lead_id, "lead"),
+            "members": members,
+        }))
     }
 
     async fn set_summary(&self, args: Option<&Map<String, Value>>) -> Outcome {

@@ -85,8 +85,8 @@ fn tool(name: &str, title: &str, description: &str, schema: Value, annotations: 
     .expect("a tool definition of ours is a Tool")
 }
 
-/// Every tool, the scratchpad's included.
-pub fn all() -> Vec<Tool> {
+/// Every tool, the scratchpad's included; `intercom_team` when a team manifest is named.
+pub fn all(team: bool) -> Vec<Tool> {
     let to = json!({"type": "string", "minLength": 1,
         "description": "The session: its name, full id, or a unique id prefix"});
     let message = json!({"type": "string", "description": "The message text"});
@@ -190,6 +190,16 @@ pub fn all() -> Vec<Tool> {
             hints(true, true, false),
         ),
     ];
+    if team {
+        tools.push(tool(
+            "intercom_team",
+            "My team",
+            "The team of the tmuxdeck manifest AGENT_INTERCOM_TEAM_MANIFEST names: its lead \
+             (your manager) and its workers, each with whether it is connected now.",
+            json!({}),
+            hints(true, true, false),
+        ));
+    }
     for op in PAD_OPERATIONS {
         tools.push(pad_definition(op));
     }
@@ -365,7 +375,9 @@ mod tests {
 
     #[test]
     fn every_schema_is_strict_and_every_tool_is_named_once() {
-        let tools = all();
+        let tools = all(true);
+        assert!(tools.iter().any(|t| t.name == "intercom_team"));
+        assert!(!all(false).iter().any(|t| t.name == "intercom_team"));
         let mut names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
         names.sort_unstable();
         names.dedup();
