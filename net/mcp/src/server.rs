@@ -220,7 +220,8 @@ impl Server {
             let session = live.iter().find(|s| s["id"] == id);
             json!({
                 "session_id": id, "role": role, "live": session.is_some(),
-                "name": session.map(|s| s["name"].clone()), "status": session.map(|s| s["status"].clone()),
+                "name": session.map(|s| s["name"].clone()),
+                "status": session.map(|s| s["status"].clone()),
                 "you": id == me.as_str(),
             })
         };
