@@ -407,6 +407,36 @@ mod tests {
     }
 
     #[test]
+    fn terminal_states_and_the_wording_of_refusals() {
+        let terminal: Vec<_> = TaskState::ALL
+            .iter()
+            .filter(|s| s.is_terminal())
+            .map(|s| s.as_str())
+            .collect();
+        assert_eq!(terminal, ["completed", "failed", "canceled", "rejected"]);
+        let message = |from, to| {
+            check_transition(from, to)
+                .unwrap_err()
+                .message()
+                .to_string()
+        };
+        assert_eq!(
+            message(TaskState::Completed, TaskState::Working),
+            "task is completed (terminal); it cannot become working"
+        );
+        assert_eq!(
+            message(TaskState::Submitted, TaskState::Completed),
+            "a task cannot go from submitted to completed"
+        );
+        assert_eq!(
+            check_transition(TaskState::Rejected, TaskState::Rejected)
+                .unwrap_err()
+                .code(),
+            ErrorCode::InvalidTransition
+        );
+    }
+
+    #[test]
     fn ttl_and_addressing() {
         assert_eq!(ttl_hours(None), Ok(DEFAULT_TTL_HOURS));
         assert_eq!(ttl_hours(Some(1)), Ok(1));
@@ -899,5 +929,47 @@ mod redaction_tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn word_rules_at_their_edges() {
+        let cases = [
+            // A credential word, a space, its value.
+            ("password hunter2", "password [REDACTED]"),
+            // Punctuation other than `=`, `:` and quotes ends a pending key.
+            ("the token, then", "the token, then"),
+            // Quotes keep it pending.
+            ("token 'abc'", "token '[REDACTED]'"),
+            ("token \"abc\"", "token \"[REDACTED]\""),
+            // Short words with letters and digits are not tokens.
+            ("file3 and v2", "file3 and v2"),
+            // 32+ characters with three `/` are a path, with two a token.
+            (
+                "a/b/c/0123456789abcdefghijklmnopqrstuv",
+                "a/b/c/0123456789abcdefghijklmnopqrstuv",
+            ),
+            ("a/b/0123456789abcdefghijklmnopqrstuvw", "[REDACTED]"),
+            // The root's home, at the start or after a space.
+            ("see /root/.ssh/id", "see ~/.ssh/id"),
+            ("/root/.ssh/id", "~/.ssh/id"),
+            ("x/root/y", "x/root/y"),
+        ];
+        for (input, expected) in cases {
+            assert_eq!(redact(input, None), expected, "{input}");
+        }
+    }
+
+    #[test]
+    fn only_an_absolute_root_other_than_slash_is_reduced() {
+        assert_eq!(
+            redact("see proj/x and proj", Some("proj")),
+            "see proj/x and proj"
+        );
+        // The root `/` is ignored (reducing it would never end).
+        assert_eq!(redact("x /y /", Some("/")), "x /y /");
+        assert_eq!(
+            redact("in /work/proj/a and (/work/proj)", Some("/work/proj/")),
+            "in ./a and (.)"
+        );
     }
 }
