@@ -647,7 +647,8 @@ fn split_keep(text: &str) -> Vec<&str> {
         }
         kind = Some(token);
     }
-    if start < text.len() {
+    // The last run: what follows the last change of kind, never empty unless the text is.
+    if !text.is_empty() {
         pieces.push(&text[start..]);
     }
     pieces
@@ -934,6 +935,7 @@ mod redaction_tests {
     #[test]
     fn word_rules_at_their_edges() {
         let cases = [
+            ("", ""),
             // A credential word, a space, its value.
             ("password hunter2", "password [REDACTED]"),
             // Punctuation other than `=`, `:` and quotes ends a pending key.
