@@ -3,7 +3,7 @@
 # cargo-mutants: each mutant is judged by the whole agent-intercom-core test suite (its unit tests,
 # core/tests/*.rs and its doc tests; not the C, Node, broker or store suites, which feed the same
 # vectors through the same functions). Run by hand, outside CI: it builds and tests the core once
-# per mutant, about 280 of them, which takes one to two hours on two cores. Installs
+# per mutant, about 280 of them, which takes about an hour on two cores. Installs
 # cargo-mutants 27.1.0 when another version or none is found. Results land in
 # target/mutants.out; a table per file and the score are printed at the end. docs/testing.md
 # ("Mutation testing") keeps the last recorded table and judges each surviving mutant.
