@@ -476,6 +476,38 @@ mod tests {
     }
 
     #[test]
+    fn cancel_reasons_and_refusal_texts_are_the_wire_ones() {
+        let spellings = CancelReason::all().map(CancelReason::as_str);
+        assert_eq!(
+            spellings,
+            [
+                "cancelled",
+                "expired",
+                "delivery_failed",
+                "session_disconnected",
+                "authorization_revoked",
+            ]
+        );
+        // The `delivery_failed` texts the adapters show; the TypeScript broker sends the same.
+        let texts = AskRefusal::all().map(|r| r.to_string());
+        assert_eq!(
+            texts,
+            [
+                "INVALID_REPLY_TARGET: Reply target does not match a pending ask",
+                concat!(
+                    "ASK_ALREADY_PENDING: Another ask to this session is still unresolved. ",
+                    "Wait for its reply or use intercom_send for a non-blocking follow-up."
+                ),
+                concat!(
+                    "MUTUAL_ASK: Mutual ask refused: target session is already waiting for a ",
+                    "reply from this session."
+                ),
+                "TOO_MANY_PENDING_ASKS: Too many asks are already waiting for replies",
+            ]
+        );
+    }
+
+    #[test]
     fn a_plain_message_touches_no_ask() {
         let open = [edge("a", "q", "b", true)];
         let effect = check_ask(&open[..], "a", "b", None, false, 0).unwrap();

@@ -407,6 +407,28 @@ mod tests {
     }
 
     #[test]
+    fn kinds_say_whether_they_resolved_and_events_parse_by_name() {
+        let kinds = [
+            (ResolveKind::GlobalExactId, true),
+            (ResolveKind::SameScopeName, true),
+            (ResolveKind::SameScopePrefix, true),
+            (ResolveKind::AmbiguousTarget, false),
+            (ResolveKind::SessionNotFound, false),
+        ];
+        for (kind, resolved) in kinds {
+            assert_eq!(kind.is_resolved(), resolved, "{kind:?}");
+        }
+        let names = ["session_joined", "session_left", "presence_update"];
+        for (event, name) in AudienceEvent::all().into_iter().zip(names) {
+            assert_eq!(event.as_str(), name);
+            assert_eq!(AudienceEvent::from_name(name), Some(event));
+        }
+        for unknown in ["", "session_join", "Session_Joined", "presence_update "] {
+            assert_eq!(AudienceEvent::from_name(unknown), None, "{unknown:?}");
+        }
+    }
+
+    #[test]
     fn narrow_never_widens() {
         let base = ["a", "b", "c"];
         assert_eq!(narrow(&base, &["c", "zzz", "a"]), vec![&"a", &"c"]);
