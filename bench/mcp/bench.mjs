@@ -3,8 +3,12 @@
 // `initialize`, `notifications/initialized`, then `tools/call`, one call at a time.
 //
 //   node bench/mcp/bench.mjs [--bin target/release/agent-intercom] [--ts-dir DIR]
-//                            [--calls 1000] [--warmup 100] [--starts 5] [--unread 10] [--json]
+//                            [--calls 1000] [--warmup 100] [--starts 5] [--unread 10]
+//                            [--under DIR] [--json]
 //
+// --under DIR: where the private agent directory (broker socket and store, the servers' inboxes
+// and outboxes) is made, the system's temporary directory by default; /dev/shm (tmpfs) takes
+// the cost of fsync out of every server's figures.
 // One broker (`agent-intercom broker`, in a fresh private agent directory, its rate limiter and
 // pending-delivery caps raised by --set so that they are not what is measured) serves every
 // server in turn. Beside the server under test a second session, a plain protocol-v4 client on
@@ -12,7 +16,10 @@
 //
 // - start to first tool answer: from spawning the server to the answer of its first
 //   `intercom_whoami` (after `initialize`), the broker registration included (the TypeScript
-//   server registers lazily, on its first tool call); the median of --starts fresh processes;
+//   server registers lazily, on its first tool call), and the server's CPU until then; the
+//   median of --starts fresh processes; also the time from closing its stdin to its exit;
+// - idle wake-ups: the context switches of all its threads per second over 5 s with nothing
+//   running (after the idle RSS is read);
 // - idle RSS: VmRSS of the server after `initialize` and a few calls (whoami, 3 sends,
 //   3 pendings), 2 s later, with nothing running;
 // - `intercom_send` to the receiving session, which acknowledges: the round trip of
@@ -30,7 +37,7 @@ import { spawn } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import net from 'node:net'
-import { tmpdir } from 'node:os'
+import { availableParallelism, tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import readline from 'node:readline'
 
@@ -44,6 +51,7 @@ function parseArgs (argv) {
     warmup: 100,
     starts: 5,
     unread: 10,
+    under: tmpdir(),
     json: false
   }
   for (let i = 0; i < argv.length; i++) {
@@ -57,6 +65,7 @@ function parseArgs (argv) {
     else if (a === '--warmup') o.warmup = Number(v)
     else if (a === '--starts') o.starts = Number(v)
     else if (a === '--unread') o.unread = Number(v)
+    else if (a === '--under') o.under = resolve(v)
     else throw new Error(`unknown option ${a}`)
   }
   return o
@@ -279,12 +288,14 @@ async function measure (server, receiver) {
   // Start to first tool answer, over fresh processes.
   const starts = []
   const stops = []
+  const startCpu = []
   for (let i = 0; i < opts.starts; i++) {
     const c = server.start(randomUUID(), `${name}-start-${i}`)
     await c.initialize()
     const who = await c.tool('intercom_whoami', {})
     if (who.isError) throw new Error(`whoami: ${JSON.stringify(who)}\n${c.stderr}`)
     starts.push(msSince(c.t0))
+    startCpu.push(cpuMs(c.pid))
     const t = nowNs()
     await c.close()
     stops.push(msSince(t))
@@ -327,6 +338,7 @@ async function measure (server, receiver) {
     label: server.label,
     startMs: stats(starts).p50,
     startsMs: starts,
+    startCpuMs: stats(startCpu).p50,
     stopMs: stats(stops).p50,
     idleWakeupsPerS: wakeups,
     idleRssKiB: idle.VmRSS,
@@ -339,12 +351,15 @@ async function measure (server, receiver) {
   }
 }
 
+const loadavg = () => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')
+
 async function main () {
+  const loadBefore = loadavg()
   if (!existsSync(opts.bin)) throw new Error(`${opts.bin} is missing: cargo build --release -p agent-intercom-cli`)
   if (opts.tsDir && !existsSync(join(opts.tsDir, 'dist/claude-server.mjs'))) {
     throw new Error(`${opts.tsDir}/dist/claude-server.mjs is missing: bash bench/mcp/prepare-ts.sh`)
   }
-  const dir = mkdtempSync(join(tmpdir(), 'aic-mcp-bench-'))
+  const dir = mkdtempSync(join(opts.under, 'aic-mcp-bench-'))
   const broker = spawn(opts.bin, [
     'broker', '--agent-dir', dir, '--idle-exit', '0', '--log-level', 'error',
     '--set', 'rate_capacity=1000000000', '--set', 'rate_refill_per_second=1000000000',
@@ -364,20 +379,24 @@ async function main () {
     await new Promise((resolve) => broker.on('exit', resolve))
     rmSync(dir, { recursive: true, force: true })
   }
+  const machine = `${availableParallelism()} cores, node ${process.version}, ` +
+    `load average before: ${loadBefore}, after: ${loadavg()}`
   if (opts.json) {
-    console.log(JSON.stringify(results))
+    console.log(JSON.stringify({ machine, results }))
     return
   }
   const f = (x) => x.toFixed(2)
   const mib = (k) => (k / 1024).toFixed(1)
+  console.log(machine)
   console.log(`${opts.calls} calls after ${opts.warmup} warm-up per tool, one at a time; ` +
-    `start: median of ${opts.starts}; ${opts.unread} unread messages for pending\n`)
-  console.log('| server | start to first tool answer ms | idle RSS MiB | idle wake-ups/s | ' +
+    `start: median of ${opts.starts}; ${opts.unread} unread messages for pending; ` +
+    `agent directory under ${opts.under}\n`)
+  console.log('| server | start to first tool answer ms (server CPU) | idle RSS MiB | idle wake-ups/s | ' +
     'send p50 / p99 / max ms | send server CPU ms/call | pending p50 / p99 / max ms | ' +
     'pending server CPU ms/call | RSS at end (peak) MiB | stdin closed to exit ms | errors |')
   console.log('| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |')
   for (const r of results) {
-    console.log(`| ${r.label} | ${f(r.startMs)} | ${mib(r.idleRssKiB)} | ${r.idleWakeupsPerS.toFixed(1)} | ` +
+    console.log(`| ${r.label} | ${f(r.startMs)} (${r.startCpuMs < 10 ? "<10" : r.startCpuMs.toFixed(0)}) | ${mib(r.idleRssKiB)} | ${r.idleWakeupsPerS.toFixed(1)} | ` +
       `${f(r.send.p50)} / ${f(r.send.p99)} / ${f(r.send.max)} | ${f(r.send.cpuPerCallMs)} | ` +
       `${f(r.pending.p50)} / ${f(r.pending.p99)} / ${f(r.pending.max)} | ${f(r.pending.cpuPerCallMs)} | ` +
       `${mib(r.endRssKiB)} (${mib(r.peakRssKiB)}) | ${f(r.stopMs)} | ${r.errors} |`)
