@@ -4,7 +4,7 @@
 //
 //   node bench/mcp/bench.mjs [--bin target/release/agent-intercom] [--ts-dir DIR]
 //                            [--calls 1000] [--warmup 100] [--starts 5] [--unread 10]
-//                            [--under DIR] [--json]
+//                            [--under DIR] [--parallel 0] [--json]
 //
 // --under DIR: where the private agent directory (broker socket and store, the servers' inboxes
 // and outboxes) is made, the system's temporary directory by default; /dev/shm (tmpfs) takes
@@ -28,7 +28,10 @@
 // - `intercom_pending` (mark_read false) with --unread unread messages waiting (sent to it by the
 //   receiving session beforehand): --calls calls after --warmup;
 // - the server's CPU (user + system, from /proc) per call in each phase, and its VmRSS and
-//   VmHWM at the end.
+//   VmHWM at the end;
+// - with --parallel K: K sends in flight at once (a client that calls tools in parallel), 20
+//   rounds after 2: the median and the slowest round, each from the first request to the last
+//   answer.
 //
 // --ts-dir DIR: the Claude adapter's TypeScript MCP server (an export of
 // ctliz/agent-intercom-claude prepared by bench/mcp/prepare-ts.sh; its `dist/claude-server.mjs`
@@ -52,6 +55,7 @@ function parseArgs (argv) {
     starts: 5,
     unread: 10,
     under: tmpdir(),
+    parallel: 0,
     json: false
   }
   for (let i = 0; i < argv.length; i++) {
@@ -66,6 +70,7 @@ function parseArgs (argv) {
     else if (a === '--starts') o.starts = Number(v)
     else if (a === '--unread') o.unread = Number(v)
     else if (a === '--under') o.under = resolve(v)
+    else if (a === '--parallel') o.parallel = Number(v)
     else throw new Error(`unknown option ${a}`)
   }
   return o
@@ -322,6 +327,19 @@ async function measure (server, receiver) {
     if (!server.sent(r)) failed++
   })
 
+  let parallel = null
+  if (opts.parallel > 0) {
+    const rounds = []
+    for (let round = 0; round < 22; round++) {
+      const t = nowNs()
+      const answers = await Promise.all(Array.from({ length: opts.parallel }, (_, i) =>
+        c.tool('intercom_send', { to: receiver.name, message: `parallel ${round} ${i}` })))
+      if (round >= 2) rounds.push(msSince(t))
+      failed += answers.filter((r) => !server.sent(r)).length
+    }
+    parallel = stats(rounds)
+  }
+
   // Unread messages for pending: sent by the receiving session, each settled.
   for (let i = 0; i < opts.unread; i++) {
     const f = await receiver.send(id, `unread ${i}`)
@@ -345,6 +363,7 @@ async function measure (server, receiver) {
     endRssKiB: end.VmRSS,
     peakRssKiB: end.VmHWM,
     send,
+    parallel,
     pending,
     errors: failed + wrong,
     exit
@@ -400,6 +419,11 @@ async function main () {
       `${f(r.send.p50)} / ${f(r.send.p99)} / ${f(r.send.max)} | ${f(r.send.cpuPerCallMs)} | ` +
       `${f(r.pending.p50)} / ${f(r.pending.p99)} / ${f(r.pending.max)} | ${f(r.pending.cpuPerCallMs)} | ` +
       `${mib(r.endRssKiB)} (${mib(r.peakRssKiB)}) | ${f(r.stopMs)} | ${r.errors} |`)
+  }
+  if (opts.parallel > 0) {
+    console.log(`\n| server | ${opts.parallel} sends in flight: all answered, median / slowest of 20 rounds ms |`)
+    console.log('| --- | ---: |')
+    for (const r of results) console.log(`| ${r.label} | ${f(r.parallel.p50)} / ${f(r.parallel.max)} |`)
   }
 }
 
