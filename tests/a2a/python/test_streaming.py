@@ -2,7 +2,8 @@
 transport for 0.3), against `agent-intercom serve`: the card says streaming; a streamed send
 follows the task a local agent completes through `agent-intercom pad`; a subscription after the
 first stream was dropped starts from the task as it stands; a cancel during a stream ends it;
-more streams than a client may hold are refused with the SDK's InternalError."""
+more streams than a client may hold are refused with the SDK's InternalError; SIGTERM ends the
+open streams and the service exits 0."""
 
 import asyncio
 from contextlib import aclosing
@@ -19,7 +20,7 @@ from a2a.types.a2a_pb2 import (
 )
 from a2a.utils.errors import InternalError, UnsupportedOperationError
 
-from harness import new_id, only_serve, pad
+from harness import new_id, only_serve, pad, start_serve
 from sdk import VERSIONS, client_for, send, text_message
 
 pytestmark = only_serve
@@ -201,3 +202,25 @@ def test_streams_beyond_a_clients_limit_are_refused_until_one_ends(service):
                     await stream.aclose()
 
     run(body())
+
+
+def test_sigterm_ends_open_streams_and_the_service_exits_cleanly(tmp_path):
+    svc = start_serve(tmp_path / 'store.sqlite')
+    try:
+
+        async def body():
+            async with client_for(svc.base_url, '1.0', polling=False, streaming=True) as c:
+                request = SendMessageRequest(message=text_message('until the stop', new_id()))
+                events = []
+                async with aclosing(c.send_message(request)) as stream:
+                    async for event in stream:
+                        events.append(event)
+                        if len(events) == 1:
+                            svc.proc.terminate()
+                # The stream ended (no error), with the task as its only event.
+                assert [kind(e) for e in events] == ['task']
+
+        run(body())
+        assert svc.proc.wait(30) == 0
+    finally:
+        svc.stop()
