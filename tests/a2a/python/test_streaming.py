@@ -11,7 +11,7 @@ from contextlib import aclosing
 import httpx
 import pytest
 
-from a2a.client import A2ACardResolver
+from a2a.client import A2ACardResolver, ClientConfig, ClientFactory
 from a2a.types.a2a_pb2 import (
     CancelTaskRequest,
     SendMessageRequest,
@@ -29,6 +29,9 @@ run = asyncio.run
 
 # The local agent of serve's default --assignee.
 AGENT = 'a2a'
+
+# Longer than the 5 s the SDK's default HTTP client waits for a byte.
+QUIET_SECONDS = 6
 
 # What a client may hold at once (Limits::max_streams_per_client, the CLI's default).
 STREAMS_PER_CLIENT = 16
@@ -166,6 +169,37 @@ def test_a_cancel_during_a_stream_ends_it_canceled(service, version):
                 pad, service.db, 'task.get', {'id': events[0].task.id, 'agent': AGENT}
             )
             assert local['state'] == 'canceled'
+
+    run(body())
+
+
+def test_the_sdk_default_client_streams_past_its_read_timeout(service):
+    """The SDK's defaults (streaming, since the card says so; its own httpx client, which gives
+    up after 5 s without a byte): a stream quiet for longer is kept by the keep-alives."""
+
+    async def body():
+        client = await ClientFactory(ClientConfig()).create_from_url(service.base_url)
+        try:
+            request = SendMessageRequest(message=text_message('take your time', new_id()))
+            events = []
+            later = None
+            async with aclosing(client.send_message(request)) as stream:
+                async for event in stream:
+                    events.append(event)
+                    if len(events) == 1:
+
+                        async def finish_later(task_id=event.task.id):
+                            await asyncio.sleep(QUIET_SECONDS)
+                            await local_agent(
+                                service.db, task_id, ('task.transition', {'to': 'rejected'})
+                            )
+
+                        later = asyncio.create_task(finish_later())
+            await later
+        finally:
+            await client.close()
+        assert [kind(e) for e in events] == ['task', 'status_update']
+        assert events[1].status_update.status.state == TaskState.TASK_STATE_REJECTED
 
     run(body())
 
