@@ -9,7 +9,7 @@ use agent_intercom_core::{Error, ErrorCode};
 use rusqlite::{OptionalExtension, params};
 
 use crate::messages::insert_message;
-use crate::tasks::insert_task;
+use crate::tasks::{artifacts_after, insert_task, transitions_after};
 use crate::{Artifact, NewMessage, Observed, Store, Task, Transition, io, state_of};
 
 /// Longest sender, message id, context id or client task id kept (longer ones are refused, not
@@ -77,6 +77,18 @@ pub struct A2aView {
     /// The most recent messages of its history, oldest first (JSON text as stored).
     pub history: Vec<String>,
     /// Its artifacts, oldest first (empty unless asked for).
+    pub artifacts: Vec<Artifact>,
+}
+
+/// What changed on an A2A task after a point ([`Store::a2a_changes`]): its transitions and
+/// artifacts after the first ones already seen, oldest first.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct A2aChanges {
+    /// The task now.
+    pub task: A2aTask,
+    /// Its transitions after those seen; the first has the number `seen + 1` (creation is 1).
+    pub transitions: Vec<Transition>,
+    /// Its artifacts after those seen.
     pub artifacts: Vec<Artifact>,
 }
 
@@ -378,6 +390,8 @@ impl Store {
 
     /// The A2A task `id` of `sender` with its most recent `history` messages (`None`: all) and,
     /// when asked, its artifacts.
+    /// What it holds is one snapshot of the store, however other processes write meanwhile: its
+    /// state, its transition count and its artifacts agree.
     pub fn a2a_view(
         &mut self,
         id: &str,
@@ -385,10 +399,57 @@ impl Store {
         history: Option<usize>,
         artifacts: bool,
     ) -> Result<Option<A2aView>, Error> {
-        let Some(task) = self.a2a_task(id, sender)? else {
-            return Ok(None);
-        };
-        self.a2a_view_of(task, history, artifacts).map(Some)
+        self.in_snapshot(|s| {
+            let Some(task) = s.a2a_task(id, sender)? else {
+                return Ok(None);
+            };
+            s.a2a_view_of(task, history, artifacts).map(Some)
+        })
+    }
+
+    /// What changed on the A2A task `id` of `sender` after its first `transitions` transitions
+    /// and `artifacts` artifacts (as an [`A2aView`] counts them): the rest of each, oldest first,
+    /// read in one snapshot. `None` when there is no such task for this sender.
+    pub fn a2a_changes(
+        &mut self,
+        id: &str,
+        sender: &str,
+        transitions: i64,
+        artifacts: usize,
+    ) -> Result<Option<A2aChanges>, Error> {
+        self.in_snapshot(|s| {
+            let Some(task) = s.a2a_task(id, sender)? else {
+                return Ok(None);
+            };
+            let seen = i64::try_from(artifacts).unwrap_or(i64::MAX);
+            Ok(Some(A2aChanges {
+                transitions: transitions_after(&s.conn, id, transitions)?,
+                artifacts: artifacts_after(&s.conn, id, seen)?,
+                task,
+            }))
+        })
+    }
+
+    /// Runs `f` in one read transaction, so that what it reads is one snapshot of the store
+    /// (WAL) even while other processes write. Inside a transaction already, `f` just runs.
+    fn in_snapshot<T>(
+        &mut self,
+        f: impl FnOnce(&mut Store) -> Result<T, Error>,
+    ) -> Result<T, Error> {
+        if !self.conn.is_autocommit() {
+            return f(self);
+        }
+        self.conn.execute_batch("BEGIN DEFERRED").map_err(io)?;
+        let out = f(self);
+        // Nothing was written: either way the transaction only lets go of its snapshot.
+        let end = self
+            .conn
+            .execute_batch(if out.is_ok() { "COMMIT" } else { "ROLLBACK" });
+        match (out, end) {
+            (Ok(value), Ok(())) => Ok(value),
+            (Ok(_), Err(e)) => Err(io(e)),
+            (Err(e), _) => Err(e),
+        }
     }
 
     fn a2a_view_of(

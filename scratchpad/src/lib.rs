@@ -39,8 +39,8 @@ pub mod paths;
 mod tasks;
 
 pub use a2a::{
-    A2A_CATEGORY, A2aInbound, A2aPage, A2aQuery, A2aTask, A2aView, Canceled, MAX_A2A_ID_BYTES,
-    MAX_A2A_PAGE, Receipt,
+    A2A_CATEGORY, A2aChanges, A2aInbound, A2aPage, A2aQuery, A2aTask, A2aView, Canceled,
+    MAX_A2A_ID_BYTES, MAX_A2A_PAGE, Receipt,
 };
 pub use events::{EVENT_KINDS, Event, EventFilter};
 pub use export::{MAX_EXPORT_ITEMS, SNAPSHOT_SCHEMA};

@@ -198,27 +198,7 @@ impl Store {
     /// as [`Store::task`].
     pub fn task_history(&mut self, id: &str, agent: &str) -> Result<Vec<Transition>, Error> {
         self.task(id, agent)?;
-        let mut stmt = self
-            .conn
-            .prepare(
-                "SELECT from_state, to_state, by_agent, reason, at FROM task_history \
-                 WHERE task_id = ?1 ORDER BY seq",
-            )
-            .map_err(io)?;
-        let rows = stmt
-            .query_map([id], |r| {
-                Ok(Transition {
-                    from: r
-                        .get::<_, Option<i64>>(0)?
-                        .map(|s| state_of(s).as_str().to_string()),
-                    to: state_of(r.get(1)?).as_str().to_string(),
-                    by: r.get(2)?,
-                    reason: r.get(3)?,
-                    at: r.get(4)?,
-                })
-            })
-            .map_err(io)?;
-        rows.collect::<Result<_, _>>().map_err(io)
+        transitions_after(&self.conn, id, 0)
     }
 
     /// Attaches an artifact to a task (participants only).
@@ -266,25 +246,61 @@ impl Store {
     /// The task's artifacts, oldest first, for `agent`: participants only, as [`Store::task`].
     pub fn artifacts(&mut self, id: &str, agent: &str) -> Result<Vec<Artifact>, Error> {
         self.task(id, agent)?;
-        let mut stmt = self
-            .conn
-            .prepare(
-                "SELECT by_agent, name, content, at FROM task_artifacts \
-                 WHERE task_id = ?1 ORDER BY seq",
-            )
-            .map_err(io)?;
-        let rows = stmt
-            .query_map([id], |r| {
-                Ok(Artifact {
-                    by: r.get(0)?,
-                    name: r.get(1)?,
-                    content: r.get(2)?,
-                    at: r.get(3)?,
-                })
-            })
-            .map_err(io)?;
-        rows.collect::<Result<_, _>>().map_err(io)
+        artifacts_after(&self.conn, id, 0)
     }
+}
+
+/// The transitions of task `id` after its first `after` (creation is the first), oldest first.
+pub(crate) fn transitions_after(
+    conn: &rusqlite::Connection,
+    id: &str,
+    after: i64,
+) -> Result<Vec<Transition>, Error> {
+    let mut stmt = conn
+        .prepare(
+            "SELECT from_state, to_state, by_agent, reason, at FROM task_history \
+             WHERE task_id = ?1 AND seq > ?2 ORDER BY seq",
+        )
+        .map_err(io)?;
+    let rows = stmt
+        .query_map(params![id, after], |r| {
+            Ok(Transition {
+                from: r
+                    .get::<_, Option<i64>>(0)?
+                    .map(|s| state_of(s).as_str().to_string()),
+                to: state_of(r.get(1)?).as_str().to_string(),
+                by: r.get(2)?,
+                reason: r.get(3)?,
+                at: r.get(4)?,
+            })
+        })
+        .map_err(io)?;
+    rows.collect::<Result<_, _>>().map_err(io)
+}
+
+/// The artifacts of task `id` after its first `after`, oldest first.
+pub(crate) fn artifacts_after(
+    conn: &rusqlite::Connection,
+    id: &str,
+    after: i64,
+) -> Result<Vec<Artifact>, Error> {
+    let mut stmt = conn
+        .prepare(
+            "SELECT by_agent, name, content, at FROM task_artifacts \
+             WHERE task_id = ?1 AND seq > ?2 ORDER BY seq",
+        )
+        .map_err(io)?;
+    let rows = stmt
+        .query_map(params![id, after], |r| {
+            Ok(Artifact {
+                by: r.get(0)?,
+                name: r.get(1)?,
+                content: r.get(2)?,
+                at: r.get(3)?,
+            })
+        })
+        .map_err(io)?;
+    rows.collect::<Result<_, _>>().map_err(io)
 }
 
 /// Inserts a task in `submitted` with its first history entry and its `task.created` event, in

@@ -162,6 +162,53 @@ fn follow_ups_continue_a_task_until_it_is_terminal_and_cancel_is_honest() {
 }
 
 #[test]
+fn changes_after_a_point_are_the_later_transitions_and_artifacts_in_order() {
+    let tmp = Tmp::new("a2a-changes");
+    let clock = Arc::new(ManualClock(AtomicI64::new(1_000)));
+    let mut s = open(&tmp, &clock, Config::default());
+    let task = created(s.a2a_receive(&inbound("a2a:anon", "m1", "d1")).unwrap());
+    let id = task.task.id.as_str();
+    let view = s.a2a_view(id, "a2a:anon", None, true).unwrap().unwrap();
+    let (seen, seen_artifacts) = (view.task.transitions, view.artifacts.len());
+    let none = s
+        .a2a_changes(id, "a2a:anon", seen, seen_artifacts)
+        .unwrap()
+        .unwrap();
+    assert!(none.transitions.is_empty() && none.artifacts.is_empty());
+    assert_eq!(none.task, task);
+    clock.0.fetch_add(5, Ordering::SeqCst);
+    s.transition_task(id, "worker", "working", None).unwrap();
+    s.add_artifact(id, "worker", "a", "first").unwrap();
+    s.add_artifact(id, "worker", "b", "second").unwrap();
+    clock.0.fetch_add(5, Ordering::SeqCst);
+    s.transition_task(id, "worker", "completed", Some("done"))
+        .unwrap();
+    let all = s
+        .a2a_changes(id, "a2a:anon", seen, seen_artifacts)
+        .unwrap()
+        .unwrap();
+    let states: Vec<&str> = all.transitions.iter().map(|t| t.to.as_str()).collect();
+    assert_eq!(states, ["working", "completed"]);
+    assert_eq!(all.transitions[1].reason.as_deref(), Some("done"));
+    assert_eq!(all.transitions[1].at, 1_010);
+    let names: Vec<&str> = all.artifacts.iter().map(|a| a.name.as_str()).collect();
+    assert_eq!(names, ["a", "b"]);
+    assert_eq!(all.task.transitions, 3);
+    assert_eq!(all.task.task.state, "completed");
+    // From a later point only what came after it.
+    let later = s.a2a_changes(id, "a2a:anon", 2, 1).unwrap().unwrap();
+    assert_eq!(later.transitions.len(), 1);
+    assert_eq!(later.artifacts[0].content, "second");
+    // Another sender's task, or none, is not told apart.
+    assert!(s.a2a_changes(id, "a2a:other", 0, 0).unwrap().is_none());
+    assert!(
+        s.a2a_changes("no-such-task", "a2a:anon", 0, 0)
+            .unwrap()
+            .is_none()
+    );
+}
+
+#[test]
 fn a_client_chosen_id_of_the_0_1_dialect_names_one_task_per_sender() {
     let tmp = Tmp::new("a2a-legacy");
     let clock = Arc::new(ManualClock(AtomicI64::new(1_000)));

@@ -45,6 +45,15 @@ pub struct Limits {
     pub linger_time: Duration,
     /// How many bytes it takes and discards so, at most.
     pub linger_bytes: usize,
+    /// Most streams open at once (`SendStreamingMessage`, `SubscribeToTask`, `message/stream`,
+    /// `tasks/resubscribe`), all clients together. A stream holds its connection, so this must
+    /// be below `max_connections`: streams never hold every connection.
+    pub max_streams: usize,
+    /// Most streams one client (sender identity) has open at once.
+    pub max_streams_per_client: usize,
+    /// The longest a stream stays silent: then it sends a comment line, so that clients and
+    /// proxies with a read timeout keep it (below the 5 s default of the Python SDK's client).
+    pub stream_keep_alive: Duration,
 }
 
 impl Default for Limits {
@@ -61,6 +70,9 @@ impl Default for Limits {
             max_connections: 256,
             linger_time: Duration::from_secs(5),
             linger_bytes: 64 * 1024 * 1024,
+            max_streams: 64,
+            max_streams_per_client: 16,
+            stream_keep_alive: Duration::from_secs(4),
         }
     }
 }

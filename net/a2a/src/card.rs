@@ -68,7 +68,7 @@ pub fn agent_card(options: &CardOptions) -> Value {
         "version": env!("CARGO_PKG_VERSION"),
         "documentationUrl": DOCUMENTATION_URL,
         "capabilities": {
-            "streaming": false,
+            "streaming": true,
             "pushNotifications": false,
             "extendedAgentCard": false,
             "extensions": extensions,
@@ -79,7 +79,8 @@ pub fn agent_card(options: &CardOptions) -> Value {
             "id": "scratchpad-task",
             "name": "Task for a local agent",
             "description": "Creates a task on the scratchpad for a local coding agent; its \
-                artifacts and state come back through GetTask (polling; no streaming).",
+                artifacts and state come back as a stream (SendStreamingMessage, \
+                SubscribeToTask) or through GetTask.",
             "tags": ["task", "handoff", "coding-agent"],
             "examples": ["Review the failing test in the parser and propose a fix."],
             "inputModes": ["text/plain", "application/json"],

@@ -19,7 +19,8 @@ use crate::auth::{ANONYMOUS, BEARER};
 use crate::errors::INTERNAL_ERROR;
 use crate::listener::Conn;
 use crate::panics::CatchPanic;
-use crate::rpc::{self, RpcContext};
+use crate::rpc::{self, Answer, RpcContext};
+use crate::stream::{self, Sending};
 
 /// The routes and their layers.
 pub fn router(state: AppState) -> Router {
@@ -96,6 +97,7 @@ async fn guard(State(state): State<AppState>, request: Request, next: Next) -> R
     let response = guarded(state, request, next).await;
     if let Some(conn) = conn
         && response.headers().get(header::CONNECTION) == Some(&CLOSE)
+        && !conn.is_streaming()
     {
         conn.linger();
     }
@@ -297,6 +299,10 @@ fn extensions(headers: &HeaderMap) -> Vec<String> {
 }
 
 async fn rpc_route(State(state): State<AppState>, request: Request) -> Response {
+    let conn = request
+        .extensions()
+        .get::<ConnectInfo<Conn>>()
+        .map(|info| info.0.clone());
     let identity = request
         .extensions()
         .get::<Identity>()
@@ -325,7 +331,23 @@ async fn rpc_route(State(state): State<AppState>, request: Request) -> Response 
         max_depth: state.limits.max_depth,
     };
     let answer = rpc::handle(&state.service, &ctx, &body).await;
-    let mut response = axum::Json(answer).into_response();
+    let mut response = match answer {
+        Answer::Reply(value) => axum::Json(value).into_response(),
+        Answer::Stream {
+            id,
+            dialect,
+            opened,
+        } => {
+            if let Some(conn) = &conn {
+                conn.stream();
+            }
+            let sending = Sending {
+                keep_alive: state.limits.stream_keep_alive,
+                shutdown: state.service.shutdown.clone(),
+            };
+            stream::respond(id, dialect, *opened, sending)
+        }
+    };
     if let Some(uri) = echo {
         response.headers_mut().insert("a2a-extensions", uri);
     }

@@ -10,6 +10,7 @@ pub mod auth;
 pub mod card;
 mod dialect;
 pub mod errors;
+pub mod feed;
 mod fields;
 pub mod handoff;
 pub mod http;
@@ -22,6 +23,7 @@ mod panics;
 pub mod rpc;
 pub mod server;
 pub mod signed;
+pub mod stream;
 pub mod wire;
 mod worker;
 

@@ -12,6 +12,10 @@
 //! An expired head timeout and an eviction close the connection without a response, as hyper
 //! closes an idle keep-alive connection.
 //!
+//! A connection whose response is a stream ([`Conn::stream`]) is busy until the stream ends, and
+//! then closes: it is never evicted, awaits no head, and only its writes are held to the idle
+//! timeout (a client that stops taking the stream); the stream's own limits bound how many.
+//!
 //! A connection answered with a refusal that left its request body unread ([`Conn::linger`])
 //! is closed gently: its sending side is shut (the client sees the end of the answer), then
 //! what the client still sends is read and discarded until it closes its side, up to a bound of
@@ -155,6 +159,8 @@ struct Slot {
     waker: Mutex<Option<Waker>>,
     /// Whether the connection is to be closed gently ([`Conn::linger`]).
     linger: AtomicBool,
+    /// Whether its response is a stream ([`Conn::stream`]).
+    streaming: AtomicBool,
 }
 
 /// A handle on the connection a request came on (the request's `ConnectInfo`).
@@ -167,6 +173,19 @@ impl Conn {
     /// is discarded, within the [`Linger`] bounds, instead of resetting the connection.
     pub fn linger(&self) {
         self.0.linger.store(true, Ordering::SeqCst);
+    }
+
+    /// Marks the response about to be written as a stream, the last on its connection (it says
+    /// `Connection: close`): the connection keeps its slot while the stream lasts, however long,
+    /// with no request head expected and no limit on how long the client stays silent; only a
+    /// client that stops taking the stream is cut, after the idle timeout.
+    pub fn stream(&self) {
+        self.0.streaming.store(true, Ordering::SeqCst);
+    }
+
+    /// Whether [`Conn::stream`] was called.
+    pub fn is_streaming(&self) -> bool {
+        self.0.streaming.load(Ordering::SeqCst)
     }
 }
 
@@ -198,6 +217,7 @@ impl Registry {
             state: AtomicU64::new(self.stamp()),
             waker: Mutex::new(None),
             linger: AtomicBool::new(false),
+            streaming: AtomicBool::new(false),
         });
         lock(&self.open).push(slot.clone());
         slot
@@ -483,7 +503,8 @@ impl GuardedStream {
     /// After a write that began with `first`: a response is being written, so the next
     /// request's head is awaited from now (an interim response leaves the request going on).
     fn wrote(&mut self, cx: &mut Context<'_>, first: &[u8]) -> io::Result<()> {
-        if !self.head.waiting && interim(first) {
+        // A stream is the connection's last response: no request head is awaited after it.
+        if !self.head.waiting && (interim(first) || self.slot.streaming.load(Ordering::SeqCst)) {
             return Ok(());
         }
         self.slot.set(self.registry.stamp())?;
@@ -544,6 +565,10 @@ impl AsyncRead for GuardedStream {
         let mut poll = Pin::new(&mut this.stream).poll_read(cx, buf);
         if this.head.waiting {
             poll = this.head_read(cx, poll, &buf.filled()[before..]);
+        } else if this.slot.streaming.load(Ordering::SeqCst) {
+            // While a stream is sent the client has nothing to say; reading only tells when it
+            // has gone.
+            return poll;
         }
         this.reads.watch(this.timeouts.idle, cx, poll)
     }

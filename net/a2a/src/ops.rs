@@ -14,8 +14,10 @@ use tokio::sync::watch;
 
 use crate::dialect::Dialect;
 use crate::errors::{PUSH_NOT_SUPPORTED, RpcError, TASK_NOT_CANCELABLE, UNSUPPORTED_OPERATION};
+use crate::feed::follow;
 use crate::fields::Fields;
 use crate::json::digest;
+use crate::stream::{Opened, Streams, settles};
 use crate::wire::{ArtifactsField, Inbound, parse_message, render_task};
 use crate::worker::StoreHandle;
 
@@ -40,8 +42,10 @@ pub struct Service {
     pub project_root: Option<String>,
     /// The longest a blocking send waits for a terminal or interrupted state.
     pub blocking_timeout: Duration,
-    /// Turns true when the service stops: blocking sends answer at once.
+    /// Turns true when the service stops: blocking sends answer at once, streams end.
     pub shutdown: watch::Receiver<bool>,
+    /// The streams open, within their limits.
+    pub streams: Streams,
 }
 
 /// A store failure as a JSON-RPC error: bad input the store refused is `-32602`, the rest
@@ -73,8 +77,7 @@ fn terminal(code: i64, reason: &'static str, task: &A2aTask, what: &str) -> RpcE
 
 /// Done waiting: terminal, or interrupted (input required) by a transition after `after`.
 fn settled(task: &A2aTask, after: i64) -> bool {
-    let state = TaskState::parse(&task.task.state, "state").unwrap_or(TaskState::Failed);
-    state.is_terminal() || (state == TaskState::InputRequired && task.transitions > after)
+    settles(&task.task.state, task.transitions, after)
 }
 
 /// What a send request asks besides its message.
@@ -190,14 +193,16 @@ impl Service {
         }
     }
 
-    /// `SendMessage` / `message/send` / `tasks/send`.
-    pub async fn send(
+    /// Stores a client's message (a new task, a follow-up or a repeat, `a2a_receive`): the task
+    /// and the number of transitions after which an interruption is news to the client (0 for
+    /// a repeat: being interrupted at all answers it).
+    async fn receive(
         &self,
         sender: &str,
         dialect: Dialect,
-        params: &Value,
-    ) -> Result<Value, RpcError> {
-        let (inbound, options) = send_request(params, dialect)?;
+        inbound: &Inbound,
+        options: &SendOptions,
+    ) -> Result<(A2aTask, i64), RpcError> {
         let digest_hex = digest(&inbound.digest_input(options.legacy_id.as_deref()));
         let message = inbound.message.to_string();
         let (sender_, assignee, root) = (
@@ -228,52 +233,57 @@ impl Service {
                 .await
                 .map_err(|e| store_error(&e, "message.parts"))?
         };
-        let (task, after) = match receipt {
+        match receipt {
             Receipt::Created(t) | Receipt::Appended(t) => {
                 let after = t.transitions;
-                (t, after)
+                Ok((t, after))
             }
-            Receipt::Repeated(t) => (t, 0),
-            Receipt::Reused { task_id } => {
-                return Err(RpcError {
-                    reason: "MESSAGE_ID_REUSED",
-                    ..RpcError::param(
-                        "message.messageId",
-                        format!(
-                            "messageId {message_id:?} was already sent with another content \
-                             (task {task_id}); a repeat must be identical, a new message needs \
-                             a new messageId"
-                        ),
-                    )
-                }
-                .with("messageId", message_id)
-                .with("taskId", task_id));
+            Receipt::Repeated(t) => Ok((t, 0)),
+            Receipt::Reused { task_id } => Err(RpcError {
+                reason: "MESSAGE_ID_REUSED",
+                ..RpcError::param(
+                    "message.messageId",
+                    format!(
+                        "messageId {message_id:?} was already sent with another content \
+                         (task {task_id}); a repeat must be identical, a new message needs a \
+                         new messageId"
+                    ),
+                )
             }
+            .with("messageId", message_id)
+            .with("taskId", task_id)),
             Receipt::NoTask => {
-                let named = inbound.task_id.or(options.legacy_id).unwrap_or_default();
-                return Err(RpcError::task_not_found(&named));
+                let named = inbound.task_id.clone().or(options.legacy_id.clone());
+                Err(RpcError::task_not_found(&named.unwrap_or_default()))
             }
-            Receipt::Terminal(t) => {
-                return Err(terminal(
-                    UNSUPPORTED_OPERATION,
-                    "TASK_TERMINAL",
-                    &t,
-                    "takes no more messages",
-                ));
-            }
-            Receipt::ContextMismatch(t) => {
-                return Err(RpcError {
-                    reason: "CONTEXT_MISMATCH",
-                    ..RpcError::param(
-                        "message.contextId",
-                        format!(
-                            "task {} belongs to context {}, not the one given",
-                            t.task.id, t.context_id
-                        ),
-                    )
-                });
-            }
-        };
+            Receipt::Terminal(t) => Err(terminal(
+                UNSUPPORTED_OPERATION,
+                "TASK_TERMINAL",
+                &t,
+                "takes no more messages",
+            )),
+            Receipt::ContextMismatch(t) => Err(RpcError {
+                reason: "CONTEXT_MISMATCH",
+                ..RpcError::param(
+                    "message.contextId",
+                    format!(
+                        "task {} belongs to context {}, not the one given",
+                        t.task.id, t.context_id
+                    ),
+                )
+            }),
+        }
+    }
+
+    /// `SendMessage` / `message/send` / `tasks/send`.
+    pub async fn send(
+        &self,
+        sender: &str,
+        dialect: Dialect,
+        params: &Value,
+    ) -> Result<Value, RpcError> {
+        let (inbound, options) = send_request(params, dialect)?;
+        let (task, after) = self.receive(sender, dialect, &inbound, &options).await?;
         if options.blocking {
             self.wait(&task.task.id, sender, after).await?;
         }
@@ -285,6 +295,64 @@ impl Service {
         Ok(match dialect {
             Dialect::V1 => json!({ "task": rendered }),
             _ => rendered,
+        })
+    }
+
+    /// `SendStreamingMessage` (1.0) / `message/stream` (0.3): the message is stored as by a
+    /// send (blocking or not makes no difference: the stream is the wait), then its task is
+    /// followed. A stream over the limits is refused before anything is stored.
+    pub async fn send_streaming(
+        &self,
+        sender: &str,
+        dialect: Dialect,
+        params: &Value,
+    ) -> Result<Opened, RpcError> {
+        let (inbound, options) = send_request(params, dialect)?;
+        let permit = self.streams.admit(sender)?;
+        let (task, after) = self.receive(sender, dialect, &inbound, &options).await?;
+        let snapshot = self
+            .view(task.task.id.clone(), sender.to_string(), options.history)
+            .await?
+            .ok_or_else(|| RpcError::task_not_found(&task.task.id))?;
+        Ok(Opened {
+            following: follow(self.store.clone(), sender.to_string(), snapshot),
+            after,
+            permit,
+        })
+    }
+
+    /// `SubscribeToTask` (1.0) / `tasks/resubscribe` (0.3): the task as it stands (its whole
+    /// history and its artifacts), then its changes. A terminal task has none to stream:
+    /// `-32004`, as A2A 1.0 says.
+    pub async fn subscribe(
+        &self,
+        sender: &str,
+        dialect: Dialect,
+        params: &Value,
+    ) -> Result<Opened, RpcError> {
+        let f = Fields::of(params, "")?;
+        let id = f.id("id", MAX_A2A_ID_BYTES)?;
+        f.object("metadata")?;
+        let (task_id, _) = self.find(sender, dialect, id).await?;
+        let permit = self.streams.admit(sender)?;
+        let snapshot = self
+            .view(task_id, sender.to_string(), None)
+            .await?
+            .ok_or_else(|| RpcError::task_not_found(id))?;
+        let state = TaskState::parse(&snapshot.task.task.state, "state");
+        if state.is_ok_and(TaskState::is_terminal) {
+            return Err(terminal(
+                UNSUPPORTED_OPERATION,
+                "TASK_TERMINAL",
+                &snapshot.task,
+                "has no more changes to stream; GetTask returns it",
+            ));
+        }
+        let after = snapshot.task.transitions;
+        Ok(Opened {
+            following: follow(self.store.clone(), sender.to_string(), snapshot),
+            after,
+            permit,
         })
     }
 

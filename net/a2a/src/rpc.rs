@@ -11,6 +11,7 @@ use crate::errors::{
 use crate::json::{Parsed, too_deep};
 use crate::ops::Service;
 use crate::panics::CatchPanic;
+use crate::stream::Opened;
 
 /// What a method does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -19,15 +20,19 @@ enum Op {
     Get,
     Cancel,
     List,
+    /// A send answered with a stream of the task's changes.
+    SendStreaming,
+    /// A stream of an existing task's changes.
+    Subscribe,
     /// Known, not offered: answered with this code, reason and message.
     Refused(i64, &'static str, &'static str),
 }
 
-const STREAMING: Op = Op::Refused(
+const LEGACY_STREAMING: Op = Op::Refused(
     UNSUPPORTED_OPERATION,
     "UNSUPPORTED_OPERATION",
-    "streaming is not supported (the Agent Card says streaming: false); send without streaming \
-     and poll the task",
+    "A2A 0.1 streaming (tasks/sendSubscribe) is not supported; stream with message/stream (A2A \
+     0.3) or SendStreamingMessage (1.0)",
 );
 const PUSH: Op = Op::Refused(
     PUSH_NOT_SUPPORTED,
@@ -46,8 +51,8 @@ const METHODS: &[(&str, Dialect, Op)] = &[
     ("GetTask", Dialect::V1, Op::Get),
     ("CancelTask", Dialect::V1, Op::Cancel),
     ("ListTasks", Dialect::V1, Op::List),
-    ("SendStreamingMessage", Dialect::V1, STREAMING),
-    ("SubscribeToTask", Dialect::V1, STREAMING),
+    ("SendStreamingMessage", Dialect::V1, Op::SendStreaming),
+    ("SubscribeToTask", Dialect::V1, Op::Subscribe),
     ("CreateTaskPushNotificationConfig", Dialect::V1, PUSH),
     ("GetTaskPushNotificationConfig", Dialect::V1, PUSH),
     ("ListTaskPushNotificationConfigs", Dialect::V1, PUSH),
@@ -56,8 +61,8 @@ const METHODS: &[(&str, Dialect, Op)] = &[
     ("message/send", Dialect::V03, Op::Send),
     ("tasks/get", Dialect::V03, Op::Get),
     ("tasks/cancel", Dialect::V03, Op::Cancel),
-    ("message/stream", Dialect::V03, STREAMING),
-    ("tasks/resubscribe", Dialect::V03, STREAMING),
+    ("message/stream", Dialect::V03, Op::SendStreaming),
+    ("tasks/resubscribe", Dialect::V03, Op::Subscribe),
     ("tasks/pushNotificationConfig/set", Dialect::V03, PUSH),
     ("tasks/pushNotificationConfig/get", Dialect::V03, PUSH),
     ("tasks/pushNotificationConfig/list", Dialect::V03, PUSH),
@@ -72,7 +77,7 @@ const METHODS: &[(&str, Dialect, Op)] = &[
         ),
     ),
     ("tasks/send", Dialect::V01, Op::Send),
-    ("tasks/sendSubscribe", Dialect::V01, STREAMING),
+    ("tasks/sendSubscribe", Dialect::V01, LEGACY_STREAMING),
     ("tasks/pushNotification/set", Dialect::V01, PUSH),
     ("tasks/pushNotification/get", Dialect::V01, PUSH),
 ];
@@ -92,11 +97,27 @@ pub struct RpcContext {
     pub max_depth: usize,
 }
 
-fn response(id: &Value, outcome: Result<Value, RpcError>, dialect: Dialect) -> Value {
-    match outcome {
+/// The answer to a request: one JSON-RPC response, or a stream of them.
+#[derive(Debug)]
+pub enum Answer {
+    /// One response object.
+    Reply(Value),
+    /// A stream (`stream.rs`) answering the request `id` in `dialect`.
+    Stream {
+        /// The request's id, in every event.
+        id: Value,
+        /// The version the events are shaped in.
+        dialect: Dialect,
+        /// The task followed.
+        opened: Box<Opened>,
+    },
+}
+
+fn reply(id: &Value, outcome: Result<Value, RpcError>, dialect: Dialect) -> Answer {
+    Answer::Reply(match outcome {
         Ok(result) => json!({ "jsonrpc": "2.0", "id": id, "result": result }),
         Err(e) => json!({ "jsonrpc": "2.0", "id": id, "error": e.to_json(dialect) }),
-    }
+    })
 }
 
 /// The request's `id`: a string, a whole number or null (absent counts as null); anything else
@@ -112,8 +133,9 @@ fn request_id(object: &serde_json::Map<String, Value>) -> Result<Value, RpcError
     }
 }
 
-/// Answers one JSON-RPC request body: the response object (always one; batches are refused).
-pub async fn handle(service: &Service, ctx: &RpcContext, body: &[u8]) -> Value {
+/// Answers one JSON-RPC request body: one response object (batches are refused), or a stream
+/// for the streaming methods (a refused streaming request is one response object too).
+pub async fn handle(service: &Service, ctx: &RpcContext, body: &[u8]) -> Answer {
     // `None`: a version this service does not speak.
     let header = header_version(ctx.version.as_deref());
     // Errors before the method is known are shaped by the version asked for.
@@ -128,7 +150,7 @@ pub async fn handle(service: &Service, ctx: &RpcContext, body: &[u8]) -> Value {
                 ctx.max_depth
             ),
         );
-        return response(&null, Err(e), asked);
+        return reply(&null, Err(e), asked);
     }
     // Valid JSON holding a value that cannot be read (a number out of range) is no parse error:
     // the request is read without the member holding it, and refused where that member counts.
@@ -136,7 +158,7 @@ pub async fn handle(service: &Service, ctx: &RpcContext, body: &[u8]) -> Value {
         Parsed::Whole(value) => (value, None),
         Parsed::Invalid(why) => {
             let e = RpcError::new(PARSE_ERROR, "PARSE_ERROR", format!("invalid JSON: {why}"));
-            return response(&null, Err(e), asked);
+            return reply(&null, Err(e), asked);
         }
         Parsed::Unreadable(found) => {
             let rest = found
@@ -146,7 +168,7 @@ pub async fn handle(service: &Service, ctx: &RpcContext, body: &[u8]) -> Value {
                 Some(rest) => (rest, Some(found)),
                 None => {
                     let e = RpcError::request(format!("invalid request: {found}"));
-                    return response(&null, Err(e), asked);
+                    return reply(&null, Err(e), asked);
                 }
             }
         }
@@ -157,7 +179,7 @@ pub async fn handle(service: &Service, ctx: &RpcContext, body: &[u8]) -> Value {
             "DUPLICATE_KEY",
             format!("invalid request: the key {key:?} appears twice in one object"),
         );
-        return response(&null, Err(e), asked);
+        return reply(&null, Err(e), asked);
     }
     let Value::Object(object) = &value else {
         let what = if value.is_array() {
@@ -165,34 +187,34 @@ pub async fn handle(service: &Service, ctx: &RpcContext, body: &[u8]) -> Value {
         } else {
             "a request is a JSON object"
         };
-        return response(&null, Err(RpcError::request(what)), asked);
+        return reply(&null, Err(RpcError::request(what)), asked);
     };
     let id = match (&unreadable, request_id(object)) {
         (Some(found), _) if found.member() == Some("id") => {
             let e = RpcError::request(format!(
                 "invalid request: {found}; id must be a string, a whole number or null"
             ));
-            return response(&null, Err(e), asked);
+            return reply(&null, Err(e), asked);
         }
         (_, Ok(id)) => id,
-        (_, Err(e)) => return response(&null, Err(e), asked),
+        (_, Err(e)) => return reply(&null, Err(e), asked),
     };
     // Outside the parameters, such a value makes the request invalid.
     if let Some(found) = &unreadable
         && found.member() != Some("params")
     {
         let e = RpcError::request(format!("invalid request: {found}"));
-        return response(&id, Err(e), asked);
+        return reply(&id, Err(e), asked);
     }
     if object.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
         let e = RpcError::request("invalid request: jsonrpc must be exactly \"2.0\"");
-        return response(&id, Err(e), asked);
+        return reply(&id, Err(e), asked);
     }
     let method = match object.get("method") {
         Some(Value::String(m)) if !m.is_empty() => m.as_str(),
         _ => {
             let e = RpcError::request("invalid request: method must be a non-empty string");
-            return response(&id, Err(e), asked);
+            return reply(&id, Err(e), asked);
         }
     };
     let dialect = match header {
@@ -208,7 +230,7 @@ pub async fn handle(service: &Service, ctx: &RpcContext, body: &[u8]) -> Value {
                 ),
             )
             .with("supportedVersions", SUPPORTED_VERSIONS.join(","));
-            return response(&id, Err(e), asked);
+            return reply(&id, Err(e), asked);
         }
     };
     if let Some(uri) = &ctx.required_extension
@@ -225,7 +247,7 @@ pub async fn handle(service: &Service, ctx: &RpcContext, body: &[u8]) -> Value {
             format!("this agent requires the extension {uri}: name it in the {header} header"),
         )
         .with("extension", uri.clone());
-        return response(&id, Err(e), dialect);
+        return reply(&id, Err(e), dialect);
     }
     let Some(&(_, belongs, op)) = METHODS.iter().find(|(name, _, _)| *name == method) else {
         let e = RpcError::new(
@@ -233,7 +255,7 @@ pub async fn handle(service: &Service, ctx: &RpcContext, body: &[u8]) -> Value {
             "METHOD_NOT_FOUND",
             format!("method not found: {method}"),
         );
-        return response(&id, Err(e), dialect);
+        return reply(&id, Err(e), dialect);
     };
     // 0.1's tasks/send goes with the 0.3 methods (0.1 clients send no header).
     let speaks = if belongs == Dialect::V01 {
@@ -253,7 +275,7 @@ pub async fn handle(service: &Service, ctx: &RpcContext, body: &[u8]) -> Value {
             ),
         )
         .with("supportedVersions", SUPPORTED_VERSIONS.join(","));
-        return response(&id, Err(e), dialect);
+        return reply(&id, Err(e), dialect);
     }
     if let Some(found) = &unreadable {
         // In the parameters (the only place left): the member is named from within them.
@@ -261,7 +283,7 @@ pub async fn handle(service: &Service, ctx: &RpcContext, body: &[u8]) -> Value {
             "" => RpcError::param("params", format!("is {}", found.what)),
             field => RpcError::param(field, format!("is {}", found.what)),
         };
-        return response(&id, Err(e), belongs);
+        return reply(&id, Err(e), belongs);
     }
     let empty = Value::Object(serde_json::Map::new());
     let params = match object.get("params") {
@@ -269,18 +291,36 @@ pub async fn handle(service: &Service, ctx: &RpcContext, body: &[u8]) -> Value {
         Some(p @ Value::Object(_)) => p,
         Some(_) => {
             let e = RpcError::param("params", "must be an object (named parameters)");
-            return response(&id, Err(e), belongs);
+            return reply(&id, Err(e), belongs);
         }
     };
     let sender = ctx.identity.as_str();
     let run = async {
-        match op {
-            Op::Send => service.send(sender, belongs, params).await,
-            Op::Get => service.get(sender, belongs, params).await,
-            Op::Cancel => service.cancel(sender, belongs, params).await,
-            Op::List => service.list(sender, params).await,
-            Op::Refused(code, reason, message) => Err(RpcError::new(code, reason, message)),
-        }
+        let streaming = match op {
+            Op::Send => {
+                return service
+                    .send(sender, belongs, params)
+                    .await
+                    .map(Outcome::Reply);
+            }
+            Op::Get => {
+                return service
+                    .get(sender, belongs, params)
+                    .await
+                    .map(Outcome::Reply);
+            }
+            Op::Cancel => {
+                return service
+                    .cancel(sender, belongs, params)
+                    .await
+                    .map(Outcome::Reply);
+            }
+            Op::List => return service.list(sender, params).await.map(Outcome::Reply),
+            Op::Refused(code, reason, message) => return Err(RpcError::new(code, reason, message)),
+            Op::SendStreaming => service.send_streaming(sender, belongs, params).await,
+            Op::Subscribe => service.subscribe(sender, belongs, params).await,
+        };
+        streaming.map(|opened| Outcome::Stream(Box::new(opened)))
     };
     let outcome = CatchPanic::new(run).await.unwrap_or_else(|()| {
         Err(RpcError::new(
@@ -289,5 +329,19 @@ pub async fn handle(service: &Service, ctx: &RpcContext, body: &[u8]) -> Value {
             "internal error: the request failed unexpectedly (a panic, caught)",
         ))
     });
-    response(&id, outcome, belongs)
+    match outcome {
+        Ok(Outcome::Reply(result)) => reply(&id, Ok(result), belongs),
+        Ok(Outcome::Stream(opened)) => Answer::Stream {
+            id,
+            dialect: belongs,
+            opened,
+        },
+        Err(e) => reply(&id, Err(e), belongs),
+    }
+}
+
+/// What a method answers with.
+enum Outcome {
+    Reply(Value),
+    Stream(Box<Opened>),
 }

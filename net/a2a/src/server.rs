@@ -19,6 +19,7 @@ use crate::http::router;
 use crate::keys::KeyDir;
 use crate::listener::{Conn, Guarded, Linger, Timeouts};
 use crate::ops::Service;
+use crate::stream::Streams;
 use crate::worker::Worker;
 
 /// The local agent A2A tasks are assigned to when none is named.
@@ -209,6 +210,18 @@ fn prepare(config: &ServeConfig) -> Result<Prepared, StartError> {
             "the request head timeout must be above zero".into(),
         ));
     }
+    if config.limits.max_streams >= config.limits.max_connections {
+        return Err(StartError::Config(format!(
+            "the most streams ({}) must be below the most connections ({}): a stream holds its \
+             connection",
+            config.limits.max_streams, config.limits.max_connections
+        )));
+    }
+    if config.limits.stream_keep_alive.is_zero() {
+        return Err(StartError::Config(
+            "the stream keep-alive interval must be above zero".into(),
+        ));
+    }
     if config.assignee.is_empty() {
         return Err(StartError::Config(
             "the assignee must be a non-empty name".into(),
@@ -249,7 +262,7 @@ fn prepare(config: &ServeConfig) -> Result<Prepared, StartError> {
 }
 
 /// Serves until `stop` resolves, then stops gracefully: no new connections, blocking sends
-/// answer at once, requests in flight finish.
+/// answer at once, streams end, requests in flight finish.
 async fn serve(
     config: ServeConfig,
     prepared: Prepared,
@@ -276,6 +289,10 @@ async fn serve(
             project_root: config.project_root.clone(),
             blocking_timeout: config.blocking_timeout,
             shutdown: shutdown_rx,
+            streams: Streams::new(
+                config.limits.max_streams,
+                config.limits.max_streams_per_client,
+            ),
         },
         card: Arc::new(card),
         token,

@@ -3,7 +3,7 @@
 //! `{raw}` with `mediaType`, `filename`, `metadata`); a 0.3 or 0.1 message is converted on the way
 //! in and every answer is rendered in the shape of the version that was asked.
 
-use agent_intercom_scratchpad::{A2aTask, A2aView, Artifact, MAX_A2A_ID_BYTES};
+use agent_intercom_scratchpad::{A2aTask, A2aView, Artifact, MAX_A2A_ID_BYTES, Transition};
 use serde_json::{Map, Value, json};
 
 pub use crate::dialect::{Dialect, SUPPORTED_VERSIONS, header_version};
@@ -393,18 +393,30 @@ pub fn render_message(message: &Value, task: &A2aTask, dialect: Dialect) -> Valu
     Value::Object(out)
 }
 
-/// The agent's status message: the reason a local agent gave for the latest transition, when
-/// it was not the client's own.
-fn status_message(task: &A2aTask) -> Option<Value> {
-    let reason = task.last.reason.as_deref().filter(|r| !r.is_empty())?;
-    if task.transitions <= 1 || task.last.by == task.task.creator {
+/// The agent's status message after the `ordinal`-th transition of `task`: the reason a local
+/// agent gave for it, when it was not the client's own.
+fn status_message(task: &A2aTask, ordinal: i64, change: &Transition) -> Option<Value> {
+    let reason = change.reason.as_deref().filter(|r| !r.is_empty())?;
+    if ordinal <= 1 || change.by == task.task.creator {
         return None;
     }
     Some(json!({
-        "messageId": format!("{}-status-{}", task.task.id, task.transitions),
+        "messageId": format!("{}-status-{ordinal}", task.task.id),
         "role": "ROLE_AGENT",
         "parts": [{ "text": reason }],
     }))
+}
+
+/// The status after the `ordinal`-th transition of `task` in `dialect`: its state, the agent's
+/// message and its time.
+fn render_status(task: &A2aTask, ordinal: i64, change: &Transition, dialect: Dialect) -> Value {
+    let mut status = Map::new();
+    status.insert("state".into(), json!(state_name(&change.to, dialect)));
+    if let Some(message) = status_message(task, ordinal, change) {
+        status.insert("message".into(), render_message(&message, task, dialect));
+    }
+    status.insert("timestamp".into(), json!(iso_ms(change.at)));
+    Value::Object(status)
 }
 
 /// Whether a rendered task carries its artifacts.
@@ -436,7 +448,7 @@ pub fn render_task(view: &A2aView, dialect: Dialect, artifacts: ArtifactsField) 
     let task = &view.task;
     let mut status = Map::new();
     status.insert("state".into(), json!(state_name(&task.task.state, dialect)));
-    if let Some(message) = status_message(task) {
+    if let Some(message) = status_message(task, task.transitions, &task.last) {
         status.insert("message".into(), render_message(&message, task, dialect));
     }
     status.insert("timestamp".into(), json!(iso_ms(task.task.updated_at)));
@@ -479,6 +491,60 @@ pub fn render_task(view: &A2aView, dialect: Dialect, artifacts: ArtifactsField) 
         out.insert("history".into(), Value::Array(history));
     }
     Value::Object(out)
+}
+
+/// A stream's first event: the task (1.0 `{"task": Task}`, 0.3 the Task with `kind: "task"`).
+pub fn render_task_event(view: &A2aView, dialect: Dialect) -> Value {
+    let task = render_task(view, dialect, ArtifactsField::NonEmpty);
+    match dialect {
+        Dialect::V1 => json!({ "task": task }),
+        _ => task,
+    }
+}
+
+/// A stream's event for the `ordinal`-th transition of `task`: 1.0 `{"statusUpdate":
+/// {taskId, contextId, status}}`; 0.3 `{kind: "status-update", taskId, contextId, status,
+/// final}`, `final` true on the stream's last event (1.0 has no `final`: the stream ends).
+pub fn render_status_update(
+    task: &A2aTask,
+    ordinal: i64,
+    change: &Transition,
+    dialect: Dialect,
+    last: bool,
+) -> Value {
+    let status = render_status(task, ordinal, change, dialect);
+    match dialect {
+        Dialect::V1 => json!({ "statusUpdate": {
+            "taskId": task.task.id, "contextId": task.context_id, "status": status,
+        }}),
+        _ => json!({
+            "kind": "status-update", "taskId": task.task.id, "contextId": task.context_id,
+            "status": status, "final": last,
+        }),
+    }
+}
+
+/// A stream's event for the artifact `index` (from 0) of `task`, whole in one event: 1.0
+/// `{"artifactUpdate": {taskId, contextId, artifact, append, lastChunk}}`; 0.3 the same with
+/// `kind: "artifact-update"`.
+pub fn render_artifact_update(
+    task: &A2aTask,
+    index: usize,
+    artifact: &Artifact,
+    dialect: Dialect,
+) -> Value {
+    let artifact = render_artifact(task, index, artifact, dialect);
+    let (id, context) = (&task.task.id, &task.context_id);
+    match dialect {
+        Dialect::V1 => json!({ "artifactUpdate": {
+            "taskId": id, "contextId": context, "artifact": artifact,
+            "append": false, "lastChunk": true,
+        }}),
+        _ => json!({
+            "kind": "artifact-update", "taskId": id, "contextId": context, "artifact": artifact,
+            "append": false, "lastChunk": true,
+        }),
+    }
 }
 
 #[cfg(test)]

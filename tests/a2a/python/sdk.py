@@ -35,8 +35,16 @@ def major_minor(version: str) -> str:
 
 
 @contextlib.asynccontextmanager
-async def client_for(base_url: str, version: str, *, polling: bool = True, timeout: float = 30):
-    """A client for the card's JSON-RPC interface of `version` ('1.0' or '0.3').
+async def client_for(
+    base_url: str,
+    version: str,
+    *,
+    polling: bool = True,
+    streaming: bool = False,
+    timeout: float = 30,
+):
+    """A client for the card's JSON-RPC interface of `version` ('1.0' or '0.3'); a streaming
+    client (`streaming=True`) sends with SendStreamingMessage / message/stream.
 
     1.0: the SDK's own negotiation (`ClientFactory.create_from_url`) picks the 1.0 interface.
     0.3: the SDK prefers 1.0 when a card lists both on one URL, so the card it resolved is given
@@ -44,7 +52,7 @@ async def client_for(base_url: str, version: str, *, polling: bool = True, timeo
     """
     wire = Wire()
     http = httpx.AsyncClient(timeout=timeout, event_hooks={'request': [wire.hook]})
-    config = ClientConfig(streaming=False, polling=polling, httpx_client=http)
+    config = ClientConfig(streaming=streaming, polling=polling, httpx_client=http)
     factory = ClientFactory(config)
     try:
         if version == '1.0':

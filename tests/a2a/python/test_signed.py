@@ -1,8 +1,8 @@
 """`--require-signatures` with the official Python SDK client whose HTTP client signs every POST
 per docs/http-signatures.md (RFC 9421, Ed25519, RFC 9530 Content-Digest), written here from the
 RFCs with `cryptography` only: an independent signer against the service's verifier. Signed
-requests from an enrolled key are served in 1.0 and 0.3; a replay, a changed body, an unknown
-key and a stale signature get 401 with the stable code."""
+requests from an enrolled key are served in 1.0 and 0.3, streams included; a replay, a changed
+body, an unknown key and a stale signature get 401 with the stable code."""
 
 import asyncio
 import base64
@@ -11,6 +11,7 @@ import json
 import secrets
 import subprocess
 import time
+from contextlib import aclosing
 
 import httpx
 import pytest
@@ -18,9 +19,15 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from a2a.client import A2ACardResolver, ClientConfig, ClientFactory
-from a2a.types.a2a_pb2 import CancelTaskRequest, GetTaskRequest, TaskState
+from a2a.types.a2a_pb2 import (
+    CancelTaskRequest,
+    GetTaskRequest,
+    SendMessageRequest,
+    SubscribeToTaskRequest,
+    TaskState,
+)
 
-from harness import AIC_BIN, new_id, only_serve, start_serve
+from harness import AIC_BIN, new_id, only_serve, pad, start_serve
 from sdk import VERSIONS, major_minor, send, text_message
 
 pytestmark = only_serve
@@ -119,6 +126,43 @@ def test_sdk_client_with_signed_requests(signed, version):
             canceled = await client.cancel_task(CancelTaskRequest(id=task.id))
             assert canceled.status.state == TaskState.TASK_STATE_CANCELED
         assert len(signer.signed) == 3
+
+    asyncio.run(body())
+
+
+@pytest.mark.parametrize('version', VERSIONS)
+def test_sdk_streaming_client_with_signed_requests(signed, version):
+    """Streams are signed requests like the others: a streamed send and a subscription, each
+    signed, followed to the completion a local agent makes through `pad`."""
+    service, key, uri = signed
+    signer = Signer(key, 'interop-client')
+
+    async def body():
+        headers = {'A2A-Extensions': uri}
+        async with httpx.AsyncClient(timeout=30, auth=signer, headers=headers) as http:
+            card = await A2ACardResolver(http, service.base_url).get_agent_card()
+            keep = [i for i in card.supported_interfaces if i.protocol_binding == 'JSONRPC'
+                    and major_minor(i.protocol_version) == version]
+            del card.supported_interfaces[:]
+            card.supported_interfaces.extend(keep)
+            config = ClientConfig(streaming=True, polling=False, httpx_client=http)
+            client = ClientFactory(config).create(card)
+            request = SendMessageRequest(message=text_message(f'signed stream {version}', new_id()))
+            async with aclosing(client.send_message(request)) as stream:
+                task = (await anext(stream)).task
+            assert task.status.state == TaskState.TASK_STATE_SUBMITTED
+            states = []
+            subscription = client.subscribe(SubscribeToTaskRequest(id=task.id))
+            async with aclosing(subscription) as stream:
+                async for event in stream:
+                    if event.HasField('task'):
+                        for to in ('working', 'completed'):
+                            await asyncio.to_thread(pad, service.db, 'task.transition',
+                                                    {'id': task.id, 'by': 'a2a', 'to': to})
+                    else:
+                        states.append(event.status_update.status.state)
+            assert states == [TaskState.TASK_STATE_WORKING, TaskState.TASK_STATE_COMPLETED]
+        assert len(signer.signed) == 2
 
     asyncio.run(body())
 

@@ -53,7 +53,7 @@ fn the_card_is_served_at_every_route_in_the_1_0_shape_without_paths() {
     assert_eq!(card["preferredTransport"], "JSONRPC");
     assert_eq!(card["protocolVersion"], "0.3.0");
     assert_eq!(card["version"], env!("CARGO_PKG_VERSION"));
-    assert_eq!(card["capabilities"]["streaming"], false);
+    assert_eq!(card["capabilities"]["streaming"], true);
     assert_eq!(card["capabilities"]["pushNotifications"], false);
     assert_eq!(card["capabilities"]["extensions"], json!([]));
     assert!(

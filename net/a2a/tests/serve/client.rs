@@ -364,3 +364,171 @@ pub fn own_signing_key(tmp: &Tmp, dir: &str, id: &str) -> agent_intercom_core::h
     let pem = std::fs::read_to_string(tmp.0.join(dir).join(format!("{id}.ed25519.key"))).unwrap();
     agent_intercom_core::httpsig::SigningKey::from_pem(&pem).unwrap()
 }
+
+/// One frame of a stream: an event (a JSON-RPC response) or a comment (a keep-alive).
+#[derive(Debug)]
+pub enum Frame {
+    Event(Value),
+    Comment(String),
+}
+
+/// An answer read as it comes, over a real socket: the head at once, then a stream's frames
+/// one at a time (the chunked body decoded as it arrives), or the whole body of an answer that
+/// is not a stream.
+pub struct Sse {
+    pub status: u16,
+    pub headers: Vec<(String, String)>,
+    reader: std::io::BufReader<TcpStream>,
+    text: Vec<u8>,
+    ended: bool,
+}
+
+impl Sse {
+    /// POSTs `body` to /a2a with `headers` and reads the answer's head.
+    pub fn post(addr: SocketAddr, headers: &[(&str, &str)], body: &[u8]) -> Sse {
+        use std::io::BufRead;
+        let mut stream = connect(addr);
+        let mut head = format!(
+            "POST /a2a HTTP/1.1\r\nHost: {addr}\r\nAccept: text/event-stream\r\n\
+             Content-Length: {}\r\n",
+            body.len()
+        );
+        for (k, v) in headers {
+            head += &format!("{k}: {v}\r\n");
+        }
+        head += "\r\n";
+        stream.write_all(head.as_bytes()).unwrap();
+        stream.write_all(body).unwrap();
+        let mut reader = std::io::BufReader::new(stream);
+        let mut line = String::new();
+        reader.read_line(&mut line).unwrap();
+        let status: u16 = line
+            .split(' ')
+            .nth(1)
+            .unwrap_or_else(|| panic!("no status line: {line:?}"))
+            .parse()
+            .unwrap();
+        let mut headers = Vec::new();
+        loop {
+            line.clear();
+            reader.read_line(&mut line).unwrap();
+            let trimmed = line.trim_end();
+            if trimmed.is_empty() {
+                break;
+            }
+            let (k, v) = trimmed.split_once(':').unwrap();
+            headers.push((k.trim().to_string(), v.trim().to_string()));
+        }
+        Sse {
+            status,
+            headers,
+            reader,
+            text: Vec::new(),
+            ended: false,
+        }
+    }
+
+    /// A JSON-RPC call of `method` (request id 9) under `A2A-Version: version` (none if empty).
+    pub fn call(addr: SocketAddr, version: &str, method: &str, params: Value) -> Sse {
+        let body = json!({"jsonrpc": "2.0", "id": 9, "method": method, "params": params});
+        let mut headers = vec![("Content-Type", "application/json")];
+        if !version.is_empty() {
+            headers.push(("A2A-Version", version));
+        }
+        Sse::post(addr, &headers, body.to_string().as_bytes())
+    }
+
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+
+    pub fn is_stream(&self) -> bool {
+        self.header("content-type") == Some("text/event-stream")
+    }
+
+    /// The whole JSON body of an answer that is not a stream.
+    pub fn json(mut self) -> Value {
+        assert!(!self.is_stream(), "a stream, not one answer");
+        let length: usize = self.header("content-length").unwrap().parse().unwrap();
+        let mut body = vec![0u8; length];
+        self.reader.read_exact(&mut body).unwrap();
+        serde_json::from_slice(&body).unwrap()
+    }
+
+    /// Reads one chunk of the body into `text`; false at its end (the last chunk, or the
+    /// connection closed).
+    fn chunk(&mut self) -> bool {
+        use std::io::BufRead;
+        if self.ended {
+            return false;
+        }
+        let mut line = String::new();
+        let size = match self.reader.read_line(&mut line) {
+            Ok(0) | Err(_) => 0,
+            Ok(_) => usize::from_str_radix(line.trim(), 16).unwrap(),
+        };
+        if size == 0 {
+            self.ended = true;
+            return false;
+        }
+        let mut data = vec![0u8; size + 2];
+        self.reader.read_exact(&mut data).unwrap();
+        assert_eq!(&data[size..], b"\r\n", "a chunk ends in CRLF");
+        self.text.extend_from_slice(&data[..size]);
+        true
+    }
+
+    /// The next frame; `None` once the stream has ended.
+    pub fn frame(&mut self) -> Option<Frame> {
+        assert!(self.is_stream(), "not a stream: {:?}", self.headers);
+        loop {
+            if let Some(end) = self.text.windows(2).position(|w| w == b"\n\n") {
+                let raw: Vec<u8> = self.text.drain(..end + 2).collect();
+                let raw = String::from_utf8(raw).unwrap();
+                let mut data = Vec::new();
+                for line in raw.lines().filter(|l| !l.is_empty()) {
+                    if let Some(comment) = line.strip_prefix(':') {
+                        return Some(Frame::Comment(comment.trim().to_string()));
+                    }
+                    let value = line.strip_prefix("data:").expect("only data and comments");
+                    data.push(value.strip_prefix(' ').unwrap_or(value));
+                }
+                let event = serde_json::from_str(&data.join("\n")).unwrap();
+                return Some(Frame::Event(event));
+            }
+            if !self.chunk() {
+                assert!(self.text.is_empty(), "a frame cut short: {:?}", self.text);
+                return None;
+            }
+        }
+    }
+
+    /// The next event (JSON-RPC response), keep-alives skipped; `None` at the end.
+    pub fn event(&mut self) -> Option<Value> {
+        loop {
+            match self.frame()? {
+                Frame::Event(event) => return Some(event),
+                Frame::Comment(_) => {}
+            }
+        }
+    }
+
+    /// The `result` of the next event, which must be there and a success for request 9.
+    pub fn result(&mut self) -> Value {
+        let event = self.event().expect("an event before the end of the stream");
+        assert_eq!(event["jsonrpc"], "2.0");
+        assert_eq!(event["id"], 9, "{event}");
+        assert!(event.get("error").is_none(), "{event}");
+        event["result"].clone()
+    }
+
+    /// Reads to the end of the stream, which must come with no further event.
+    pub fn ends(&mut self) {
+        if let Some(event) = self.event() {
+            panic!("the stream goes on: {event}");
+        }
+    }
+}

@@ -124,6 +124,7 @@ fn silent_connections_make_room_for_a_request_but_a_request_in_progress_keeps_it
     let tmp = Tmp::new("conn-evict");
     let mut cfg = config(&tmp);
     cfg.limits.max_connections = 8;
+    cfg.limits.max_streams = 4;
     // Longer than the test: only eviction can free a slot.
     cfg.limits.head_timeout = Duration::from_secs(600);
     cfg.blocking_timeout = Duration::from_secs(2);
@@ -282,6 +283,7 @@ fn without_the_token_silent_connections_cannot_starve_an_authorized_client() {
     let mut cfg = config(&tmp);
     cfg.token_file = Some(token_file);
     cfg.limits.max_connections = 8;
+    cfg.limits.max_streams = 4;
     cfg.limits.head_timeout = Duration::from_secs(600);
     let service = start(cfg);
     let addr = service.addr();

@@ -11,5 +11,6 @@ mod limits;
 mod numbers;
 mod oversize;
 mod signed;
+mod streams;
 mod v03;
 mod v1;

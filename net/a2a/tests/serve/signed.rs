@@ -11,7 +11,7 @@ use agent_intercom_core::httpsig::{self, EXTENSION_URI, Profile, SignInput, Sign
 use serde_json::{Value, json};
 
 use crate::client::{
-    Manual, Reply, Tmp, config, enrolled_peer_key, get, local_store, message, request, start,
+    Manual, Reply, Sse, Tmp, config, enrolled_peer_key, get, local_store, message, request, start,
 };
 
 /// What a signer sends besides the body: the header lines it signed and its signature lines.
@@ -193,6 +193,75 @@ fn a_signed_request_is_accepted_as_its_key_once_and_its_task_is_its_keys() {
         &post(addr, "/a2a", &signed(&target, &fresh, &V1, &body), &body),
         "REPLAYED",
     );
+}
+
+#[test]
+fn a_stream_is_a_signed_request_like_any_other() {
+    let fx = Fixture::new("sig-stream");
+    let service = fx.start();
+    let addr = service.addr();
+    let target = format!("http://{addr}/a2a");
+    let body = json!({"jsonrpc": "2.0", "id": 9, "method": "SendStreamingMessage",
+                      "params": {"message": message("st-1", "signed stream")}})
+    .to_string()
+    .into_bytes();
+    let unsigned = Sse::post(addr, &V1, &body);
+    assert_eq!(unsigned.status, 401);
+    assert_eq!(unsigned.json()["error"]["code"], "SIGNATURE_MISSING");
+    let alpha = Signer {
+        key: &fx.alpha,
+        keyid: "alpha",
+        created: fx.now_s(),
+        nonce: "nonce-stream-00001",
+    };
+    let headers = signed(&target, &alpha, &V1, &body);
+    let refs: Vec<(&str, &str)> = headers
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect();
+    let mut stream = Sse::post(addr, &refs, &body);
+    assert!(stream.is_stream(), "{:?}", stream.headers);
+    assert_eq!(stream.header("a2a-extensions"), Some(EXTENSION_URI));
+    let id = stream.result()["task"]["id"].as_str().unwrap().to_string();
+    let mut agent = local_store(&fx.tmp);
+    assert_eq!(agent.task(&id, "a2a").unwrap().creator, "a2a:key:alpha");
+    // The same signed request again is a replay, refused before any stream.
+    let replayed = Sse::post(addr, &refs, &body);
+    assert_eq!(replayed.status, 401);
+    assert_eq!(replayed.json()["error"]["code"], "REPLAYED");
+    // Another key may not follow alpha's task.
+    let subscribe = json!({"jsonrpc": "2.0", "id": 9, "method": "SubscribeToTask",
+                           "params": {"id": id}})
+    .to_string()
+    .into_bytes();
+    let beta = Signer {
+        key: &fx.beta,
+        keyid: "beta",
+        created: fx.now_s(),
+        nonce: "nonce-stream-00002",
+    };
+    let headers = signed(&target, &beta, &V1, &subscribe);
+    let refs: Vec<(&str, &str)> = headers
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect();
+    assert_eq!(
+        Sse::post(addr, &refs, &subscribe).json()["error"]["code"],
+        -32001
+    );
+    agent.transition_task(&id, "a2a", "working", None).unwrap();
+    agent
+        .transition_task(&id, "a2a", "completed", None)
+        .unwrap();
+    assert_eq!(
+        stream.result()["statusUpdate"]["status"]["state"],
+        "TASK_STATE_WORKING"
+    );
+    assert_eq!(
+        stream.result()["statusUpdate"]["status"]["state"],
+        "TASK_STATE_COMPLETED"
+    );
+    stream.ends();
 }
 
 #[test]

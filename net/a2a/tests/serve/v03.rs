@@ -62,8 +62,6 @@ fn message_send_get_and_cancel_speak_0_3() {
     assert_eq!(e["data"]["reason"], "TASK_NOT_FOUND");
     err(addr, "", "tasks/cancel", json!({"id": "nope"}), -32001);
     for (method, code) in [
-        ("message/stream", -32004),
-        ("tasks/resubscribe", -32004),
         ("tasks/pushNotificationConfig/set", -32003),
         ("tasks/pushNotificationConfig/get", -32003),
         ("tasks/pushNotificationConfig/list", -32003),

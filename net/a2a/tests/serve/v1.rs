@@ -462,8 +462,6 @@ fn what_the_card_does_not_offer_is_refused_with_its_code() {
     let service = start(config(&tmp));
     let addr = service.addr();
     for (method, code) in [
-        ("SendStreamingMessage", -32004),
-        ("SubscribeToTask", -32004),
         ("CreateTaskPushNotificationConfig", -32003),
         ("GetTaskPushNotificationConfig", -32003),
         ("ListTaskPushNotificationConfigs", -32003),
