@@ -1,0 +1,97 @@
+"""kill -9 of an MCP server and of the broker: nothing a sender was told is delivered is lost, the
+server comes back with the same identity and scope, and what it could not send goes after."""
+
+import fcntl
+import signal
+
+import anyio
+import pytest
+
+from harness import eventually, new_scope
+
+pytestmark = pytest.mark.anyio
+
+
+def texts(messages) -> list:
+    return [m['text'] for m in messages]
+
+
+async def test_kill9_after_delivered_loses_nothing_and_duplicates_nothing(world):
+    team = new_scope()
+    async with world.mcp('bob', scope=team) as bob:
+        told: dict[str, str] = {}
+        async with world.mcp('alice', session_id='alice-kill9', scope=team) as alice:
+            killed = anyio.Event()
+
+            async def send(i: int):
+                result = await bob.call('intercom_send', {'to': 'alice', 'message': f'm{i}'})
+                told[f'm{i}'] = 'error' if result.is_error else 'delivered'
+                if not result.is_error and not killed.is_set():
+                    # The first `delivered`: the receiver dies at once, before any pending.
+                    alice.kill9()
+                    killed.set()
+            async with anyio.create_task_group() as group:
+                for i in range(12):
+                    group.start_soon(send, i)
+            assert killed.is_set()
+        delivered = sorted(m for m, how in told.items() if how == 'delivered')
+        assert delivered, told
+        async with world.mcp('alice', session_id='alice-kill9', scope=team) as again:
+            await again.until_connected()
+            kept = texts((await again.ok('intercom_pending'))['messages'])
+        # Everything bob was told was delivered is there, each once (a message whose
+        # acknowledgement the kill cut may be there too: it was committed first).
+        assert set(delivered) <= set(kept), (told, kept)
+        assert len(kept) == len(set(kept)), kept
+
+
+async def test_kill9_of_the_broker_reconnects_and_replays_what_was_sent_meanwhile(world):
+    team, other = new_scope(), new_scope()
+    async with world.mcp('alice', session_id='alice-replay', scope=team) as alice, \
+            world.mcp('bob', session_id='bob-replay', scope=team) as bob:
+        await alice.ok('intercom_send', {'to': 'bob', 'message': 'before'})
+        world.kill9_broker()
+        # Hold the broker's ownership lock, as a broker starting up would: whatever broker a
+        # server starts now finds the directory owned and leaves, so the broker stays down.
+        with open(world.intercom_dir / 'broker.owner', 'r+') as owner:
+            fcntl.flock(owner, fcntl.LOCK_EX)
+
+            async def down():
+                return not await alice.connected() and not await bob.connected()
+            await eventually(down, 'both servers see the broker gone')
+            refused = await alice.fails('intercom_send', {'to': 'bob-replay',
+                                                          'message': 'while down'},
+                                        'NOT_CONNECTED')
+            assert 'kept' in refused['message']
+            assert (await alice.ok('intercom_status'))['unconfirmed_sends'] == 1
+            # alice is held still until bob is back, so that bob is there to receive her
+            # replay whichever of them would have reached the new broker first.
+            alice.signal(signal.SIGSTOP)
+        try:
+            await bob.until_connected()
+        finally:
+            alice.signal(signal.SIGCONT)
+        await alice.until_connected()
+
+        async def replayed():
+            return texts((await bob.ok('intercom_pending'))['messages'])
+        await eventually(lambda: _has(replayed, 'while down'), 'the replayed send at bob')
+
+        async def settled():
+            return (await alice.ok('intercom_status'))['unconfirmed_sends'] == 0
+        await eventually(settled, 'the replay settled')
+        assert await replayed() == ['before', 'while down']
+        # The same identity and scope as before the restart.
+        assert (await alice.ok('intercom_whoami'))['session_id'] == 'alice-replay'
+        seen = (await bob.ok('intercom_list'))['sessions']
+        assert [(s['id'], s['name']) for s in seen] == [('alice-replay', 'alice')]
+        async with world.mcp('mallory', scope=other) as mallory:
+            assert (await mallory.ok('intercom_list'))['sessions'] == []
+            await mallory.fails('intercom_send', {'to': 'alice', 'message': 'x'},
+                                'SESSION_NOT_FOUND')
+        await bob.ok('intercom_send', {'to': 'alice', 'message': 'after'})
+        assert texts((await alice.ok('intercom_pending'))['messages']) == ['after']
+
+
+async def _has(probe, text):
+    return text in await probe()
