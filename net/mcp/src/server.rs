@@ -49,7 +49,10 @@ fn refused(e: Error) -> (String, String) {
 
 fn result(outcome: Outcome) -> CallToolResult {
     match outcome {
-        Ok(value) => CallToolResult::structured(value),
+        Ok(value @ Value::Object(_)) => CallToolResult::structured(value),
+        // MCP's structuredContent is an object (the TypeScript SDK drops anything else): a list
+        // (the scratchpad's unread, a task's history) is carried as {"result": ...}.
+        Ok(value) => CallToolResult::structured(json!({"result": value})),
         Err((code, message)) => {
             CallToolResult::structured_error(json!({"code": code, "message": message}))
         }
@@ -574,5 +577,24 @@ impl ServerHandler for Server {
             self.subscribed.store(false, Ordering::SeqCst);
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn structured_content_is_always_an_object() {
+        let list = result(Ok(json!([1, 2])));
+        assert_eq!(list.structured_content, Some(json!({"result": [1, 2]})));
+        let object = result(Ok(json!({"a": 1})));
+        assert_eq!(object.structured_content, Some(json!({"a": 1})));
+        let refused = result(Err(("NOT_FOUND".into(), "no".into())));
+        assert_eq!(refused.is_error, Some(true));
+        assert_eq!(
+            refused.structured_content,
+            Some(json!({"code": "NOT_FOUND", "message": "no"}))
+        );
     }
 }

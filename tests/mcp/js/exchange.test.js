@@ -83,3 +83,21 @@ test('two MCP servers and a Node connect() session: send, ask and reply', async 
   await bob.ok('intercom_reply', { message: 'me too' })
   assert.strictEqual((await asking).reply.text, 'me too')
 })
+
+test('every result is one the SDK accepts: structuredContent is an object', async () => {
+  const alice = await world.mcp('alice')
+  const bob = await world.mcp('bob')
+  // The SDK checks each result against its schema (structuredContent must be an object), so a
+  // tool whose answer is a list would be an error here.
+  await alice.ok('pad_post', { content: 'note', to: 'bob' })
+  const unread = await bob.ok('pad_unread', {})
+  assert.deepStrictEqual(unread.result.map((m) => [m.from, m.content]), [['alice', 'note']])
+  for (const [name, args] of [['intercom_whoami', {}], ['intercom_status', {}],
+    ['intercom_list', {}], ['intercom_pending', {}], ['intercom_wait', { timeout_ms: 1 }],
+    ['pad_list', {}], ['pad_unread', {}]]) {
+    const result = await bob.call(name, args)
+    assert.strictEqual(result.isError, false, name)
+    assert.ok(result.structuredContent && !Array.isArray(result.structuredContent), name)
+    assert.deepStrictEqual(JSON.parse(result.content[0].text), result.structuredContent, name)
+  }
+})

@@ -230,3 +230,23 @@ async def test_a_restarted_server_keeps_its_unread_messages_and_open_asks(world)
                                               'to': 'bob'})
         late = (await bob.ok('intercom_pending'))['messages']
         assert texts(late) == ['answered after a restart']
+
+
+async def test_scratchpad_tools_act_as_this_session(world):
+    async with world.mcp('alice') as alice, world.mcp('bob') as bob:
+        posted = await alice.ok('pad_post', {'content': 'hello pad', 'to': 'bob'})
+        # A result that is not an object (the scratchpad's unread is a list) is carried as
+        # {"result": ...}: MCP's structuredContent is always an object.
+        unread = (await bob.ok('pad_unread', {}))['result']
+        assert [(m['id'], m['from'], m['to'], m['content']) for m in unread] == \
+            [(posted['id'], 'alice', 'bob', 'hello pad')]
+        assert (await bob.ok('pad_unread', {}))['result'] == []
+        task = await alice.ok('pad_task_create', {'title': 'review', 'assignee': 'bob'})
+        assert (task['creator'], task['state']) == ('alice', 'submitted')
+        moved = await bob.ok('pad_task_transition', {'id': task['id'], 'to': 'working'})
+        assert moved['state'] == 'working'
+        history = (await alice.ok('pad_task_history', {'id': task['id']}))['result']
+        assert [e['by'] for e in history][-1] == 'bob'
+        refused = await alice.fails('pad_post', {'content': 'x', 'bogus': 1})
+        assert 'bogus' in refused['message']
+        await alice.fails('pad_task_get', {'id': 'no-such-task'}, 'NOT_FOUND')
