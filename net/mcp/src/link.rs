@@ -14,6 +14,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 use agent_intercom_broker::client::Client;
+use agent_intercom_broker::config::DEFAULT_MAX_FRAME_BYTES;
 use agent_intercom_core::{Error, ErrorCode};
 use serde_json::{Value, json};
 use tokio::sync::{oneshot, watch};
@@ -195,6 +196,7 @@ impl Link {
     ) -> Result<Settled, Error> {
         let id = message["id"].as_str().unwrap_or_default().to_string();
         let frame = json!({"type": "send", "to": to, "message": message});
+        fits(&frame)?;
         self.inbox(|inbox| inbox.queue(&id, &frame, now_ms()))?;
         let (tx, rx) = oneshot::channel();
         lock(&self.shared.waiters).insert(id.clone(), tx);
@@ -247,6 +249,23 @@ impl Link {
             }
         }
     }
+}
+
+/// Refuses a frame larger than a broker takes by default (and than any of our clients reads):
+/// sent, the broker would close the connection, and kept in the outbox, it would close every
+/// connection after it again.
+fn fits(frame: &Value) -> Result<(), Error> {
+    let size = serde_json::to_vec(frame).map_or(u64::MAX, |b| b.len() as u64);
+    if size > DEFAULT_MAX_FRAME_BYTES {
+        return Err(Error::new(
+            ErrorCode::ContentTooLarge,
+            format!(
+                "the message makes a frame of {size} bytes, more than the \
+                 {DEFAULT_MAX_FRAME_BYTES} a broker takes; it was not sent"
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// A send that is not settled yet: it stays in the outbox and goes again after a reconnect.
@@ -360,6 +379,17 @@ fn replay(shared: &Shared, client: &Client) {
         }
     };
     for frame in frames {
+        if let Err(e) = fits(&frame) {
+            // Kept by a version that did not check: it would cost every connection.
+            eprintln!("agent-intercom mcp: an unsendable message leaves the outbox: {e}");
+            let id = frame["message"]["id"].as_str().unwrap_or_default();
+            settle(
+                shared,
+                id,
+                Settled::Failed(e.code().as_str().into(), e.message().into()),
+            );
+            continue;
+        }
         if client.send(&frame).is_err() {
             return;
         }

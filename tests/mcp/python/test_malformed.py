@@ -3,7 +3,12 @@ types, extra keys, huge arguments. Each gets a clear error, the server keeps ser
 request is answered), everything it writes on stdout is JSON-RPC, and it never panics (the world
 fixture reads every stderr)."""
 
-from harness import Raw
+import hashlib
+import json
+import sqlite3
+import time
+
+from harness import PATIENCE, Raw
 
 PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS = -32700, -32600, -32601, -32602
 
@@ -77,3 +82,63 @@ def test_wrong_types_and_extra_keys_are_tool_errors_with_stable_codes(world):
     assert status['unconfirmed_sends'] == 0
     still_serving(raw)
     assert raw.close() == 0
+
+
+def test_huge_arguments_are_refused_and_the_session_stays_well(world):
+    raw = Raw(world, 'big')
+    bob = Raw(world, 'bob')
+    raw.initialize()
+    bob.initialize()
+    # Over the broker's text limit: the broker refuses it, nothing is kept to send again.
+    error = tool_error(raw.tool('intercom_send', {'to': 'bob', 'message': 'x' * (300 * 1024)}))
+    assert error['code'] == 'INVALID_MESSAGE', error
+    # Over what any frame may hold: refused here, before it could cost the connection.
+    for size in (2, 6):
+        error = tool_error(raw.tool('intercom_send', {'to': 'bob', 'message': 'x' * (size << 20)}))
+        assert error['code'] == 'CONTENT_TOO_LARGE', error
+    attachments = [{'type': 'file', 'name': f'f{i}', 'content': 'y' * (400 * 1024)}
+                   for i in range(4)]
+    error = tool_error(raw.tool('intercom_ask', {'to': 'bob', 'message': 'm',
+                                                 'attachments': attachments}))
+    assert error['code'] == 'CONTENT_TOO_LARGE', error
+    status = raw.tool('intercom_status', {})['result']['structuredContent']
+    assert (status['connected'], status['unconfirmed_sends']) == (True, 0), status
+    sent = raw.tool('intercom_send', {'to': 'bob', 'message': 'small'})['result']
+    assert sent['isError'] is False, sent
+    pending = bob.tool('intercom_pending', {})['result']['structuredContent']
+    assert [m['text'] for m in pending['messages']] == ['small']
+    error = tool_error(raw.tool('intercom_set_summary', {'summary': 's' * (1 << 20)}))
+    assert error['code'] == 'INVALID_ARGUMENT'
+    still_serving(raw)
+    assert raw.close() == 0
+
+
+def test_an_unsendable_message_kept_by_an_older_version_leaves_the_outbox(world):
+    # An outbox written before sends were measured: replayed as it was, the frame would make
+    # the broker close the connection after every registration.
+    raw = Raw(world, 'old', session_id='old-outbox')
+    raw.initialize()
+    assert raw.close() == 0
+    digest = hashlib.sha256(b'old-outbox').hexdigest()[:32]
+    inbox = world.intercom_dir / 'mcp' / f'{digest}.sqlite'
+    frame = {'type': 'send', 'to': 'nobody', 'message': {
+        'id': 'huge-1', 'timestamp': 1, 'content': {'text': 'x' * (3 << 20)}}}
+    with sqlite3.connect(inbox) as db:
+        db.execute('INSERT INTO outbox (message_id, frame, queued_at) VALUES (?, ?, 1)',
+                   ('huge-1', json.dumps(frame)))
+    raw = Raw(world, 'old', session_id='old-outbox')
+    bob = Raw(world, 'bob')
+    bob.initialize()
+    raw.initialize()
+    deadline = time.monotonic() + PATIENCE
+    while True:
+        status = raw.tool('intercom_status', {})['result']['structuredContent']
+        if status['unconfirmed_sends'] == 0 or time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
+    assert (status['connected'], status['unconfirmed_sends']) == (True, 0), status
+    assert 'leaves the outbox' in raw.stderr.read_text()
+    sent = raw.tool('intercom_send', {'to': 'bob', 'message': 'still here'})['result']
+    assert sent['isError'] is False, sent
+    assert raw.close() == 0
+    assert bob.close() == 0
