@@ -7,10 +7,11 @@ use std::time::{Duration, Instant};
 
 use agent_intercom_core::{Error, ErrorCode};
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, ListResourcesResult,
-    ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ReadResourceRequestParams,
-    ReadResourceResponse, ReadResourceResult, ResourceUpdatedNotificationParam, ServerConfig,
-    SubscribeRequestParams, Tool, UnsubscribeRequestParams,
+    CallToolRequestParams, CallToolResponse, CallToolResult, CustomRequest, CustomResult,
+    Implementation, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+    ProgressNotificationParam, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult,
+    ResourceUpdatedNotificationParam, ServerConfig, SubscribeRequestParams, Tool,
+    UnsubscribeRequestParams,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, Peer, RoleServer, ServerHandler};
@@ -548,6 +549,36 @@ impl ServerHandler for Server {
         }]}))
         .expect("a resource read");
         Ok(result.into())
+    }
+
+    /// A method of MCP arrives here only when its params did not read as that method's (rmcp
+    /// then takes it for a custom method): the answer is -32602 with the reason, not -32601.
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, McpError> {
+        let wrong = match request.method.as_str() {
+            "tools/call" => request.params_as::<CallToolRequestParams>().err(),
+            "resources/read" => request.params_as::<ReadResourceRequestParams>().err(),
+            "resources/subscribe" => request.params_as::<SubscribeRequestParams>().err(),
+            "resources/unsubscribe" => request.params_as::<UnsubscribeRequestParams>().err(),
+            "tools/list" | "resources/list" | "resources/templates/list" | "prompts/list" => {
+                request.params_as::<PaginatedRequestParams>().err()
+            }
+            _ => {
+                let code = rmcp::model::ErrorCode::METHOD_NOT_FOUND;
+                return Err(McpError::new(code, request.method, None));
+            }
+        };
+        let why = wrong.map_or_else(|| "they are missing".to_string(), |e| e.to_string());
+        Err(McpError::invalid_params(
+            format!(
+                "the params of {} do not fit its schema: {why}",
+                request.method
+            ),
+            None,
+        ))
     }
 
     #[allow(deprecated)]

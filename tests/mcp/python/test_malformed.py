@@ -42,6 +42,22 @@ def test_unknown_methods_and_tools_are_json_rpc_errors(world):
     assert raw.close() == 0
 
 
+def test_params_of_the_wrong_shape_are_invalid_params_not_an_unknown_method(world):
+    raw = Raw(world, 'shapes')
+    raw.initialize()
+    for method, params in (('tools/call', {'name': 5}),
+                           ('tools/call', {'name': 'intercom_send', 'arguments': 'x'}),
+                           ('tools/call', {'name': 'intercom_send', 'arguments': [1]}),
+                           ('tools/call', {}), ('tools/call', None),
+                           ('resources/read', {'uri': 7}), ('resources/read', {}),
+                           ('resources/subscribe', {})):
+        bad = error_of(raw.request(method, params))
+        assert bad['code'] == INVALID_PARAMS, (method, params, bad)
+        assert method in bad['message'], bad
+        still_serving(raw)
+    assert raw.close() == 0
+
+
 def test_wrong_types_and_extra_keys_are_tool_errors_with_stable_codes(world):
     raw = Raw(world, 'typed')
     Raw(world, 'bob')
