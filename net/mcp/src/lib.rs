@@ -9,6 +9,7 @@
 //! - [`server`]: the MCP handler: tools, the `intercom://inbox` resource, progress and
 //!   cancellation of a waiting ask.
 //! - [`pad`]: the scratchpad operations as tools.
+//! - [`stdio`]: stdin and stdout for rmcp, answering the lines it would drop without a word.
 //!
 //! What each tool does and what the inbox guarantees: `docs/mcp.md`.
 
@@ -16,6 +17,7 @@ pub mod inbox;
 pub mod link;
 pub mod pad;
 pub mod server;
+pub mod stdio;
 pub mod tools;
 
 use std::path::{Path, PathBuf};
@@ -126,7 +128,9 @@ pub fn run(config: Config) -> Result<(), Error> {
             );
         }
         let server = Server::new(link.clone(), pad::Pad::new(config.pad));
-        let served = rmcp::ServiceExt::serve(server, rmcp::transport::stdio())
+        let io = stdio::transport()
+            .map_err(|e| Error::new(ErrorCode::Io, format!("cannot read stdin: {e}")))?;
+        let served = rmcp::ServiceExt::serve(server, io)
             .await
             .map_err(|e| Error::new(ErrorCode::Io, format!("cannot serve MCP: {e}")));
         let outcome = match served {

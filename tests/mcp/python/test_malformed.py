@@ -30,6 +30,44 @@ def tool_error(answer: dict) -> dict:
     return result['structuredContent']
 
 
+def test_lines_that_are_not_json_rpc_get_an_error_and_stderr_says_why(world):
+    raw = Raw(world, 'garbled')
+    raw.initialize()
+    for line in (b'garbage{\n', b'\xff\xfe{"jsonrpc":"2.0","id":5,"method":"ping"}\n',
+                 b'{"jsonrpc":"2.0","id":6,"method":"ping"\n', b'\x00\x01\x02\n'):
+        raw.write(line)
+        answer = raw.recv()
+        assert answer['id'] is None and error_of(answer)['code'] == PARSE_ERROR, line
+        still_serving(raw)
+    # JSON, but no JSON-RPC message: -32600, with the id when one can be read.
+    for message, request_id in (('{"foo":1}', None), ('[]', None), ('42', None),
+                                ('[{"jsonrpc":"2.0","id":8,"method":"ping"}]', None),
+                                ('{"jsonrpc":"1.0","id":9,"method":"ping"}', 9),
+                                ('{"jsonrpc":"2.0","id":"p","method":"ping","params":"x"}', 'p'),
+                                ('{"jsonrpc":"2.0","id":{"a":1},"method":"ping"}', None)):
+        raw.write(message.encode() + b'\n')
+        answer = raw.recv()
+        assert answer['id'] == request_id and error_of(answer)['code'] == INVALID_REQUEST, \
+            message
+        still_serving(raw)
+    # Blank lines, a carriage return and a byte order mark are no errors.
+    raw.write(b'\n\r\n')
+    raw.write(b'\xef\xbb\xbf{"jsonrpc":"2.0","id":"bom","method":"ping"}\r\n')
+    assert raw.answer('bom')['result'] == {}
+    still_serving(raw)
+    # A line longer than any message may be (rmcp's 16 MiB).
+    raw.write(b'{"jsonrpc":"2.0","id":77,"method":"ping","params":{"pad":"' + b'p' * (17 << 20)
+              + b'"}}\n')
+    answer = raw.recv()
+    assert answer['id'] is None and error_of(answer)['code'] == INVALID_REQUEST, answer
+    assert 'longer than' in error_of(answer)['message']
+    still_serving(raw)
+    err = raw.stderr.read_text()
+    assert err.count('is not JSON') == 4 and err.count('is not a JSON-RPC request') == 7, err
+    assert 'longer than' in err
+    assert raw.close() == 0
+
+
 def test_unknown_methods_and_tools_are_json_rpc_errors(world):
     raw = Raw(world, 'strict')
     raw.initialize()
