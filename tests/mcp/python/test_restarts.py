@@ -95,3 +95,31 @@ async def test_kill9_of_the_broker_reconnects_and_replays_what_was_sent_meanwhil
 
 async def _has(probe, text):
     return text in await probe()
+
+
+async def test_an_ask_waiting_through_a_kill9_of_the_broker_still_gets_its_reply(world):
+    async with world.mcp('alice') as alice, world.mcp('bob') as bob:
+        answer = {}
+
+        async def ask():
+            answer['result'] = await alice.ok('intercom_ask', {
+                'to': 'bob', 'message': 'still there?', 'timeout_ms': 120000})
+
+        async def open_asks():
+            return (await bob.ok('intercom_pending'))['open_asks']
+        async with anyio.create_task_group() as group:
+            group.start_soon(ask)
+            asked = await eventually(open_asks, 'the ask at bob')
+            # The servers start a broker again themselves; the broker reloads the ask.
+            world.kill9_broker()
+            # The old broker is gone, so a list answered at all is the new broker's.
+            await eventually(lambda: _sees(bob, 'alice'), 'both registered again')
+            await bob.ok('intercom_reply', {'message': 'yes', 'ask': asked[0]['ask']['id']})
+        assert answer['result']['ask_id'] == asked[0]['ask']['id']
+        assert answer['result']['reply']['text'] == 'yes'
+
+
+async def _sees(server, name: str) -> bool:
+    listed = await server.call('intercom_list')
+    return not listed.is_error and name in [s['name'] for s in
+                                            listed.structured_content['sessions']]
