@@ -79,6 +79,8 @@ struct Shared {
     waiters: Mutex<HashMap<String, oneshot::Sender<Answer>>>,
     /// Asks of this session waiting for their reply (by the ask's message id).
     replies: Mutex<HashMap<String, oneshot::Sender<Stored>>>,
+    /// The status summary the others were last shown: sent again with every registration.
+    summary: Mutex<Option<String>>,
     stop: AtomicBool,
 }
 
@@ -123,6 +125,7 @@ impl Link {
             arrivals,
             waiters: Mutex::new(HashMap::new()),
             replies: Mutex::new(HashMap::new()),
+            summary: Mutex::new(None),
             stop: AtomicBool::new(false),
         });
         let reader = shared.clone();
@@ -180,6 +183,14 @@ impl Link {
         tokio::task::spawn_blocking(move || client.send(&frame))
             .await
             .map_err(|e| Error::new(ErrorCode::Internal, e.to_string()))?
+    }
+
+    /// Shows `summary` to the others (a `presence` frame), and again after every registration.
+    pub async fn set_summary(&self, summary: &str) -> Result<(), Error> {
+        self.send_frame(json!({"type": "presence", "status": summary}))
+            .await?;
+        *lock(&self.shared.summary) = Some(summary.to_string());
+        Ok(())
     }
 
     /// Sends `message` to `to` and waits (at most `wait`) until the broker settles it. The send
@@ -334,6 +345,9 @@ fn connect(shared: &Shared) -> Result<Arc<Client>, Error> {
     });
     if let Some(scope) = &id.scope {
         request["scopeId"] = scope.clone().into();
+    }
+    if let Some(summary) = lock(&shared.summary).clone() {
+        request["session"]["status"] = summary.into();
     }
     client.register(&request)?;
     Ok(Arc::new(client))

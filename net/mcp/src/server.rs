@@ -212,10 +212,7 @@ impl Server {
                 ),
             )));
         }
-        self.link
-            .send_frame(json!({"type": "presence", "status": summary}))
-            .await
-            .map_err(refused)?;
+        self.link.set_summary(summary).await.map_err(refused)?;
         Ok(json!({"summary": summary}))
     }
 

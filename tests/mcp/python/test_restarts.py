@@ -50,6 +50,7 @@ async def test_kill9_of_the_broker_reconnects_and_replays_what_was_sent_meanwhil
     async with world.mcp('alice', session_id='alice-replay', scope=team) as alice, \
             world.mcp('bob', session_id='bob-replay', scope=team) as bob:
         await alice.ok('intercom_send', {'to': 'bob', 'message': 'before'})
+        await alice.ok('intercom_set_summary', {'summary': 'reviewing'})
         world.kill9_broker()
         # Hold the broker's ownership lock, as a broker starting up would: whatever broker a
         # server starts now finds the directory owned and leaves, so the broker stays down.
@@ -81,10 +82,11 @@ async def test_kill9_of_the_broker_reconnects_and_replays_what_was_sent_meanwhil
             return (await alice.ok('intercom_status'))['unconfirmed_sends'] == 0
         await eventually(settled, 'the replay settled')
         assert await replayed() == ['before', 'while down']
-        # The same identity and scope as before the restart.
+        # The same identity, summary and scope as before the restart.
         assert (await alice.ok('intercom_whoami'))['session_id'] == 'alice-replay'
         seen = (await bob.ok('intercom_list'))['sessions']
-        assert [(s['id'], s['name']) for s in seen] == [('alice-replay', 'alice')]
+        assert [(s['id'], s['name'], s['status']) for s in seen] == \
+            [('alice-replay', 'alice', 'reviewing')]
         async with world.mcp('mallory', scope=other) as mallory:
             assert (await mallory.ok('intercom_list'))['sessions'] == []
             await mallory.fails('intercom_send', {'to': 'alice', 'message': 'x'},
