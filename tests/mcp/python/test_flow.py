@@ -250,3 +250,35 @@ async def test_scratchpad_tools_act_as_this_session(world):
         refused = await alice.fails('pad_post', {'content': 'x', 'bogus': 1})
         assert 'bogus' in refused['message']
         await alice.fails('pad_task_get', {'id': 'no-such-task'}, 'NOT_FOUND')
+
+
+async def test_pending_pages_and_reply_picks_oldest_latest_or_named(world):
+    async with world.mcp('alice') as alice, world.mcp('bob') as bob, \
+            world.mcp('carol') as carol, world.mcp('dave') as dave:
+        async with anyio.create_task_group() as group:
+            for i in range(53):
+                group.start_soon(bob.ok, 'intercom_send', {'to': 'alice', 'message': f'n{i}'})
+        first = await alice.ok('intercom_pending', {'mark_read': True})
+        assert (len(first['messages']), first['more_unread']) == (50, 3)
+        rest = await alice.ok('intercom_pending', {'mark_read': True})
+        assert (len(rest['messages']), rest['more_unread']) == (3, 0)
+        shown = texts(first['messages'] + rest['messages'])
+        assert sorted(shown) == sorted(f'n{i}' for i in range(53))
+        # Three open asks (one per asker: the broker refuses a second unresolved ask to the
+        # same session).
+        askers = ((bob, 'b1'), (carol, 'c1'), (dave, 'd1'))
+        for asker, text in askers:
+            await asker.fails('intercom_ask', {'to': 'alice', 'message': text,
+                                               'timeout_ms': 1}, 'ASK_TIMEOUT')
+        await bob.fails('intercom_ask', {'to': 'alice', 'message': 'b2', 'timeout_ms': 1},
+                        'ASK_ALREADY_PENDING')
+        asks = (await alice.ok('intercom_pending'))['open_asks']
+        assert texts(asks) == ['b1', 'c1', 'd1']
+        await alice.ok('intercom_reply', {'message': 'to d1', 'which': 'latest'})
+        await alice.ok('intercom_reply', {'message': 'to c1', 'ask': asks[1]['ask']['id']})
+        await alice.ok('intercom_reply', {'message': 'to b1', 'to': 'bob'})
+        assert (await alice.ok('intercom_pending'))['open_asks'] == []
+        for (asker, text), ask in zip(askers, asks):
+            got = (await asker.ok('intercom_pending'))['messages']
+            assert [(m['text'], m['reply_to']) for m in got] == \
+                [(f'to {text}', ask['ask']['id'])]
