@@ -17,3 +17,13 @@ def world(tmp_path):
     yield w
     panics = w.stop()
     assert not panics, '\n'.join(panics)
+
+
+@pytest.fixture
+def bare_world(tmp_path):
+    """The same without a broker: the first server starts one, as it would on a user's
+    machine; it is stopped at the end."""
+    w = World(tmp_path)
+    yield w
+    panics = w.stop()
+    assert not panics, '\n'.join(panics)

@@ -44,6 +44,19 @@ async def test_identity_comes_from_the_host_variables_and_the_options(world):
         assert listed['sessions'][0]['name'] == 'flagged'
 
 
+async def test_the_first_server_starts_a_broker_when_none_runs(bare_world):
+    world = bare_world
+    assert not world.broker_answers()
+    async with world.mcp('alice') as alice, world.mcp('bob') as bob:
+        assert await alice.connected()
+        await alice.ok('intercom_send', {'to': 'bob', 'message': 'who started it?'})
+        assert texts((await bob.ok('intercom_pending'))['messages']) == ['who started it?']
+        # A broker of this agent directory, started by a server (it leaves by itself after the
+        # last session; the fixture stops it before that).
+        pid = world.broker_pid()
+        assert pid is not None and world.owns(pid)
+
+
 async def test_an_invalid_scope_is_refused_before_serving(world):
     done = subprocess.run([AIC_BIN, 'mcp'], env=os.environ | world.env() | {
         'AGENT_INTERCOM_SCOPE_ID': 'short'}, stdin=subprocess.DEVNULL, capture_output=True,
