@@ -105,9 +105,10 @@ class World {
 
   env () { return { PI_CODING_AGENT_DIR: this.agentDir, HOME: this.dir } }
 
-  /** A broker of this world that never exits by itself; resolves once it answers. */
-  async startBroker () {
-    this.broker = spawn(aicBin, ['broker', '--idle-exit', '0'], {
+  /** A broker of this world that never exits by itself (`args`: more of its options);
+   * resolves once it answers. */
+  async startBroker (args = []) {
+    this.broker = spawn(aicBin, ['broker', '--idle-exit', '0', ...args], {
       env: { ...process.env, ...this.env() }, stdio: ['ignore', 'ignore', 'pipe'],
     })
     this.broker.stderr.on('data', (d) => { this.brokerErr += d })
