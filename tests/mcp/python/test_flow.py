@@ -138,6 +138,10 @@ async def test_other_scopes_neither_list_nor_reach(world):
                           'SESSION_NOT_FOUND')
         assert (await bob.ok('intercom_pending'))['messages'] == []
         assert (await alice.ok('intercom_pending'))['messages'] == []
+        # A full session id is resolved globally (docs/wire-v4.md, target resolution): whoever
+        # holds one reaches its session from any scope. Pinned here so that a change shows.
+        await mallory.ok('intercom_send', {'to': 'bob-in-team', 'message': 'by full id'})
+        assert texts((await bob.ok('intercom_pending'))['messages']) == ['by full id']
 
 
 async def test_ask_and_reply_between_two_servers(world):
