@@ -101,6 +101,10 @@ pub struct Link {
     shared: Arc<Shared>,
 }
 
+/// How long a send replayed after a reconnect, and refused because its recipient has not
+/// registered again yet, is kept and sent again whenever a session joins (ms).
+const KEEP_FOR_RECIPIENT_MS: i64 = 10 * 60 * 1000;
+
 /// A clear refusal when there is no connection.
 fn not_connected() -> Error {
     Error::new(
@@ -433,6 +437,26 @@ fn settle(shared: &Shared, message_id: &str, settled: Settled) {
     }
 }
 
+/// Whether the refused send `id` is a replay (no tool waits for it: that one was told it is
+/// kept) whose recipient may just not have registered again after a broker restart: it stays in
+/// the outbox, for [`KEEP_FOR_RECIPIENT_MS`] after it was queued.
+fn waits_for_recipient(shared: &Shared, id: &str) -> bool {
+    if lock(&shared.waiters).contains_key(id) {
+        return false;
+    }
+    let queued = lock(&shared.inbox).queued_at(id).ok().flatten();
+    let Some(queued) = queued else { return false };
+    if now_ms() - queued > KEEP_FOR_RECIPIENT_MS {
+        eprintln!("agent-intercom mcp: message {id} found no recipient in 10 min; dropped");
+        return false;
+    }
+    eprintln!(
+        "agent-intercom mcp: message {id} waits for its recipient to register (SESSION_NOT_FOUND); \
+         it goes again when a session joins"
+    );
+    true
+}
+
 /// One frame from the broker.
 fn frame(shared: &Shared, client: &Client, frame: Value) {
     let text = |key: &str| frame[key].as_str().unwrap_or_default().to_string();
@@ -440,9 +464,15 @@ fn frame(shared: &Shared, client: &Client, frame: Value) {
         "message" => deliver(shared, client, &frame),
         "delivered" => settle(shared, &text("messageId"), Settled::Delivered),
         "delivery_failed" => {
-            let failed = Settled::Failed(text("code"), text("reason"));
-            settle(shared, &text("messageId"), failed);
+            let id = text("messageId");
+            if text("code") == "SESSION_NOT_FOUND" && waits_for_recipient(shared, &id) {
+                return;
+            }
+            settle(shared, &id, Settled::Failed(text("code"), text("reason")));
         }
+        // Perhaps the recipient of a kept replay: send what is unsettled again (the broker's
+        // duplicate suppression answers what it already has).
+        "session_joined" => replay(shared, client),
         "ask_cancelled" => {
             let reason = text("reason");
             let changed = lock(&shared.inbox).settle_ask(

@@ -125,3 +125,37 @@ async def _sees(server, name: str) -> bool:
     listed = await server.call('intercom_list')
     return not listed.is_error and name in [s['name'] for s in
                                             listed.structured_content['sessions']]
+
+
+async def test_a_replay_that_comes_before_its_recipient_is_delivered_once_it_registers(world):
+    team = new_scope()
+    async with world.mcp('alice', session_id='alice-early', scope=team) as alice, \
+            world.mcp('bob', session_id='bob-late', scope=team) as bob:
+        world.kill9_broker()
+        with open(world.intercom_dir / 'broker.owner', 'r+') as owner:
+            fcntl.flock(owner, fcntl.LOCK_EX)
+
+            async def down():
+                return not await alice.connected() and not await bob.connected()
+            await eventually(down, 'both servers see the broker gone')
+            await alice.fails('intercom_send', {'to': 'bob-late', 'message': 'early'},
+                              'NOT_CONNECTED')
+            # bob is held still: alice registers and replays before bob is back.
+            bob.signal(signal.SIGSTOP)
+        try:
+            await alice.until_connected()
+
+            async def refused_for_now():
+                return 'waits for its recipient' in alice.stderr.read_text()
+            await eventually(refused_for_now, 'the replay refused while bob is away')
+            assert (await alice.ok('intercom_status'))['unconfirmed_sends'] == 1
+        finally:
+            bob.signal(signal.SIGCONT)
+
+        async def arrived():
+            return texts((await bob.ok('intercom_pending'))['messages']) == ['early']
+        await eventually(arrived, 'the kept send delivered once bob registered')
+
+        async def settled():
+            return (await alice.ok('intercom_status'))['unconfirmed_sends'] == 0
+        await eventually(settled, 'the send settled')
