@@ -122,6 +122,7 @@ class World:
         self.count = 0
         self.stderr_files: list[Path] = []
         self.pids: list[Path] = []
+        self.servers: list[Mcp] = []
         self.broker: subprocess.Popen | None = None
 
     @property
@@ -221,13 +222,15 @@ class World:
                 ClientSession(read, write, message_handler=handler, read_timeout_seconds=PATIENCE))
             server = Mcp(session, pidfile, err, label)
             holder.append(server)
+            self.servers.append(server)
             if initialize:
                 await session.initialize()
             yield server
 
     def stop(self) -> list[str]:
         """Stops what this world started (its servers, its brokers, a broker a server started);
-        returns the lines of every stderr that tell of a panic."""
+        returns the lines of every stderr that tell of a panic, and every line of a server's
+        stdout the SDK could not read as JSON-RPC."""
         for pidfile in self.pids:
             try:
                 pid = int(pidfile.read_text().strip())
@@ -241,7 +244,8 @@ class World:
         pid = self.broker_pid()
         if pid is not None and alive(pid) and self.owns(pid):
             os.kill(pid, signal.SIGTERM)
-        panics = []
+        panics = [f'{server.name} stdout: {message!r}' for server in self.servers
+                  for message in server.notifications if isinstance(message, Exception)]
         for path in self.stderr_files:
             try:
                 text = path.read_text(errors='replace')
