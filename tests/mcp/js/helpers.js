@@ -55,6 +55,9 @@ class Mcp {
     this.pid = transport.pid
     this.err = ''
     transport.stderr.on('data', (d) => { this.err += d })
+    // What the SDK could not read on the server's stdout (stdout is the protocol's alone).
+    this.unreadable = []
+    client.onerror = (e) => { this.unreadable.push(String(e)) }
   }
 
   call (name, args, options) {
@@ -157,7 +160,7 @@ class World {
   }
 
   /** Stops everything this world started; returns the lines of any stderr that tell of a
-   * panic. */
+   * panic, and what the SDK could not read on a server's stdout. */
   async stop () {
     for (const node of this.nodes) node.close()
     for (const server of this.servers) await server.close()
@@ -171,7 +174,8 @@ class World {
     } catch {}
     const texts = [this.brokerErr, ...this.servers.map((s) => s.err)]
     rmSync(this.dir, { recursive: true, force: true, maxRetries: 3 })
-    return texts.flatMap((t) => t.split('\n')).filter((l) => l.includes('panicked'))
+    const panics = texts.flatMap((t) => t.split('\n')).filter((l) => l.includes('panicked'))
+    return [...panics, ...this.servers.flatMap((s) => s.unreadable.map((e) => `${s.name}: ${e}`))]
   }
 }
 
