@@ -113,6 +113,7 @@ pub fn private_dir(dir: &Path) -> Result<(), Error> {
 
 /// Serves MCP on stdin and stdout until the client closes stdin. Logs go to stderr only.
 pub fn run(config: Config) -> Result<(), Error> {
+    link::check_identity(&config.identity)?;
     let inbox = Inbox::open(&config.inbox, config.max_inbox_messages)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)

@@ -10,11 +10,14 @@
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, LazyLock, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
+use agent_intercom_broker::BrokerConfig;
 use agent_intercom_broker::client::Client;
+use agent_intercom_broker::client::rules::RegisterRequest;
 use agent_intercom_broker::config::DEFAULT_MAX_FRAME_BYTES;
+use agent_intercom_broker::wire::ClientFrame;
 use agent_intercom_core::{Error, ErrorCode};
 use serde_json::{Value, json};
 use tokio::sync::{oneshot, watch};
@@ -183,6 +186,7 @@ impl Link {
 
     /// Sends a frame as it is (no answer awaited).
     pub async fn send_frame(&self, frame: Value) -> Result<(), Error> {
+        acceptable(&frame)?;
         let client = self.client()?;
         tokio::task::spawn_blocking(move || client.send(&frame))
             .await
@@ -191,6 +195,8 @@ impl Link {
 
     /// Shows `summary` to the others (a `presence` frame), and again after every registration.
     pub async fn set_summary(&self, summary: &str) -> Result<(), Error> {
+        // Kept only if a registration can carry it too.
+        register_frame(self.identity(), Some(summary)).and_then(|frame| acceptable(&frame))?;
         self.send_frame(json!({"type": "presence", "status": summary}))
             .await?;
         *lock(&self.shared.summary) = Some(summary.to_string());
@@ -211,7 +217,7 @@ impl Link {
     ) -> Result<Settled, Error> {
         let id = message["id"].as_str().unwrap_or_default().to_string();
         let frame = json!({"type": "send", "to": to, "message": message});
-        fits(&frame)?;
+        sendable(&frame)?;
         self.inbox(|inbox| inbox.queue(&id, &frame, now_ms()))?;
         let (tx, rx) = oneshot::channel();
         lock(&self.shared.waiters).insert(id.clone(), tx);
@@ -266,9 +272,78 @@ impl Link {
     }
 }
 
-/// Refuses a frame larger than a broker takes by default (and than any of our clients reads):
-/// sent, the broker would close the connection, and kept in the outbox, it would close every
-/// connection after it again.
+/// Refuses a frame larger than a broker takes by default (and than any of our clients reads),
+/// or one it would take for a protocol violation: sent, the broker would close the connection,
+/// and kept in the outbox, it would close every connection after it again.
+fn sendable(frame: &Value) -> Result<(), Error> {
+    fits(frame)?;
+    acceptable(frame)
+}
+
+/// Refuses a frame the broker would answer with an `error` and the end of the connection (a
+/// summary over 512 UTF-16 units, a name over 256, ...): its own reading of client frames.
+fn acceptable(frame: &Value) -> Result<(), Error> {
+    static LIMITS: LazyLock<BrokerConfig> =
+        LazyLock::new(|| BrokerConfig::for_agent_dir(std::path::Path::new("/")));
+    let parsed = agent_intercom_broker::wire::parse_client_frame(frame, &LIMITS);
+    // A register frame's session id is checked last, so its refusal is carried inside.
+    let parsed = match parsed {
+        Ok(ClientFrame::Register(register)) => register.session_id.map(|_| ()),
+        other => other.map(|_| ()),
+    };
+    parsed.map_err(|refusal| {
+        Error::new(
+            ErrorCode::InvalidArgument,
+            format!(
+                "the broker would refuse it ({}) and end the connection: {}",
+                refusal.code, refusal.message
+            ),
+        )
+    })
+}
+
+/// The register request of `identity`, with `summary` as its status.
+fn register_request(identity: &Identity, summary: Option<&str>) -> Value {
+    let now = now_ms();
+    let mut request = json!({
+        "sessionId": identity.session_id,
+        "session": {
+            "cwd": identity.cwd, "model": identity.model, "pid": identity.pid,
+            "startedAt": identity.started_at, "lastActivity": now, "name": identity.name,
+        },
+    });
+    if let Some(scope) = &identity.scope {
+        request["scopeId"] = scope.clone().into();
+    }
+    if let Some(summary) = summary {
+        request["session"]["status"] = summary.into();
+    }
+    request
+}
+
+/// The register frame the client would send for `identity`.
+fn register_frame(identity: &Identity, summary: Option<&str>) -> Result<Value, Error> {
+    let request = register_request(identity, summary);
+    Ok(RegisterRequest::parse(&request, "request")?.frame().clone())
+}
+
+/// Refuses an identity every broker would refuse to register (a name over 256 UTF-16 units, a
+/// blank model, ...), before serving: the link would otherwise try again forever.
+pub fn check_identity(identity: &Identity) -> Result<(), Error> {
+    register_frame(identity, None)
+        .and_then(|frame| acceptable(&frame))
+        .map_err(|e| {
+            Error::new(
+                e.code(),
+                format!(
+                    "this session cannot register (the name is at most 256 characters, the \
+                     model 1 to 512, the session id at most 512): {}",
+                    e.message()
+                ),
+            )
+        })
+}
+
 fn fits(frame: &Value) -> Result<(), Error> {
     let size = serde_json::to_vec(frame).map_or(u64::MAX, |b| b.len() as u64);
     if size > DEFAULT_MAX_FRAME_BYTES {
@@ -338,22 +413,8 @@ fn connect(shared: &Shared) -> Result<Arc<Client>, Error> {
         }
     }
     let client = Client::connect(&reach.socket)?;
-    let id = &shared.identity;
-    let now = now_ms();
-    let mut request = json!({
-        "sessionId": id.session_id,
-        "session": {
-            "cwd": id.cwd, "model": id.model, "pid": id.pid, "startedAt": id.started_at,
-            "lastActivity": now, "name": id.name,
-        },
-    });
-    if let Some(scope) = &id.scope {
-        request["scopeId"] = scope.clone().into();
-    }
-    if let Some(summary) = lock(&shared.summary).clone() {
-        request["session"]["status"] = summary.into();
-    }
-    client.register(&request)?;
+    let summary = lock(&shared.summary).clone();
+    client.register(&register_request(&shared.identity, summary.as_deref()))?;
     Ok(Arc::new(client))
 }
 
@@ -397,7 +458,7 @@ fn replay(shared: &Shared, client: &Client) {
         }
     };
     for frame in frames {
-        if let Err(e) = fits(&frame) {
+        if let Err(e) = sendable(&frame) {
             // Kept by a version that did not check: it would cost every connection.
             eprintln!("agent-intercom mcp: an unsendable message leaves the outbox: {e}");
             let id = frame["message"]["id"].as_str().unwrap_or_default();

@@ -57,12 +57,21 @@ async def test_the_first_server_starts_a_broker_when_none_runs(bare_world):
         assert pid is not None and world.owns(pid)
 
 
-async def test_an_invalid_scope_is_refused_before_serving(world):
-    done = subprocess.run([AIC_BIN, 'mcp'], env=os.environ | world.env() | {
-        'AGENT_INTERCOM_SCOPE_ID': 'short'}, stdin=subprocess.DEVNULL, capture_output=True,
-        text=True, timeout=30, check=False)
+@pytest.mark.parametrize('variables, args, code', [
+    ({'AGENT_INTERCOM_SCOPE_ID': 'short'}, [], 'INVALID_SCOPE'),
+    ({'AGENT_INTERCOM_SESSION_NAME': 'n' * 257}, [], 'INVALID_ARGUMENT'),
+    ({}, ['--model', ''], 'INVALID_ARGUMENT'),
+    ({}, ['--session-id', 'i' * 513], 'INVALID_ARGUMENT'),
+])
+async def test_an_identity_no_broker_takes_is_refused_before_serving(world, variables, args,
+                                                                      code):
+    # Served, it would be refused at every registration, forever.
+    done = subprocess.run([AIC_BIN, 'mcp', *args], env=os.environ | world.env() | variables,
+                          stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=30,
+                          check=False)
     assert done.returncode != 0
-    assert 'INVALID_SCOPE' in done.stderr and 'short' not in done.stderr
+    assert f'error[{code}]' in done.stderr, done.stderr
+    assert 'short' not in done.stderr  # a scope is never echoed
     assert done.stdout == ''
 
 
@@ -94,6 +103,12 @@ async def test_set_summary_is_shown_to_the_others_and_bounded(world):
     async with world.mcp('alice') as alice, world.mcp('bob') as bob:
         await alice.ok('intercom_set_summary', {'summary': 's' * 400})
         await alice.fails('intercom_set_summary', {'summary': 's' * 401}, 'INVALID_ARGUMENT')
+        # 400 characters, but 800 UTF-16 units: more than the broker takes (512). Sent, it
+        # would end the connection, and kept, every registration after it.
+        emoji = await alice.fails('intercom_set_summary', {'summary': '\U0001F600' * 400},
+                                  'INVALID_ARGUMENT')
+        assert 'the broker would refuse it' in emoji['message']
+        assert await alice.connected()
 
         async def shown():
             sessions = (await bob.ok('intercom_list'))['sessions']
