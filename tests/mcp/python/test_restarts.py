@@ -2,7 +2,9 @@
 server comes back with the same identity and scope, and what it could not send goes after."""
 
 import fcntl
+import hashlib
 import signal
+import stat
 
 import anyio
 import pytest
@@ -159,3 +161,30 @@ async def test_a_replay_that_comes_before_its_recipient_is_delivered_once_it_reg
         async def settled():
             return (await alice.ok('intercom_status'))['unconfirmed_sends'] == 0
         await eventually(settled, 'the send settled')
+
+
+async def test_the_inbox_is_a_private_file_of_the_session_and_can_be_named(world):
+    async with world.mcp('bob') as bob:
+        async with world.mcp('alice', session_id='alice-private') as alice:
+            await bob.ok('intercom_send', {'to': 'alice', 'message': 'for alice only'})
+            await alice.ok('intercom_status')
+        digest = hashlib.sha256(b'alice-private').hexdigest()[:32]
+        folder = world.intercom_dir / 'mcp'
+        inbox = folder / f'{digest}.sqlite'
+        assert stat.S_IMODE(folder.stat().st_mode) == 0o700
+        assert stat.S_IMODE(inbox.stat().st_mode) == 0o600
+        # --inbox names another file: the session's messages are kept there instead.
+        named = world.dir / 'inboxes'
+        named.mkdir()
+        async with world.mcp('carol', session_id='carol-named',
+                             args=('--inbox', str(named / 'carol.sqlite'))) as carol:
+            await bob.ok('intercom_send', {'to': 'carol', 'message': 'to the named inbox'})
+            carol.kill9()
+        async with world.mcp('carol', session_id='carol-named',
+                             args=('--inbox', str(named / 'carol.sqlite'))) as carol:
+            await carol.until_connected()
+            kept = (await carol.ok('intercom_pending'))['messages']
+            assert texts(kept) == ['to the named inbox']
+        assert stat.S_IMODE((named / 'carol.sqlite').stat().st_mode) == 0o600
+        digest = hashlib.sha256(b'carol-named').hexdigest()[:32]
+        assert not (folder / f'{digest}.sqlite').exists()
