@@ -3,7 +3,7 @@
 // session in one scope exchange send, ask and reply through one broker.
 const { test, beforeEach, afterEach } = require('node:test')
 const assert = require('node:assert')
-const { World, eventually, newScope } = require('./helpers.js')
+const { World, eventually, newScope, sdkProtocol } = require('./helpers.js')
 
 let world
 beforeEach(async () => {
@@ -99,5 +99,19 @@ test('every result is one the SDK accepts: structuredContent is an object', asyn
     assert.strictEqual(result.isError, false, name)
     assert.ok(result.structuredContent && !Array.isArray(result.structuredContent), name)
     assert.deepStrictEqual(JSON.parse(result.content[0].text), result.structuredContent, name)
+  }
+})
+
+test('the default waits end before the SDK gives up on a request', async () => {
+  // A client with the SDK's default request timeout would otherwise cancel an unanswered ask
+  // (cancel_ask: the late reply is refused) instead of hearing ASK_TIMEOUT (defer_ask: the late
+  // reply lands in intercom_pending).
+  const alice = await world.mcp('alice')
+  const { tools } = await alice.client.listTools()
+  const defaultOf = (name) => tools.find((t) => t.name === name).inputSchema.properties
+    .timeout_ms.default
+  for (const name of ['intercom_ask', 'intercom_wait']) {
+    assert.ok(defaultOf(name) < sdkProtocol.DEFAULT_REQUEST_TIMEOUT_MSEC,
+      `${name}: ${defaultOf(name)} >= ${sdkProtocol.DEFAULT_REQUEST_TIMEOUT_MSEC}`)
   }
 })

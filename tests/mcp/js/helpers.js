@@ -18,6 +18,7 @@ const sdkRequire = createRequire(join(npmDir, 'package.json'))
 const { Client } = sdkRequire('@modelcontextprotocol/sdk/client/index.js')
 const { StdioClientTransport } = sdkRequire('@modelcontextprotocol/sdk/client/stdio.js')
 const types = sdkRequire('@modelcontextprotocol/sdk/types.js')
+const sdkProtocol = sdkRequire('@modelcontextprotocol/sdk/shared/protocol.js')
 const { connect } = require(join(root, 'bindings-node', 'lib', 'broker.js'))
 
 // A bound on waiting for something that must happen; never asserted as a duration.
@@ -179,4 +180,6 @@ class World {
   }
 }
 
-module.exports = { World, Mcp, eventually, newScope, sleep, types, alive, PATIENCE_MS }
+module.exports = {
+  World, Mcp, eventually, newScope, sleep, types, sdkProtocol, alive, PATIENCE_MS,
+}
