@@ -11,6 +11,7 @@ import time
 from harness import PATIENCE, Raw
 
 PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS = -32700, -32600, -32601, -32602
+RESOURCE_NOT_FOUND = -32002
 
 
 def still_serving(raw: Raw) -> None:
@@ -76,6 +77,10 @@ def test_unknown_methods_and_tools_are_json_rpc_errors(world):
     still_serving(raw)
     tool = error_of(raw.tool('intercom_teleport', {}))
     assert tool['code'] == INVALID_PARAMS and 'intercom_teleport' in tool['message']
+    still_serving(raw)
+    for method in ('resources/read', 'resources/subscribe'):
+        missing = error_of(raw.request(method, {'uri': 'intercom://outbox'}))
+        assert missing['code'] == RESOURCE_NOT_FOUND and 'intercom://outbox' in missing['message']
     still_serving(raw)
     assert raw.close() == 0
 
