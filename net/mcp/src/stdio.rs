@@ -81,7 +81,11 @@ fn read_line(input: &mut impl BufRead, line: &mut Vec<u8>) -> std::io::Result<Li
     line.clear();
     let mut too_long = false;
     loop {
-        let available = input.fill_buf()?;
+        let available = match input.fill_buf() {
+            Ok(available) => available,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
         if available.is_empty() {
             return Ok(if too_long {
                 Line::TooLong
