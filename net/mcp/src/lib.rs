@@ -13,6 +13,14 @@
 //!
 //! What each tool does and what the inbox guarantees: `docs/mcp.md`.
 
+/// A line on stderr, `agent-intercom mcp: ` first. Never panics, unlike `eprintln!` when the
+/// host has closed its end of stderr (which would end the thread that logs).
+macro_rules! log {
+    ($($arg:tt)*) => {
+        $crate::log_line(format_args!($($arg)*))
+    };
+}
+
 pub mod inbox;
 pub mod link;
 pub mod pad;
@@ -93,6 +101,12 @@ pub fn inbox_path(intercom_dir: &Path, session_id: &str) -> PathBuf {
     intercom_dir.join("mcp").join(format!("{hex}.sqlite"))
 }
 
+#[doc(hidden)]
+pub fn log_line(args: std::fmt::Arguments<'_>) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr().lock(), "agent-intercom mcp: {args}");
+}
+
 /// Makes `dir` (0700) when missing; an existing one must be a directory.
 pub fn private_dir(dir: &Path) -> Result<(), Error> {
     use std::os::unix::fs::DirBuilderExt;
@@ -123,10 +137,7 @@ pub fn run(config: Config) -> Result<(), Error> {
     runtime.block_on(async move {
         let link = Link::start(config.identity, config.reach, inbox)?;
         if !link.connected_within(FIRST_REGISTRATION).await {
-            eprintln!(
-                "agent-intercom mcp: the broker is not reached yet; serving, and registering as \
-                 soon as it is"
-            );
+            log!("the broker is not reached yet; serving, and registering as soon as it is");
         }
         let server = Server::new(link.clone(), pad::Pad::new(config.pad));
         let io = stdio::transport()

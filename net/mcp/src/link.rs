@@ -387,7 +387,7 @@ fn run(shared: &Shared) {
             }
             Err(e) => {
                 if !shared.stop.load(Ordering::SeqCst) {
-                    eprintln!("agent-intercom mcp: {} ({})", e.message(), e.code());
+                    log!("{} ({})", e.message(), e.code());
                 }
                 std::thread::sleep(backoff);
                 backoff = (backoff * 2).min(Duration::from_secs(2));
@@ -453,14 +453,14 @@ fn replay(shared: &Shared, client: &Client) {
     let frames = match lock(&shared.inbox).unsettled() {
         Ok(frames) => frames,
         Err(e) => {
-            eprintln!("agent-intercom mcp: cannot read the outbox: {e}");
+            log!("cannot read the outbox: {e}");
             return;
         }
     };
     for frame in frames {
         if let Err(e) = sendable(&frame) {
             // Kept by a version that did not check: it would cost every connection.
-            eprintln!("agent-intercom mcp: an unsendable message leaves the outbox: {e}");
+            log!("an unsendable message leaves the outbox: {e}");
             let id = frame["message"]["id"].as_str().unwrap_or_default();
             settle(
                 shared,
@@ -488,7 +488,7 @@ fn read(shared: &Shared, client: &Client) {
 
 fn settle(shared: &Shared, message_id: &str, settled: Settled) {
     if let Err(e) = lock(&shared.inbox).settle(message_id) {
-        eprintln!("agent-intercom mcp: {e}");
+        log!("{e}");
     }
     if let Settled::Failed(..) = settled {
         lock(&shared.replies).remove(message_id);
@@ -508,12 +508,12 @@ fn waits_for_recipient(shared: &Shared, id: &str) -> bool {
     let queued = lock(&shared.inbox).queued_at(id).ok().flatten();
     let Some(queued) = queued else { return false };
     if now_ms() - queued > KEEP_FOR_RECIPIENT_MS {
-        eprintln!("agent-intercom mcp: message {id} found no recipient in 10 min; dropped");
+        log!("message {id} found no recipient in 10 min; dropped");
         return false;
     }
-    eprintln!(
-        "agent-intercom mcp: message {id} waits for its recipient to register (SESSION_NOT_FOUND); \
-         it goes again when a session joins"
+    log!(
+        "message {id} waits for its recipient to register (SESSION_NOT_FOUND); it goes again \
+         when a session joins"
     );
     true
 }
@@ -543,7 +543,7 @@ fn frame(shared: &Shared, client: &Client, frame: Value) {
                 Some(&reason),
             );
             if let Err(e) = changed {
-                eprintln!("agent-intercom mcp: {e}");
+                log!("{e}");
             }
         }
         // Answers to a request carry its id.
@@ -570,7 +570,7 @@ fn deliver(shared: &Shared, client: &Client, frame: &Value) {
         Ok(Receipt::Duplicate) => None,
         Err(e) => {
             // Not acknowledged: the broker tells the sender it was not delivered.
-            eprintln!("agent-intercom mcp: a message could not be kept, so it is not taken: {e}");
+            log!("a message could not be kept, so it is not taken: {e}");
             return;
         }
     };

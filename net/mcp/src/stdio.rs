@@ -48,7 +48,7 @@ fn read_lines(input: &mut impl BufRead, mut pass: impl FnMut(&[u8]) -> bool) {
             Ok(Line::Eof) | Err(_) => return,
             Ok(Line::TooLong) => {
                 let why = format!("a line longer than {MAX_LINE} bytes was dropped");
-                eprintln!("agent-intercom mcp: {why}");
+                log!("{why}");
                 answer(INVALID_REQUEST, &why, Value::Null);
             }
             Ok(Line::Whole) => match check(&line) {
@@ -61,7 +61,7 @@ fn read_lines(input: &mut impl BufRead, mut pass: impl FnMut(&[u8]) -> bool) {
                     }
                 }
                 Err((code, why, id)) => {
-                    eprintln!("agent-intercom mcp: a line on stdin {why}: answered {code}");
+                    log!("a line on stdin {why}: answered {code}");
                     answer(code, &why, id);
                 }
             },

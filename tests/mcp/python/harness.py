@@ -269,7 +269,10 @@ class World:
 class Raw:
     """`agent-intercom mcp` on raw pipes, for what no SDK would send: bytes in, JSON lines out."""
 
-    def __init__(self, world: World, name: str, session_id: str | None = None):
+    def __init__(self, world: World, name: str, session_id: str | None = None,
+                 stderr_closed: bool = False):
+        """With stderr_closed, the server's stderr is a pipe whose reading end is closed at
+        once (a host that does not read it)."""
         err = world.dir / f'raw-{name}-{world.count}.err'
         world.count += 1
         world.stderr_files.append(err)
@@ -283,8 +286,10 @@ class Raw:
             cwd=world.dir,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
-            stderr=open(err, 'wb'),
+            stderr=subprocess.PIPE if stderr_closed else open(err, 'wb'),
         )
+        if stderr_closed:
+            self.proc.stderr.close()
         pidfile = world.dir / f'raw-{name}.pid'
         pidfile.write_text(str(self.proc.pid))
         world.pids.append(pidfile)

@@ -69,6 +69,18 @@ def test_lines_that_are_not_json_rpc_get_an_error_and_stderr_says_why(world):
     assert raw.close() == 0
 
 
+def test_a_host_that_closed_its_end_of_stderr_is_still_served(world):
+    # Every log line then fails to be written: that must cost nothing (eprintln! panicked, which
+    # ended the reading of stdin, and the server with it).
+    raw = Raw(world, 'no-stderr', stderr_closed=True)
+    raw.initialize()
+    for _ in range(3):
+        raw.write(b'not json\n')
+        assert error_of(raw.recv())['code'] == PARSE_ERROR
+        still_serving(raw)
+    assert raw.close() == 0
+
+
 def test_unknown_methods_and_tools_are_json_rpc_errors(world):
     raw = Raw(world, 'strict')
     raw.initialize()
