@@ -372,10 +372,17 @@ fn kept(e: Error) -> Error {
 /// The reader thread: connect and register, read until the connection is lost, again.
 fn run(shared: &Shared) {
     let mut backoff = Duration::from_millis(50);
+    // Why the last attempt failed: told once, not at every attempt (a host that does not read
+    // stderr would otherwise fill the pipe in a long outage and block this thread).
+    let mut told = String::new();
     while !shared.stop.load(Ordering::SeqCst) {
         match connect(shared) {
             Ok(client) => {
                 backoff = Duration::from_millis(50);
+                if !told.is_empty() {
+                    log!("registered again");
+                    told.clear();
+                }
                 *lock(&shared.client) = Some(client.clone());
                 shared.connected.send_replace(true);
                 replay(shared, &client);
@@ -386,8 +393,10 @@ fn run(shared: &Shared) {
                 lock(&shared.waiters).clear();
             }
             Err(e) => {
-                if !shared.stop.load(Ordering::SeqCst) {
-                    log!("{} ({})", e.message(), e.code());
+                let why = format!("{} ({})", e.message(), e.code());
+                if !shared.stop.load(Ordering::SeqCst) && why != told {
+                    log!("{why}; trying again until it registers");
+                    told = why;
                 }
                 std::thread::sleep(backoff);
                 backoff = (backoff * 2).min(Duration::from_secs(2));

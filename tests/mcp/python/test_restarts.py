@@ -188,3 +188,17 @@ async def test_the_inbox_is_a_private_file_of_the_session_and_can_be_named(world
         assert stat.S_IMODE((named / 'carol.sqlite').stat().st_mode) == 0o600
         digest = hashlib.sha256(b'carol-named').hexdigest()[:32]
         assert not (folder / f'{digest}.sqlite').exists()
+
+
+async def test_a_second_server_with_a_live_session_id_waits_and_takes_over(world):
+    async with world.mcp('first', session_id='twice') as first:
+        async with world.mcp('second', session_id='twice') as second:
+            # It served after its first registration wait (the link trying all along); the
+            # refusal is told once, not at every attempt.
+            assert (await second.ok('intercom_whoami'))['connected'] is False
+            assert (await first.ok('intercom_whoami'))['connected'] is True
+            err = second.stderr.read_text()
+            assert err.count('SESSION_ID_IN_USE') == 1, err
+            first.kill9()
+            await second.until_connected()
+            assert 'registered again' in second.stderr.read_text()
