@@ -101,8 +101,8 @@ pub fn inbox_path(intercom_dir: &Path, session_id: &str) -> PathBuf {
     intercom_dir.join("mcp").join(format!("{hex}.sqlite"))
 }
 
-#[doc(hidden)]
-pub fn log_line(args: std::fmt::Arguments<'_>) {
+/// What `log!` writes: a failed write of stderr is ignored.
+pub(crate) fn log_line(args: std::fmt::Arguments<'_>) {
     use std::io::Write;
     let _ = writeln!(std::io::stderr().lock(), "agent-intercom mcp: {args}");
 }

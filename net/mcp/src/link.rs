@@ -344,6 +344,7 @@ pub fn check_identity(identity: &Identity) -> Result<(), Error> {
         })
 }
 
+/// The size half of [`sendable`].
 fn fits(frame: &Value) -> Result<(), Error> {
     let size = serde_json::to_vec(frame).map_or(u64::MAX, |b| b.len() as u64);
     if size > DEFAULT_MAX_FRAME_BYTES {
