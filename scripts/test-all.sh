@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Every test: Rust (unit, integration, doc, the line's fault points), C (shared library and
 # ASan+UBSan for every test, the static library once), Node, the packed tarball installed in an
-# empty folder, the acceptance gate, the official A2A SDKs against `serve`, the line's scenario
-# suite and the typed usage. Everything runs on ONE debug build: the addon, the CLI, the C
-# library and the gate's embeddings are the artifacts the Rust tests built (one feature set for
-# the whole tree, Cargo.toml's getrandom line), so nothing is compiled twice. Each step prints
-# when it started. AIC_PROFILE=release runs the non-Rust suites on a release build instead.
+# empty folder, the acceptance gate, the official A2A SDKs against `serve`, the official MCP SDKs
+# against `mcp`, the line's scenario suite and the typed usage. Everything runs on ONE debug
+# build: the addon, the CLI, the C library and the gate's embeddings are the artifacts the Rust
+# tests built (one feature set for the whole tree, Cargo.toml's getrandom line), so nothing is
+# compiled twice. Each step prints when it started. AIC_PROFILE=release runs the non-Rust suites
+# on a release build instead.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 t0=$(date +%s)
@@ -41,6 +42,9 @@ bash scripts/acceptance-gate.sh
 
 step "A2A interop"
 bash scripts/test-a2a.sh
+
+step "MCP (the official SDKs as clients of agent-intercom mcp)"
+bash scripts/test-mcp.sh
 
 step "line scenarios"
 bash scripts/test-line.sh

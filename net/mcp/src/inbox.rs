@@ -321,6 +321,18 @@ impl Inbox {
         Ok(())
     }
 
+    /// When the unsettled send `message_id` was queued, if it is still in the outbox.
+    pub fn queued_at(&self, message_id: &str) -> Result<Option<i64>, Error> {
+        self.conn
+            .query_row(
+                "SELECT queued_at FROM outbox WHERE message_id = ?1",
+                [message_id],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(io)
+    }
+
     /// The sends not yet settled, oldest first.
     pub fn unsettled(&self) -> Result<Vec<Value>, Error> {
         let mut statement = self
@@ -490,6 +502,8 @@ mod tests {
             .queue("x", &json!({"type": "send", "n": 3}), 3)
             .unwrap();
         inbox.settle("y").unwrap();
+        assert_eq!(inbox.queued_at("x").unwrap(), Some(1));
+        assert_eq!(inbox.queued_at("y").unwrap(), None);
         drop(inbox);
         let inbox = Inbox::open(&path, 3).unwrap();
         assert_eq!(

@@ -9,13 +9,23 @@
 //! - [`server`]: the MCP handler: tools, the `intercom://inbox` resource, progress and
 //!   cancellation of a waiting ask.
 //! - [`pad`]: the scratchpad operations as tools.
+//! - [`stdio`]: stdin and stdout for rmcp, answering the lines it would drop without a word.
 //!
 //! What each tool does and what the inbox guarantees: `docs/mcp.md`.
+
+/// A line on stderr, `agent-intercom mcp: ` first. Never panics, unlike `eprintln!` when the
+/// host has closed its end of stderr (which would end the thread that logs).
+macro_rules! log {
+    ($($arg:tt)*) => {
+        $crate::log_line(format_args!($($arg)*))
+    };
+}
 
 pub mod inbox;
 pub mod link;
 pub mod pad;
 pub mod server;
+pub mod stdio;
 pub mod team;
 pub mod tools;
 
@@ -94,6 +104,12 @@ pub fn inbox_path(intercom_dir: &Path, session_id: &str) -> PathBuf {
     intercom_dir.join("mcp").join(format!("{hex}.sqlite"))
 }
 
+/// What `log!` writes: a failed write of stderr is ignored.
+pub(crate) fn log_line(args: std::fmt::Arguments<'_>) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr().lock(), "agent-intercom mcp: {args}");
+}
+
 /// Makes `dir` (0700) when missing; an existing one must be a directory.
 pub fn private_dir(dir: &Path) -> Result<(), Error> {
     use std::os::unix::fs::DirBuilderExt;
@@ -114,6 +130,7 @@ pub fn private_dir(dir: &Path) -> Result<(), Error> {
 
 /// Serves MCP on stdin and stdout until the client closes stdin. Logs go to stderr only.
 pub fn run(config: Config) -> Result<(), Error> {
+    link::check_identity(&config.identity)?;
     let inbox = Inbox::open(&config.inbox, config.max_inbox_messages)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -123,17 +140,16 @@ pub fn run(config: Config) -> Result<(), Error> {
     runtime.block_on(async move {
         let link = Link::start(config.identity, config.reach, inbox)?;
         if !link.connected_within(FIRST_REGISTRATION).await {
-            eprintln!(
-                "agent-intercom mcp: the broker is not reached yet; serving, and registering as \
-                 soon as it is"
-            );
+            log!("the broker is not reached yet; serving, and registering as soon as it is");
         }
         let server = Server::new(
             link.clone(),
             pad::Pad::new(config.pad),
             config.team_manifest,
         );
-        let served = rmcp::ServiceExt::serve(server, rmcp::transport::stdio())
+        let io = stdio::transport()
+            .map_err(|e| Error::new(ErrorCode::Io, format!("cannot read stdin: {e}")))?;
+        let served = rmcp::ServiceExt::serve(server, io)
             .await
             .map_err(|e| Error::new(ErrorCode::Io, format!("cannot serve MCP: {e}")));
         let outcome = match served {

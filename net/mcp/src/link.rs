@@ -10,10 +10,14 @@
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, LazyLock, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
+use agent_intercom_broker::BrokerConfig;
 use agent_intercom_broker::client::Client;
+use agent_intercom_broker::client::rules::RegisterRequest;
+use agent_intercom_broker::config::DEFAULT_MAX_FRAME_BYTES;
+use agent_intercom_broker::wire::ClientFrame;
 use agent_intercom_core::{Error, ErrorCode};
 use serde_json::{Value, json};
 use tokio::sync::{oneshot, watch};
@@ -78,6 +82,8 @@ struct Shared {
     waiters: Mutex<HashMap<String, oneshot::Sender<Answer>>>,
     /// Asks of this session waiting for their reply (by the ask's message id).
     replies: Mutex<HashMap<String, oneshot::Sender<Stored>>>,
+    /// The status summary the others were last shown: sent again with every registration.
+    summary: Mutex<Option<String>>,
     stop: AtomicBool,
 }
 
@@ -97,6 +103,10 @@ pub fn now_ms() -> i64 {
 pub struct Link {
     shared: Arc<Shared>,
 }
+
+/// How long a send replayed after a reconnect, and refused because its recipient has not
+/// registered again yet, is kept and sent again whenever a session joins (ms).
+const KEEP_FOR_RECIPIENT_MS: i64 = 10 * 60 * 1000;
 
 /// A clear refusal when there is no connection.
 fn not_connected() -> Error {
@@ -122,6 +132,7 @@ impl Link {
             arrivals,
             waiters: Mutex::new(HashMap::new()),
             replies: Mutex::new(HashMap::new()),
+            summary: Mutex::new(None),
             stop: AtomicBool::new(false),
         });
         let reader = shared.clone();
@@ -175,10 +186,21 @@ impl Link {
 
     /// Sends a frame as it is (no answer awaited).
     pub async fn send_frame(&self, frame: Value) -> Result<(), Error> {
+        acceptable(&frame)?;
         let client = self.client()?;
         tokio::task::spawn_blocking(move || client.send(&frame))
             .await
             .map_err(|e| Error::new(ErrorCode::Internal, e.to_string()))?
+    }
+
+    /// Shows `summary` to the others (a `presence` frame), and again after every registration.
+    pub async fn set_summary(&self, summary: &str) -> Result<(), Error> {
+        // Kept only if a registration can carry it too.
+        register_frame(self.identity(), Some(summary)).and_then(|frame| acceptable(&frame))?;
+        self.send_frame(json!({"type": "presence", "status": summary}))
+            .await?;
+        *lock(&self.shared.summary) = Some(summary.to_string());
+        Ok(())
     }
 
     /// Sends `message` to `to` and waits (at most `wait`) until the broker settles it. The send
@@ -195,6 +217,7 @@ impl Link {
     ) -> Result<Settled, Error> {
         let id = message["id"].as_str().unwrap_or_default().to_string();
         let frame = json!({"type": "send", "to": to, "message": message});
+        sendable(&frame)?;
         self.inbox(|inbox| inbox.queue(&id, &frame, now_ms()))?;
         let (tx, rx) = oneshot::channel();
         lock(&self.shared.waiters).insert(id.clone(), tx);
@@ -249,6 +272,93 @@ impl Link {
     }
 }
 
+/// Refuses a frame larger than a broker takes by default (and than any of our clients reads),
+/// or one it would take for a protocol violation: sent, the broker would close the connection,
+/// and kept in the outbox, it would close every connection after it again.
+fn sendable(frame: &Value) -> Result<(), Error> {
+    fits(frame)?;
+    acceptable(frame)
+}
+
+/// Refuses a frame the broker would answer with an `error` and the end of the connection (a
+/// summary over 512 UTF-16 units, a name over 256, ...): its own reading of client frames.
+fn acceptable(frame: &Value) -> Result<(), Error> {
+    static LIMITS: LazyLock<BrokerConfig> =
+        LazyLock::new(|| BrokerConfig::for_agent_dir(std::path::Path::new("/")));
+    let parsed = agent_intercom_broker::wire::parse_client_frame(frame, &LIMITS);
+    // A register frame's session id is checked last, so its refusal is carried inside.
+    let parsed = match parsed {
+        Ok(ClientFrame::Register(register)) => register.session_id.map(|_| ()),
+        other => other.map(|_| ()),
+    };
+    parsed.map_err(|refusal| {
+        Error::new(
+            ErrorCode::InvalidArgument,
+            format!(
+                "the broker would refuse it ({}) and end the connection: {}",
+                refusal.code, refusal.message
+            ),
+        )
+    })
+}
+
+/// The register request of `identity`, with `summary` as its status.
+fn register_request(identity: &Identity, summary: Option<&str>) -> Value {
+    let now = now_ms();
+    let mut request = json!({
+        "sessionId": identity.session_id,
+        "session": {
+            "cwd": identity.cwd, "model": identity.model, "pid": identity.pid,
+            "startedAt": identity.started_at, "lastActivity": now, "name": identity.name,
+        },
+    });
+    if let Some(scope) = &identity.scope {
+        request["scopeId"] = scope.clone().into();
+    }
+    if let Some(summary) = summary {
+        request["session"]["status"] = summary.into();
+    }
+    request
+}
+
+/// The register frame the client would send for `identity`.
+fn register_frame(identity: &Identity, summary: Option<&str>) -> Result<Value, Error> {
+    let request = register_request(identity, summary);
+    Ok(RegisterRequest::parse(&request, "request")?.frame().clone())
+}
+
+/// Refuses an identity every broker would refuse to register (a name over 256 UTF-16 units, a
+/// blank model, ...), before serving: the link would otherwise try again forever.
+pub fn check_identity(identity: &Identity) -> Result<(), Error> {
+    register_frame(identity, None)
+        .and_then(|frame| acceptable(&frame))
+        .map_err(|e| {
+            Error::new(
+                e.code(),
+                format!(
+                    "this session cannot register (the name is at most 256 characters, the \
+                     model 1 to 512, the session id at most 512): {}",
+                    e.message()
+                ),
+            )
+        })
+}
+
+/// The size half of [`sendable`].
+fn fits(frame: &Value) -> Result<(), Error> {
+    let size = serde_json::to_vec(frame).map_or(u64::MAX, |b| b.len() as u64);
+    if size > DEFAULT_MAX_FRAME_BYTES {
+        return Err(Error::new(
+            ErrorCode::ContentTooLarge,
+            format!(
+                "the message makes a frame of {size} bytes, more than the \
+                 {DEFAULT_MAX_FRAME_BYTES} a broker takes; it was not sent"
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// A send that is not settled yet: it stays in the outbox and goes again after a reconnect.
 fn kept(e: Error) -> Error {
     Error::new(
@@ -263,10 +373,17 @@ fn kept(e: Error) -> Error {
 /// The reader thread: connect and register, read until the connection is lost, again.
 fn run(shared: &Shared) {
     let mut backoff = Duration::from_millis(50);
+    // Why the last attempt failed: told once, not at every attempt (a host that does not read
+    // stderr would otherwise fill the pipe in a long outage and block this thread).
+    let mut told = String::new();
     while !shared.stop.load(Ordering::SeqCst) {
         match connect(shared) {
             Ok(client) => {
                 backoff = Duration::from_millis(50);
+                if !told.is_empty() {
+                    log!("registered again");
+                    told.clear();
+                }
                 *lock(&shared.client) = Some(client.clone());
                 shared.connected.send_replace(true);
                 replay(shared, &client);
@@ -277,8 +394,10 @@ fn run(shared: &Shared) {
                 lock(&shared.waiters).clear();
             }
             Err(e) => {
-                if !shared.stop.load(Ordering::SeqCst) {
-                    eprintln!("agent-intercom mcp: {} ({})", e.message(), e.code());
+                let why = format!("{} ({})", e.message(), e.code());
+                if !shared.stop.load(Ordering::SeqCst) && why != told {
+                    log!("{why}; trying again until it registers");
+                    told = why;
                 }
                 std::thread::sleep(backoff);
                 backoff = (backoff * 2).min(Duration::from_secs(2));
@@ -304,19 +423,8 @@ fn connect(shared: &Shared) -> Result<Arc<Client>, Error> {
         }
     }
     let client = Client::connect(&reach.socket)?;
-    let id = &shared.identity;
-    let now = now_ms();
-    let mut request = json!({
-        "sessionId": id.session_id,
-        "session": {
-            "cwd": id.cwd, "model": id.model, "pid": id.pid, "startedAt": id.started_at,
-            "lastActivity": now, "name": id.name,
-        },
-    });
-    if let Some(scope) = &id.scope {
-        request["scopeId"] = scope.clone().into();
-    }
-    client.register(&request)?;
+    let summary = lock(&shared.summary).clone();
+    client.register(&register_request(&shared.identity, summary.as_deref()))?;
     Ok(Arc::new(client))
 }
 
@@ -355,11 +463,22 @@ fn replay(shared: &Shared, client: &Client) {
     let frames = match lock(&shared.inbox).unsettled() {
         Ok(frames) => frames,
         Err(e) => {
-            eprintln!("agent-intercom mcp: cannot read the outbox: {e}");
+            log!("cannot read the outbox: {e}");
             return;
         }
     };
     for frame in frames {
+        if let Err(e) = sendable(&frame) {
+            // Kept by a version that did not check: it would cost every connection.
+            log!("an unsendable message leaves the outbox: {e}");
+            let id = frame["message"]["id"].as_str().unwrap_or_default();
+            settle(
+                shared,
+                id,
+                Settled::Failed(e.code().as_str().into(), e.message().into()),
+            );
+            continue;
+        }
         if client.send(&frame).is_err() {
             return;
         }
@@ -379,7 +498,7 @@ fn read(shared: &Shared, client: &Client) {
 
 fn settle(shared: &Shared, message_id: &str, settled: Settled) {
     if let Err(e) = lock(&shared.inbox).settle(message_id) {
-        eprintln!("agent-intercom mcp: {e}");
+        log!("{e}");
     }
     if let Settled::Failed(..) = settled {
         lock(&shared.replies).remove(message_id);
@@ -389,6 +508,26 @@ fn settle(shared: &Shared, message_id: &str, settled: Settled) {
     }
 }
 
+/// Whether the refused send `id` is a replay (no tool waits for it: that one was told it is
+/// kept) whose recipient may just not have registered again after a broker restart: it stays in
+/// the outbox, for [`KEEP_FOR_RECIPIENT_MS`] after it was queued.
+fn waits_for_recipient(shared: &Shared, id: &str) -> bool {
+    if lock(&shared.waiters).contains_key(id) {
+        return false;
+    }
+    let queued = lock(&shared.inbox).queued_at(id).ok().flatten();
+    let Some(queued) = queued else { return false };
+    if now_ms() - queued > KEEP_FOR_RECIPIENT_MS {
+        log!("message {id} found no recipient in 10 min; dropped");
+        return false;
+    }
+    log!(
+        "message {id} waits for its recipient to register (SESSION_NOT_FOUND); it goes again \
+         when a session joins"
+    );
+    true
+}
+
 /// One frame from the broker.
 fn frame(shared: &Shared, client: &Client, frame: Value) {
     let text = |key: &str| frame[key].as_str().unwrap_or_default().to_string();
@@ -396,9 +535,15 @@ fn frame(shared: &Shared, client: &Client, frame: Value) {
         "message" => deliver(shared, client, &frame),
         "delivered" => settle(shared, &text("messageId"), Settled::Delivered),
         "delivery_failed" => {
-            let failed = Settled::Failed(text("code"), text("reason"));
-            settle(shared, &text("messageId"), failed);
+            let id = text("messageId");
+            if text("code") == "SESSION_NOT_FOUND" && waits_for_recipient(shared, &id) {
+                return;
+            }
+            settle(shared, &id, Settled::Failed(text("code"), text("reason")));
         }
+        // Perhaps the recipient of a kept replay: send what is unsettled again (the broker's
+        // duplicate suppression answers what it already has).
+        "session_joined" => replay(shared, client),
         "ask_cancelled" => {
             let reason = text("reason");
             let changed = lock(&shared.inbox).settle_ask(
@@ -408,7 +553,7 @@ fn frame(shared: &Shared, client: &Client, frame: Value) {
                 Some(&reason),
             );
             if let Err(e) = changed {
-                eprintln!("agent-intercom mcp: {e}");
+                log!("{e}");
             }
         }
         // Answers to a request carry its id.
@@ -435,7 +580,7 @@ fn deliver(shared: &Shared, client: &Client, frame: &Value) {
         Ok(Receipt::Duplicate) => None,
         Err(e) => {
             // Not acknowledged: the broker tells the sender it was not delivered.
-            eprintln!("agent-intercom mcp: a message could not be kept, so it is not taken: {e}");
+            log!("a message could not be kept, so it is not taken: {e}");
             return;
         }
     };

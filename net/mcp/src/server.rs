@@ -7,10 +7,11 @@ use std::time::{Duration, Instant};
 
 use agent_intercom_core::{Error, ErrorCode};
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, ListResourcesResult,
-    ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ReadResourceRequestParams,
-    ReadResourceResponse, ReadResourceResult, ResourceUpdatedNotificationParam, ServerConfig,
-    SubscribeRequestParams, Tool, UnsubscribeRequestParams,
+    CallToolRequestParams, CallToolResponse, CallToolResult, CustomRequest, CustomResult,
+    Implementation, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+    ProgressNotificationParam, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult,
+    ResourceUpdatedNotificationParam, ServerConfig, SubscribeRequestParams, Tool,
+    UnsubscribeRequestParams,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, Peer, RoleServer, ServerHandler};
@@ -50,7 +51,10 @@ fn refused(e: Error) -> (String, String) {
 
 fn result(outcome: Outcome) -> CallToolResult {
     match outcome {
-        Ok(value) => CallToolResult::structured(value),
+        Ok(value @ Value::Object(_)) => CallToolResult::structured(value),
+        // MCP's structuredContent is an object (the TypeScript SDK drops anything else): a list
+        // (the scratchpad's unread, a task's history) is carried as {"result": ...}.
+        Ok(value) => CallToolResult::structured(json!({"result": value})),
         Err((code, message)) => {
             CallToolResult::structured_error(json!({"code": code, "message": message}))
         }
@@ -249,10 +253,7 @@ impl Server {
                 ),
             )));
         }
-        self.link
-            .send_frame(json!({"type": "presence", "status": summary}))
-            .await
-            .map_err(refused)?;
+        self.link.set_summary(summary).await.map_err(refused)?;
         Ok(json!({"summary": summary}))
     }
 
@@ -588,6 +589,36 @@ impl ServerHandler for Server {
         Ok(result.into())
     }
 
+    /// A method of MCP arrives here only when its params did not read as that method's (rmcp
+    /// then takes it for a custom method): the answer is -32602 with the reason, not -32601.
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, McpError> {
+        let wrong = match request.method.as_str() {
+            "tools/call" => request.params_as::<CallToolRequestParams>().err(),
+            "resources/read" => request.params_as::<ReadResourceRequestParams>().err(),
+            "resources/subscribe" => request.params_as::<SubscribeRequestParams>().err(),
+            "resources/unsubscribe" => request.params_as::<UnsubscribeRequestParams>().err(),
+            "tools/list" | "resources/list" | "resources/templates/list" | "prompts/list" => {
+                request.params_as::<PaginatedRequestParams>().err()
+            }
+            _ => {
+                let code = rmcp::model::ErrorCode::METHOD_NOT_FOUND;
+                return Err(McpError::new(code, request.method, None));
+            }
+        };
+        let why = wrong.map_or_else(|| "they are missing".to_string(), |e| e.to_string());
+        Err(McpError::invalid_params(
+            format!(
+                "the params of {} do not fit its schema: {why}",
+                request.method
+            ),
+            None,
+        ))
+    }
+
     #[allow(deprecated)]
     async fn subscribe(
         &self,
@@ -615,5 +646,24 @@ impl ServerHandler for Server {
             self.subscribed.store(false, Ordering::SeqCst);
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn structured_content_is_always_an_object() {
+        let list = result(Ok(json!([1, 2])));
+        assert_eq!(list.structured_content, Some(json!({"result": [1, 2]})));
+        let object = result(Ok(json!({"a": 1})));
+        assert_eq!(object.structured_content, Some(json!({"a": 1})));
+        let refused = result(Err(("NOT_FOUND".into(), "no".into())));
+        assert_eq!(refused.is_error, Some(true));
+        assert_eq!(
+            refused.structured_content,
+            Some(json!({"code": "NOT_FOUND", "message": "no"}))
+        );
     }
 }

@@ -8,12 +8,14 @@ use serde_json::{Map, Value, json};
 
 /// The longest `intercom_ask` wait, in ms (as the adapters' tools allow).
 pub const MAX_ASK_TIMEOUT_MS: u64 = 120_000;
-/// `intercom_ask`'s wait when none is given, in ms.
-pub const DEFAULT_ASK_TIMEOUT_MS: u64 = 60_000;
+/// `intercom_ask`'s wait when none is given, in ms: under the 60 s after which the official
+/// TypeScript SDK gives up on a request by default (it would cancel the ask, and the late reply
+/// would be refused, instead of hearing ASK_TIMEOUT with the ask left open).
+pub const DEFAULT_ASK_TIMEOUT_MS: u64 = 50_000;
 /// The longest `intercom_wait` wait, in ms.
 pub const MAX_WAIT_TIMEOUT_MS: u64 = 600_000;
-/// `intercom_wait`'s wait when none is given, in ms.
-pub const DEFAULT_WAIT_TIMEOUT_MS: u64 = 60_000;
+/// `intercom_wait`'s wait when none is given, in ms (under that 60 s too).
+pub const DEFAULT_WAIT_TIMEOUT_MS: u64 = 50_000;
 /// The longest status summary, in characters.
 pub const MAX_SUMMARY_CHARS: usize = 400;
 /// Messages `intercom_pending` and `intercom_wait` show at most per call; the rest follow.
@@ -143,7 +145,9 @@ pub fn all(team: bool) -> Vec<Tool> {
             "Ask and wait for the reply",
             "Ask another session something and wait for its reply (at most timeout_ms). Use it \
              only when the next step needs the answer; use intercom_send otherwise. When no \
-             reply comes in time the ask stays open and its reply appears in intercom_pending.",
+             reply comes in time the ask stays open and its reply appears in intercom_pending. \
+             Keep timeout_ms under the client's own request timeout: a request the client \
+             gives up on cancels the ask.",
             json!({"properties": {
                 "to": to, "message": message, "attachments": attachments_schema(),
                 "timeout_ms": {"type": "integer", "minimum": 1, "maximum": MAX_ASK_TIMEOUT_MS,
