@@ -76,6 +76,9 @@ export type AlreadyStopped = "AlreadyStopped";
 /** What a health probe finds (`Health::ALL.map(Health::as_str)`). */
 export type BrokerHealth = "compatible" | "incompatible" | "unreachable";
 
+/** What delivery_status reports (an opt-in extension, docs/hub.md) (`broker::wire::delivery_state::ALL`). */
+export type DeliveryState = "accepted" | "queued" | "delivered" | "read" | "failed" | "expired" | "unknown";
+
 /** `config::DEFAULT_IDLE_EXIT_MS` */
 export type DefaultIdleExitMs = 5000;
 

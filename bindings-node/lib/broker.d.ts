@@ -1,7 +1,7 @@
 // Hand-written declarations of the broker subpath. Literal facts come from ../facts.js, which
 // `cargo xtask gen` writes from the Rust crates.
 import { IntercomError } from "../index.js";
-import type { AgentDirEnv, AlreadyStopped, BrokerHealth, DefaultAgentDir, DefaultIdleExitMs, DefaultLogLevel, DefaultMaxFrameBytes, IntercomDirName, LogLevel, MaxIdleExitMs, SocketFileName, StopReason } from "../facts.js";
+import type { AgentDirEnv, AlreadyStopped, BrokerHealth, DefaultAgentDir, DefaultIdleExitMs, DefaultLogLevel, DefaultMaxFrameBytes, DeliveryState, IntercomDirName, LogLevel, MaxIdleExitMs, SocketFileName, StopReason } from "../facts.js";
 
 export interface BrokerOptions {
   /** Agent directory (default: the variable {@link AgentDirEnv}, else {@link DefaultAgentDir} in
@@ -107,6 +107,29 @@ export interface DeliveryError extends IntercomError {
   readonly accepted: boolean;
   readonly messageId: string;
 }
+/** The opt-in extensions of a send (docs/hub.md). Without them a send is protocol v4's. */
+export interface SendOptions {
+  /** To the full id of a known session that is not connected: queue it until that session
+   * registers again (the send resolves with queued: true; a full queue rejects with QUEUE_FULL;
+   * after the broker's offline_ttl_ms a 'delivery_failed' event with QUEUE_EXPIRED). Names and
+   * prefixes never queue. */
+  queue?: boolean;
+  /** Emit 'read' when the recipient has read the message (its markRead). */
+  receipts?: boolean;
+}
+/** What a send resolves to: delivered (acknowledged by the recipient), or queued for it. */
+export interface Delivery {
+  messageId: string;
+  deliveryId: string;
+  /** Present when the message was queued for an offline recipient (SendOptions.queue). */
+  queued?: true;
+}
+/** A message of this session and its delivery, as 'queued', 'read' and 'delivered' report it. */
+export interface DeliveryRef {
+  messageId: string;
+  deliveryId: string;
+}
+export type { DeliveryState };
 
 /** A remote registration's credential: a one-time enrollment token, or the session credential
  * the broker issued at enrollment, to reconnect as the same principal. */
@@ -198,10 +221,16 @@ export declare class IntercomClient {
    * sessionId cannot go with access. Rejects with the broker's error code. */
   register(options: { session: SessionRegistration; sessionId?: string; scopeId?: string; access?: RemoteRegistrationAccess }): Promise<Registered>;
   list(): Promise<SessionInfo[]>;
-  /** Resolves when the receiver acknowledged; rejects with a DeliveryError. */
-  send(to: string, message: OutgoingMessage): Promise<{ messageId: string; deliveryId: string }>;
-  ask(to: string, message: OutgoingMessage): Promise<{ messageId: string; deliveryId: string }>;
-  reply(to: string, replyTo: string, message: OutgoingMessage): Promise<{ messageId: string; deliveryId: string }>;
+  /** Resolves when the receiver acknowledged (or, with options.queue, when the broker queued it
+   * for an offline recipient); rejects with a DeliveryError. */
+  send(to: string, message: OutgoingMessage, options?: SendOptions): Promise<Delivery>;
+  ask(to: string, message: OutgoingMessage, options?: SendOptions): Promise<Delivery>;
+  reply(to: string, replyTo: string, message: OutgoingMessage, options?: SendOptions): Promise<Delivery>;
+  /** Tells the broker a received message was shown to the model (message_read); a sender that
+   * asked for receipts hears 'read'. */
+  markRead(deliveryId: string): void;
+  /** The state of one of this session's own messages (another session's is "unknown"). */
+  deliveryStatus(messageId: string): Promise<DeliveryState>;
   defer(messageId: string): Promise<{ applied: boolean; action: "defer"; messageId: string }>;
   cancel(messageId: string): Promise<{ applied: boolean; action: "cancel"; messageId: string }>;
   presence(update: { name?: string; status?: string; model?: string }): void;
@@ -213,6 +242,10 @@ export declare class IntercomClient {
   on(event: "ask_deferred", listener: (frame: { type: "ask_deferred"; messageId: string; fromSessionId: string }) => void): this;
   on(event: "ask_cancelled", listener: (frame: { type: "ask_cancelled"; messageId: string; fromSessionId: string; reason: "cancelled" | "expired" | "delivery_failed" | "session_disconnected" | "authorization_revoked" }) => void): this;
   on(event: "broker_error", listener: (error: IntercomError) => void): this;
+  /** A send with queue was queued for its offline recipient. */
+  on(event: "queued" | "read" | "delivered", listener: (delivery: DeliveryRef) => void): this;
+  /** The failure of a message no pending send waits for (a queued one's QUEUE_EXPIRED ...). */
+  on(event: "delivery_failed", listener: (error: DeliveryError) => void): this;
   on(event: "close", listener: () => void): this;
 }
 /** Connects to a broker (a socket path, or options naming the agent directory or socket). Broker

@@ -207,7 +207,11 @@ const refusalError = (refusal) => new IntercomError(refusal.code, refusal.messag
  * A connection to the broker. Events: 'message' ({ deliveryId, from, message, ack }),
  * 'session_joined', 'session_left', 'presence_update', 'ask_deferred', 'ask_cancelled',
  * 'broker_error' (an error frame), 'close'. With autoAck (the default) every message is
- * acknowledged right after the 'message' listeners return.
+ * acknowledged right after the 'message' listeners return. The opt-in extensions (docs/hub.md)
+ * add 'queued' ({ messageId, deliveryId }: the broker queued a send for an offline recipient),
+ * 'read' ({ messageId, deliveryId }: the recipient read a message sent with receipts), and
+ * 'delivered' ({ messageId, deliveryId }) and 'delivery_failed' (a DeliveryError) for an
+ * outcome no pending send waits for (a queued message's, typically).
  */
 class IntercomClient extends EventEmitter {
   constructor (socket, options) {
@@ -292,7 +296,7 @@ class IntercomClient extends EventEmitter {
       case 'sessions':
       case 'ask_control_result': {
         const pending = this._requests.get(frame.requestId)
-        if (pending) {
+        if (pending && pending.messageId === undefined) {
           this._requests.delete(frame.requestId)
           pending.resolve(frame.type === 'sessions' ? frame.sessions : { applied: frame.applied, action: frame.action, messageId: frame.messageId })
         }
@@ -306,10 +310,34 @@ class IntercomClient extends EventEmitter {
       case 'delivered':
       case 'delivery_failed': {
         const pending = this._deliveries.get(frame.messageId)
-        if (!pending) return
+        const outcome = frame.type === 'delivered' ? { messageId: frame.messageId, deliveryId: frame.deliveryId } : deliveryError(frame)
+        // No send waits for it (a queued message's send resolved at 'queued'): an event.
+        if (!pending) return this.emit(frame.type, outcome)
         this._deliveries.delete(frame.messageId)
-        if (frame.type === 'delivered') pending.resolve({ messageId: frame.messageId, deliveryId: frame.deliveryId })
-        else pending.reject(deliveryError(frame))
+        if (frame.type === 'delivered') pending.resolve(outcome)
+        else pending.reject(outcome)
+        return
+      }
+      case 'delivery_queued': {
+        const queued = { messageId: frame.messageId, deliveryId: frame.deliveryId }
+        const pending = this._deliveries.get(frame.messageId)
+        if (pending) {
+          this._deliveries.delete(frame.messageId)
+          pending.resolve({ ...queued, queued: true })
+        }
+        this.emit('queued', queued)
+        return
+      }
+      case 'message_read':
+        this.emit('read', { messageId: frame.messageId, deliveryId: frame.deliveryId })
+        return
+      case 'delivery_status': {
+        const pending = this._requests.get(frame.requestId)
+        if (!pending || pending.messageId === undefined) return
+        this._requests.delete(frame.requestId)
+        let state
+        try { state = addon.clientDeliveryStatusAnswer(text, frame.requestId, pending.messageId) } catch (error) { return pending.reject(error) }
+        pending.resolve(state)
         return
       }
       case 'message': {
@@ -380,23 +408,52 @@ class IntercomClient extends EventEmitter {
    * Sends a message ({ text } or a full { id?, content, replyTo?, expectsReply? }). Resolves when
    * the receiver acknowledged it; rejects with the delivery failure code (err.accepted tells
    * whether the broker had accepted it), or UNSUPPORTED_VALUE when it is not plain JSON data.
+   * options (docs/hub.md; the rules are agent_intercom_broker::client::rules::SendOptions):
+   * { queue?, receipts? }. With queue, a message to the full id of a known session that is not
+   * connected is queued for it: the promise resolves { messageId, deliveryId, queued: true }
+   * then, and the outcome comes as a 'delivered' or 'delivery_failed' event (QUEUE_EXPIRED after
+   * the broker's offline_ttl_ms); a full queue rejects with QUEUE_FULL. With receipts, 'read' is
+   * emitted once the recipient has read it (markRead). Without options, the send is protocol v4's.
    */
-  send (to, message) { return this._send(to, message, undefined) }
+  send (to, message, options) { return this._send(to, message, undefined, options) }
 
   /** Sends a message that expects a reply; the reply arrives as a 'message' with replyTo. */
-  ask (to, message) { return this._send(to, message, { expectsReply: true }) }
+  ask (to, message, options) { return this._send(to, message, { expectsReply: true }, options) }
 
   /** Replies to an ask (replyTo = the ask's message id). */
-  reply (to, replyTo, message) { return this._send(to, message, { replyTo }) }
+  reply (to, replyTo, message, options) { return this._send(to, message, { replyTo }, options) }
 
-  _send (to, message, extra) {
+  _send (to, message, extra, options) {
     return new Promise((resolveDelivery, reject) => {
+      const members = options === undefined ? {} : JSON.parse(addon.clientSendOptions(jsonText(options, FRAME, 'options'), 'options'))
       const m = { ...outgoing(message), ...extra }
       m.id = m.id ?? randomUUID()
       m.timestamp = m.timestamp ?? Date.now()
       this._deliveries.set(m.id, { resolve: resolveDelivery, reject })
-      try { this._write({ type: 'send', to, message: m }) } catch (error) {
+      try { this._write({ type: 'send', to, ...members, message: m }) } catch (error) {
         this._deliveries.delete(m.id)
+        reject(error)
+      }
+    })
+  }
+
+  /** Tells the broker the message of this delivery was shown to the model (message_read): its
+   * sender, if it asked for receipts, is told; the broker records it as read. */
+  markRead (deliveryId) {
+    if (typeof deliveryId !== 'string') fail('INVALID_ARGUMENT', 'deliveryId must be a non-empty string')
+    this._writeBytes(addon.clientMessageReadRequest(deliveryId, 'deliveryId'))
+  }
+
+  /** The state of one of this session's messages: 'accepted', 'queued', 'delivered', 'read',
+   * 'failed', 'expired' or 'unknown' (another session's message id is unknown too). */
+  deliveryStatus (messageId) {
+    return new Promise((resolveStatus, reject) => {
+      if (typeof messageId !== 'string') fail('INVALID_ARGUMENT', 'messageId must be a non-empty string')
+      const requestId = randomUUID()
+      const bytes = addon.clientDeliveryStatusRequest(requestId, messageId, 'messageId')
+      this._requests.set(requestId, { resolve: resolveStatus, reject, messageId })
+      try { this._writeBytes(bytes) } catch (error) {
+        this._requests.delete(requestId)
         reject(error)
       }
     })

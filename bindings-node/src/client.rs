@@ -189,3 +189,44 @@ impl NativeFrameReader {
         }
     }
 }
+
+/// A send's opt-in extensions (`rules::SendOptions::parse`, `what` naming the object), as the
+/// JSON text of the members its frame gets: `{}` when it asks for nothing (protocol v4's send).
+#[napi]
+pub fn client_send_options(json: String, what: String) -> Result<String> {
+    let options = rules::SendOptions::parse(&request(&json, &what)?, &what).map_err(js_error)?;
+    Ok(Value::Object(options.members()).to_string())
+}
+
+/// The `message_read` frame of a delivery (`rules::message_read_request`), length prefix
+/// included.
+#[napi]
+pub fn client_message_read_request(delivery_id: String, what: String) -> Result<Buffer> {
+    let frame = rules::message_read_request(&delivery_id, &what).map_err(js_error)?;
+    Ok(wire::encode(&frame).into())
+}
+
+/// The `delivery_status` frame (`rules::delivery_status_request`), length prefix included.
+#[napi]
+pub fn client_delivery_status_request(
+    request_id: String,
+    message_id: String,
+    what: String,
+) -> Result<Buffer> {
+    let frame =
+        rules::delivery_status_request(&request_id, &message_id, &what).map_err(js_error)?;
+    Ok(wire::encode(&frame).into())
+}
+
+/// The state the answer to a delivery_status request reports (`rules::delivery_status_answer`);
+/// throws `INVALID_FRAME` for an answer that is not that request's.
+#[napi]
+pub fn client_delivery_status_answer(
+    frame_text: String,
+    request_id: String,
+    message_id: String,
+) -> Result<String> {
+    rules::delivery_status_answer(&frame(frame_text)?, &request_id, &message_id)
+        .map(str::to_string)
+        .map_err(js_error)
+}

@@ -102,6 +102,8 @@ pub struct NativeBrokerFacts {
     pub health_remote_access_json: String,
     /// How long a client waits for the broker's answer to a request by default (`accessControl`).
     pub answer_timeout_ms: f64,
+    /// What `deliveryStatus` resolves to (`wire::delivery_state::ALL`).
+    pub delivery_states: Vec<String>,
 }
 
 /// What `lib/scratchpad.js` needs to know about the store's default location.
@@ -185,6 +187,7 @@ fn broker_facts() -> NativeBrokerFacts {
         health_endpoint: wire::LOCAL_ENDPOINT.into(),
         health_remote_access_json: wire::remote_access_contract().to_string(),
         answer_timeout_ms: agent_intercom_broker::client::ANSWER_TIMEOUT.as_millis() as f64,
+        delivery_states: wire::delivery_state::ALL.map(str::to_string).into(),
     }
 }
 

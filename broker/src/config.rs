@@ -274,6 +274,21 @@ limits! {
     /// Bytes queued for a connection that does not read, at most; past it the connection is
     /// closed as a slow consumer.
     max_outbound_bytes: Count = 16 * MIB, 4096, 4096 * MIB, "max_outbound_bytes";
+    /// How long a session stays known after it was last connected: a `send` with `queue` to
+    /// its full id is queued for it this long, and the states `delivery_status` reports are
+    /// kept this long.
+    offline_retention: Millis = 7 * DAY_MS, 1, 365 * DAY_MS, "offline_retention_ms";
+    /// How long a queued message waits for its recipient; then its sender is told
+    /// `QUEUE_EXPIRED`.
+    offline_ttl: Millis = DAY_MS, 1, 365 * DAY_MS, "offline_ttl_ms";
+    /// Messages queued for one offline session, at most (more are refused: `QUEUE_FULL`).
+    offline_queue_max_messages: Count = 256, 1, 1_000_000, "offline_queue_max_messages";
+    /// Bytes of the messages queued for one offline session, at most (`QUEUE_FULL`).
+    offline_queue_max_bytes: Count = 8 * MIB, 1024, 4096 * MIB, "offline_queue_max_bytes";
+    /// Bytes of every queued message together, at most (`QUEUE_FULL`): queued messages are
+    /// held in memory as well as in the store.
+    offline_queue_max_total_bytes: Count = 64 * MIB, 1024, 4096 * MIB,
+        "offline_queue_max_total_bytes";
 }
 
 /// The agent directory: `$PI_CODING_AGENT_DIR` (relative paths resolved against the current

@@ -1,5 +1,6 @@
 //! Durable broker state in SQLite (WAL): ask edges and duplicate-suppression results, so both
-//! survive a crash (kill -9) and a restart. Scopes are never stored.
+//! survive a crash (kill -9) and a restart; and, for the opt-in extensions, the sessions known
+//! by id, the offline queue and the states of tracked messages. Scopes are never stored.
 
 use std::fs::OpenOptions;
 use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
@@ -8,6 +9,11 @@ use std::path::{Path, PathBuf};
 use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
 
 /// The store's schema version. A store with a newer version is refused, never rewritten.
+///
+/// The offline queue added tables (`known_sessions`, `offline_queue`, `message_status`) and a
+/// column (`deliveries.kept`, default 0) without changing what was there: a broker of before
+/// reads and writes such a store as it always did (it ignores the additions), so the version
+/// stays 1 and brokers of either kind can own the same directory in turn.
 pub const SCHEMA_VERSION: i64 = 1;
 
 /// Why the store could not be used.
@@ -80,6 +86,60 @@ pub struct DeliveryRow {
     /// A failure the sender may retry with the same id.
     pub retryable: bool,
     /// Milliseconds since the epoch.
+    pub expires_at: i64,
+    /// The result of a send with `queue`: it answers a repeat of the send whether or not the
+    /// recipient is connected (kept for the retention window).
+    pub kept: bool,
+}
+
+/// A message waiting in the offline queue for its recipient.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct QueuedRow {
+    /// Its place in the queue (the queue's order, over all recipients).
+    pub seq: i64,
+    /// The delivery id its sender was told (`delivery_queued`) and its recipient will see.
+    pub delivery_id: String,
+    /// Recipient (a full session id).
+    pub to: String,
+    /// Sender.
+    pub from: String,
+    /// Message id.
+    pub message_id: String,
+    /// Digest of {to, replyTo, expectsReply, content}.
+    pub fingerprint: String,
+    /// The sender's SessionInfo when it sent the message, as JSON (never a scope).
+    pub from_info: String,
+    /// The message object as its sender wrote it, as JSON.
+    pub message: String,
+    /// An ask: its edge is open while the message waits.
+    pub expects_reply: bool,
+    /// The ask it answers, if a reply.
+    pub reply_to: Option<String>,
+    /// The sender asked for a read receipt.
+    pub receipts: bool,
+    /// Milliseconds since the epoch.
+    pub queued_at: i64,
+    /// Milliseconds since the epoch: then the sender is told `QUEUE_EXPIRED`.
+    pub expires_at: i64,
+}
+
+/// The state of a tracked message (a send with `queue` or `receipts`), for `delivery_status`
+/// and read receipts.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StatusRow {
+    /// Sender.
+    pub from: String,
+    /// Message id.
+    pub message_id: String,
+    /// Its delivery id.
+    pub delivery_id: String,
+    /// Recipient.
+    pub to: String,
+    /// `accepted`, `queued`, `delivered`, `read`, `failed` or `expired`.
+    pub state: String,
+    /// The sender asked for a read receipt.
+    pub receipts: bool,
+    /// Milliseconds since the epoch: the row is forgotten then.
     pub expires_at: i64,
 }
 
@@ -189,6 +249,32 @@ impl Store {
             Some(v) if v > SCHEMA_VERSION => return Err(StoreError::NewerSchema(v)),
             Some(_) => {}
         }
+        // The additions of the offline queue (see SCHEMA_VERSION), made only once the version
+        // was found to be ours.
+        conn.execute_batch(
+            "CREATE TABLE IF NOT EXISTS known_sessions (
+               id TEXT PRIMARY KEY, last_seen INTEGER NOT NULL, remote INTEGER NOT NULL);
+             CREATE TABLE IF NOT EXISTS offline_queue (
+               seq INTEGER PRIMARY KEY, delivery_id TEXT NOT NULL UNIQUE, to_id TEXT NOT NULL,
+               from_id TEXT NOT NULL, message_id TEXT NOT NULL, fingerprint TEXT NOT NULL,
+               from_info TEXT NOT NULL, message TEXT NOT NULL, expects_reply INTEGER NOT NULL,
+               reply_to TEXT, receipts INTEGER NOT NULL, queued_at INTEGER NOT NULL,
+               expires_at INTEGER NOT NULL, UNIQUE (from_id, message_id));
+             CREATE TABLE IF NOT EXISTS message_status (
+               from_id TEXT NOT NULL, message_id TEXT NOT NULL, delivery_id TEXT NOT NULL,
+               to_id TEXT NOT NULL, state TEXT NOT NULL, receipts INTEGER NOT NULL,
+               expires_at INTEGER NOT NULL, PRIMARY KEY (from_id, message_id));
+             CREATE INDEX IF NOT EXISTS message_status_delivery
+               ON message_status (delivery_id);",
+        )?;
+        let kept: bool = conn
+            .prepare("SELECT 1 FROM pragma_table_info('deliveries') WHERE name = 'kept'")?
+            .exists([])?;
+        if !kept {
+            conn.execute_batch(
+                "ALTER TABLE deliveries ADD COLUMN kept INTEGER NOT NULL DEFAULT 0",
+            )?;
+        }
         // Make sure every byte of the file is readable: a damaged page fails here, not later.
         let check: String = conn.query_row("PRAGMA quick_check", [], |r| r.get(0))?;
         if check != "ok" {
@@ -247,25 +333,16 @@ impl Store {
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
-    /// Live delivery results (expired ones are deleted).
+    /// Live delivery results but the kept ones, which are looked up when needed (expired ones
+    /// are deleted).
     pub fn load_deliveries(&self, now_ms: i64) -> Result<Vec<DeliveryRow>, StoreError> {
         self.conn
             .execute("DELETE FROM deliveries WHERE expires_at <= ?1", [now_ms])?;
         let mut stmt = self.conn.prepare(
-            "SELECT from_id, message_id, fingerprint, to_id, response, retryable, expires_at \
-             FROM deliveries",
+            "SELECT from_id, message_id, fingerprint, to_id, response, retryable, expires_at, \
+             kept FROM deliveries WHERE kept = 0",
         )?;
-        let rows = stmt.query_map([], |r| {
-            Ok(DeliveryRow {
-                from: r.get(0)?,
-                message_id: r.get(1)?,
-                fingerprint: r.get(2)?,
-                to: r.get(3)?,
-                response: r.get(4)?,
-                retryable: r.get::<_, i64>(5)? != 0,
-                expires_at: r.get(6)?,
-            })
-        })?;
+        let rows = stmt.query_map([], delivery_row)?;
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
@@ -316,8 +393,8 @@ impl Store {
         self.conn
             .prepare_cached(
                 "INSERT OR REPLACE INTO deliveries \
-                 (from_id, message_id, fingerprint, to_id, response, retryable, expires_at) \
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                 (from_id, message_id, fingerprint, to_id, response, retryable, expires_at, kept) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
             )?
             .execute(params![
                 d.from,
@@ -326,7 +403,8 @@ impl Store {
                 d.to,
                 d.response,
                 d.retryable as i64,
-                d.expires_at
+                d.expires_at,
+                d.kept as i64
             ])?;
         Ok(())
     }
@@ -340,20 +418,10 @@ impl Store {
         Ok(self
             .conn
             .prepare_cached(
-                "SELECT from_id, message_id, fingerprint, to_id, response, retryable, expires_at \
-                 FROM deliveries WHERE from_id = ?1 AND message_id = ?2",
+                "SELECT from_id, message_id, fingerprint, to_id, response, retryable, expires_at, \
+                 kept FROM deliveries WHERE from_id = ?1 AND message_id = ?2",
             )?
-            .query_row(params![from, message_id], |r| {
-                Ok(DeliveryRow {
-                    from: r.get(0)?,
-                    message_id: r.get(1)?,
-                    fingerprint: r.get(2)?,
-                    to: r.get(3)?,
-                    response: r.get(4)?,
-                    retryable: r.get::<_, i64>(5)? != 0,
-                    expires_at: r.get(6)?,
-                })
-            })
+            .query_row(params![from, message_id], delivery_row)
             .optional()?)
     }
 
@@ -391,4 +459,177 @@ impl Store {
             .execute([now_ms])?;
         Ok(())
     }
+
+    /// Records that session `id` was connected at `now_ms` (registered, or just left).
+    pub fn touch_session(&self, id: &str, now_ms: i64, remote: bool) -> Result<(), StoreError> {
+        self.conn
+            .prepare_cached(
+                "INSERT OR REPLACE INTO known_sessions (id, last_seen, remote) VALUES (?1, ?2, ?3)",
+            )?
+            .execute(params![id, now_ms, remote as i64])?;
+        Ok(())
+    }
+
+    /// When session `id` was last connected, and whether it was a remote principal.
+    pub fn known_session(&self, id: &str) -> Result<Option<(i64, bool)>, StoreError> {
+        Ok(self
+            .conn
+            .prepare_cached("SELECT last_seen, remote FROM known_sessions WHERE id = ?1")?
+            .query_row([id], |r| Ok((r.get(0)?, r.get::<_, i64>(1)? != 0)))
+            .optional()?)
+    }
+
+    /// Every queued message, in queue order.
+    pub fn load_queued(&self) -> Result<Vec<QueuedRow>, StoreError> {
+        let mut stmt = self.conn.prepare(
+            "SELECT seq, delivery_id, to_id, from_id, message_id, fingerprint, from_info, \
+             message, expects_reply, reply_to, receipts, queued_at, expires_at \
+             FROM offline_queue ORDER BY seq",
+        )?;
+        let rows = stmt.query_map([], |r| {
+            Ok(QueuedRow {
+                seq: r.get(0)?,
+                delivery_id: r.get(1)?,
+                to: r.get(2)?,
+                from: r.get(3)?,
+                message_id: r.get(4)?,
+                fingerprint: r.get(5)?,
+                from_info: r.get(6)?,
+                message: r.get(7)?,
+                expects_reply: r.get::<_, i64>(8)? != 0,
+                reply_to: r.get(9)?,
+                receipts: r.get::<_, i64>(10)? != 0,
+                queued_at: r.get(11)?,
+                expires_at: r.get(12)?,
+            })
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// Queues a message.
+    pub fn put_queued(&self, q: &QueuedRow) -> Result<(), StoreError> {
+        self.conn
+            .prepare_cached(
+                "INSERT INTO offline_queue (seq, delivery_id, to_id, from_id, message_id, \
+                 fingerprint, from_info, message, expects_reply, reply_to, receipts, queued_at, \
+                 expires_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+            )?
+            .execute(params![
+                q.seq,
+                q.delivery_id,
+                q.to,
+                q.from,
+                q.message_id,
+                q.fingerprint,
+                q.from_info,
+                q.message,
+                q.expects_reply as i64,
+                q.reply_to,
+                q.receipts as i64,
+                q.queued_at,
+                q.expires_at
+            ])?;
+        Ok(())
+    }
+
+    /// Takes a message out of the queue (delivered, failed or expired).
+    pub fn delete_queued(&self, delivery_id: &str) -> Result<(), StoreError> {
+        self.conn
+            .prepare_cached("DELETE FROM offline_queue WHERE delivery_id = ?1")?
+            .execute([delivery_id])?;
+        Ok(())
+    }
+
+    /// Inserts or replaces a tracked message's state.
+    pub fn put_status(&self, s: &StatusRow) -> Result<(), StoreError> {
+        self.conn
+            .prepare_cached(
+                "INSERT OR REPLACE INTO message_status \
+                 (from_id, message_id, delivery_id, to_id, state, receipts, expires_at) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            )?
+            .execute(params![
+                s.from,
+                s.message_id,
+                s.delivery_id,
+                s.to,
+                s.state,
+                s.receipts as i64,
+                s.expires_at
+            ])?;
+        Ok(())
+    }
+
+    /// A tracked message of `from`, by its message id.
+    pub fn status_of(&self, from: &str, message_id: &str) -> Result<Option<StatusRow>, StoreError> {
+        self.status_where(
+            "from_id = ?1 AND message_id = ?2",
+            params![from, message_id],
+        )
+    }
+
+    /// A tracked message, by its delivery id.
+    pub fn status_by_delivery(&self, delivery_id: &str) -> Result<Option<StatusRow>, StoreError> {
+        self.status_where("delivery_id = ?1", params![delivery_id])
+    }
+
+    fn status_where(
+        &self,
+        condition: &str,
+        values: &[&dyn rusqlite::ToSql],
+    ) -> Result<Option<StatusRow>, StoreError> {
+        let sql = format!(
+            "SELECT from_id, message_id, delivery_id, to_id, state, receipts, expires_at \
+             FROM message_status WHERE {condition}"
+        );
+        Ok(self
+            .conn
+            .prepare_cached(&sql)?
+            .query_row(values, |r| {
+                Ok(StatusRow {
+                    from: r.get(0)?,
+                    message_id: r.get(1)?,
+                    delivery_id: r.get(2)?,
+                    to: r.get(3)?,
+                    state: r.get(4)?,
+                    receipts: r.get::<_, i64>(5)? != 0,
+                    expires_at: r.get(6)?,
+                })
+            })
+            .optional()?)
+    }
+
+    /// At start: a tracked message still `accepted` (its delivery was in flight when the broker
+    /// stopped) or `queued` without its queue entry did not arrive: it is `failed`.
+    pub fn settle_stale_statuses(&self) -> Result<(), StoreError> {
+        self.conn.execute_batch(
+            "UPDATE message_status SET state = 'failed' WHERE state = 'accepted' OR \
+             (state = 'queued' AND delivery_id NOT IN (SELECT delivery_id FROM offline_queue))",
+        )?;
+        Ok(())
+    }
+
+    /// Forgets tracked states past their time and sessions last seen before `seen_before`.
+    pub fn prune_offline(&self, now_ms: i64, seen_before: i64) -> Result<(), StoreError> {
+        self.conn
+            .prepare_cached("DELETE FROM message_status WHERE expires_at <= ?1")?
+            .execute([now_ms])?;
+        self.conn
+            .prepare_cached("DELETE FROM known_sessions WHERE last_seen < ?1")?
+            .execute([seen_before])?;
+        Ok(())
+    }
+}
+
+fn delivery_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<DeliveryRow> {
+    Ok(DeliveryRow {
+        from: r.get(0)?,
+        message_id: r.get(1)?,
+        fingerprint: r.get(2)?,
+        to: r.get(3)?,
+        response: r.get(4)?,
+        retryable: r.get::<_, i64>(5)? != 0,
+        expires_at: r.get(6)?,
+        kept: r.get::<_, i64>(7)? != 0,
+    })
 }

@@ -42,6 +42,32 @@ pub mod failure_code {
     pub const RECIPIENT_DISCONNECTED: &str = "RECIPIENT_DISCONNECTED";
     pub const SENDER_DISCONNECTED: &str = "SENDER_DISCONNECTED";
     pub const DELIVERY_TIMEOUT: &str = "DELIVERY_TIMEOUT";
+    /// Extension (opt-in, `send.queue`): the recipient's offline queue is full.
+    pub const QUEUE_FULL: &str = "QUEUE_FULL";
+    /// Extension (opt-in, `send.queue`): the message waited `offline_ttl_ms` in the queue.
+    pub const QUEUE_EXPIRED: &str = "QUEUE_EXPIRED";
+}
+
+/// The states `delivery_status` reports (an extension: only a client that sends the frame sees
+/// them). `unknown`: the broker holds nothing about that message id of the asking session
+/// (never sent, refused before it was accepted, forgotten, or another session's).
+pub mod delivery_state {
+    /// Accepted and handed to the connected recipient; not acknowledged yet.
+    pub const ACCEPTED: &str = "accepted";
+    /// In the offline queue (handed out and not acknowledged counts as queued too).
+    pub const QUEUED: &str = "queued";
+    /// The recipient acknowledged it (`message_received`).
+    pub const DELIVERED: &str = "delivered";
+    /// The recipient said it was shown to its model (`message_read`).
+    pub const READ: &str = "read";
+    /// Accepted, then failed (the `delivery_failed` its sender was told).
+    pub const FAILED: &str = "failed";
+    /// Waited in the offline queue past `offline_ttl_ms` (`QUEUE_EXPIRED`).
+    pub const EXPIRED: &str = "expired";
+    /// Nothing known.
+    pub const UNKNOWN: &str = "unknown";
+    /// Every state, in the order of a message's life.
+    pub const ALL: [&str; 7] = [ACCEPTED, QUEUED, DELIVERED, READ, FAILED, EXPIRED, UNKNOWN];
 }
 
 /// The `endpoint` a compatible broker advertises in `health_ok` (this one serves local clients
@@ -193,6 +219,10 @@ pub struct Send {
     pub expects_reply: bool,
     /// The message object, forwarded verbatim.
     pub message: Value,
+    /// Extension `send.queue`: to a known offline session (by full id), queue it.
+    pub queue: bool,
+    /// Extension `send.receipts`: tell the sender when the recipient has read it.
+    pub receipts: bool,
 }
 
 /// A client frame after validation.
@@ -258,6 +288,18 @@ pub enum ClientFrame {
     },
     /// `access_control` (refused: remote access is not served by this broker).
     AccessControl,
+    /// Extension `message_read`: the recipient showed a delivered message to its model.
+    MessageRead {
+        /// The delivery read.
+        delivery_id: String,
+    },
+    /// Extension `delivery_status`: the state of one of the sender's messages.
+    DeliveryStatus {
+        /// Echoed.
+        request_id: String,
+        /// The message asked about.
+        message_id: String,
+    },
 }
 
 /// The text of every refusal of a malformed `register` (its keys, its session record, its
@@ -485,6 +527,15 @@ fn parse_send(map: &Map<String, Value>, config: &BrokerConfig) -> ClientFrame {
         Some(to) if !to.is_empty() && js_len(to) <= config.max_target_len => to,
         _ => return invalid(message_id),
     };
+    // The opt-in extensions: booleans when present (absent is false).
+    let flag = |key: &str| match map.get(key) {
+        None => Some(false),
+        Some(Value::Bool(b)) => Some(*b),
+        Some(_) => None,
+    };
+    let (Some(queue), Some(receipts)) = (flag("queue"), flag("receipts")) else {
+        return invalid(message_id);
+    };
     let Some(m) = message.as_object() else {
         return invalid(message_id);
     };
@@ -580,6 +631,8 @@ fn parse_send(map: &Map<String, Value>, config: &BrokerConfig) -> ClientFrame {
         reply_to,
         expects_reply,
         message: message.clone(),
+        queue,
+        receipts,
     }))
 }
 
@@ -662,6 +715,13 @@ pub fn parse_client_frame(value: &Value, config: &BrokerConfig) -> Result<Client
             }
         }
         "access_control" => ClientFrame::AccessControl,
+        "message_read" => ClientFrame::MessageRead {
+            delivery_id: id_field("deliveryId")?,
+        },
+        "delivery_status" => ClientFrame::DeliveryStatus {
+            request_id: id_field("requestId")?,
+            message_id: id_field("messageId")?,
+        },
         other => {
             return Err(Rejection::invalid(format!(
                 "Unknown client message type: {}",

@@ -1,7 +1,8 @@
 /* The C client (aic_client_*) against a broker started in this process: registration, frames
  * both ways, refusals as the broker's codes and texts, a closed connection (never SIGPIPE), and
  * the remote-access flow (enrollment, register over the gateway, reconnect with the session
- * credential, child enrollment, inspection, revocation). Then against a fake broker that answers
+ * credential, child enrollment, inspection, revocation), and the opt-in extensions of
+ * docs/hub.md (the offline queue, read receipts, delivery_status) as generic frames. Then against a fake broker that answers
  * register with each case of vectors/broker-client-v1.json, which the Rust client and Node's
  * connect() run too: the same code, message and closing for every answer.
  *
@@ -234,6 +235,99 @@ static void local_client(const char *socket_path) {
     CHECK(access_control(socket_path, "{\"action\":\"inspect_tree\"}", &st) == NULL && st == AIC_STATUS_INVALID_ARGUMENT);
     CHECK(access_control(socket_path, "{\"adminToken\":\"t\",\"action\":\"x\",\"typo\":1}", &st) == NULL && st == AIC_STATUS_UNKNOWN_KEY);
     CHECK(access_control("/nonexistent/aic.sock", "{\"adminToken\":\"t\",\"action\":\"x\"}", &st) == NULL && st == AIC_STATUS_NOT_CONNECTED);
+}
+
+/* The delivery_status state of one of the client's messages (malloc'd), or NULL. */
+static char *delivery_state(aic_client *c, const char *message_id) {
+    char request[512];
+    snprintf(request, sizeof request, "{\"type\":\"delivery_status\",\"requestId\":\"st-%s\",\"messageId\":\"%s\"}", message_id, message_id);
+    if (send_text(c, request) != AIC_STATUS_OK) return NULL;
+    cJSON *answer = expect(c, "delivery_status");
+    char rid[300];
+    snprintf(rid, sizeof rid, "st-%s", message_id);
+    char *state = answer && is(str(answer, "requestId"), rid) && str(answer, "state") ? strdup(str(answer, "state")) : NULL;
+    cJSON_Delete(answer);
+    return state;
+}
+
+static int state_is(aic_client *c, const char *message_id, const char *expected) {
+    char *state = delivery_state(c, message_id);
+    int same = is(state, expected);
+    if (!same) fprintf(stderr, "%s: state %s, expected %s\n", message_id, state ? state : "(none)", expected);
+    free(state);
+    return same;
+}
+
+/* Waits until `watcher` hears session `id` leave. */
+static int heard_leave(aic_client *watcher, const char *id) {
+    for (int i = 0; i < 20; i++) {
+        cJSON *f = expect(watcher, "session_left");
+        if (!f) return 0;
+        int match = is(str(f, "sessionId"), id);
+        cJSON_Delete(f);
+        if (match) return 1;
+    }
+    return 0;
+}
+
+/* The opt-in extensions (docs/hub.md) through the generic frames: a send with queue and
+ * receipts to a session that is not connected is queued; the session registers again and gets
+ * it; its acknowledgement is the sender's `delivered`, its message_read the sender's
+ * `message_read`; delivery_status follows. A name never queues. */
+static void extensions(const char *socket_path) {
+    aic_status st;
+    aic_client *alice = connect_to(socket_path);
+    aic_client *bob = connect_to(socket_path);
+    CHECK(alice && bob);
+    if (!alice || !bob) return;
+    cJSON *r = reg(alice, "{\"session\":" SESSION ",\"sessionId\":\"x-alice\"}", &st);
+    cJSON_Delete(r);
+    r = reg(bob, "{\"session\":{\"cwd\":\"/c\",\"model\":\"c\",\"pid\":1,\"startedAt\":1,\"lastActivity\":1,\"name\":\"bobby\"},\"sessionId\":\"x-bob\"}", &st);
+    CHECK(st == AIC_STATUS_OK);
+    cJSON_Delete(r);
+    aic_client_free(bob);
+    CHECK(heard_leave(alice, "x-bob"));
+
+    CHECK(send_text(alice, "{\"type\":\"send\",\"to\":\"bobby\",\"queue\":true,\"message\":{\"id\":\"xn1\",\"timestamp\":1,\"content\":{\"text\":\"by name\"}}}") == AIC_STATUS_OK);
+    cJSON *refused = expect(alice, "delivery_failed");
+    CHECK(refused && is(str(refused, "code"), "SESSION_NOT_FOUND") && cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(refused, "accepted")));
+    cJSON_Delete(refused);
+
+    CHECK(send_text(alice, "{\"type\":\"send\",\"to\":\"x-bob\",\"queue\":true,\"receipts\":true,\"message\":{\"id\":\"xq1\",\"timestamp\":1,\"content\":{\"text\":\"queued in C\"}}}") == AIC_STATUS_OK);
+    cJSON *queued = expect(alice, "delivery_queued");
+    CHECK(queued && is(str(queued, "messageId"), "xq1"));
+    char delivery[256];
+    snprintf(delivery, sizeof delivery, "%s", queued && str(queued, "deliveryId") ? str(queued, "deliveryId") : "");
+    cJSON_Delete(queued);
+    CHECK(delivery[0] != 0);
+    CHECK(state_is(alice, "xq1", "queued"));
+
+    bob = connect_to(socket_path);
+    r = reg(bob, "{\"session\":" SESSION ",\"sessionId\":\"x-bob\"}", &st);
+    CHECK(st == AIC_STATUS_OK);
+    cJSON_Delete(r);
+    cJSON *message = expect(bob, "message");
+    CHECK(message && is(str(message, "deliveryId"), delivery));
+    const cJSON *content = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(message, "message"), "content");
+    CHECK(is(str(content, "text"), "queued in C"));
+    CHECK(is(str(cJSON_GetObjectItemCaseSensitive(message, "from"), "id"), "x-alice"));
+    cJSON_Delete(message);
+    char frame[512];
+    snprintf(frame, sizeof frame, "{\"type\":\"message_received\",\"deliveryId\":\"%s\"}", delivery);
+    CHECK(send_text(bob, frame) == AIC_STATUS_OK);
+    cJSON *delivered = expect(alice, "delivered");
+    CHECK(delivered && is(str(delivered, "messageId"), "xq1") && is(str(delivered, "deliveryId"), delivery));
+    cJSON_Delete(delivered);
+    CHECK(state_is(alice, "xq1", "delivered"));
+    snprintf(frame, sizeof frame, "{\"type\":\"message_read\",\"deliveryId\":\"%s\"}", delivery);
+    CHECK(send_text(bob, frame) == AIC_STATUS_OK);
+    cJSON *read = expect(alice, "message_read");
+    CHECK(read && is(str(read, "messageId"), "xq1") && is(str(read, "deliveryId"), delivery));
+    cJSON_Delete(read);
+    CHECK(state_is(alice, "xq1", "read"));
+    CHECK(state_is(bob, "xq1", "unknown"));
+    aic_client_free(bob);
+    aic_client_free(alice);
 }
 
 /* The admin token of the broker of an intercom directory (malloc'd), or NULL. */
@@ -556,6 +650,7 @@ int main(int argc, char **argv) {
     CHECK(strcmp(aic_broker_gateway_path(NULL), "") == 0);
 
     local_client(socket_path);
+    extensions(socket_path);
 
     const char *external = getenv("AIC_REMOTE_AGENT_DIR");
     if (external && *external) {

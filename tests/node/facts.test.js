@@ -141,6 +141,7 @@ test('facts.d.ts holds what the package has at run time', () => {
     CoreErrorCode: core.INTERCOM_ERROR_CODES.slice(1),
     LogLevel: B.logLevels,
     StopReason: B.stopReasons,
+    DeliveryState: B.deliveryStates,
     AlreadyStopped: [B.alreadyStopped],
     DefaultIdleExitMs: [B.defaultIdleExitMs],
     MaxIdleExitMs: [B.maxIdleExitMs],
@@ -244,8 +245,9 @@ const escapeRegExp = (text) => text.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')
  * not looked for. */
 // The corpus vocabulary (operations such as "list", "session_joined", outcomes such as
 // "delivered") shares its words with wire frame types and store operations, which the
-// declarations name in their own right: those two facts are not searched for.
-const VOCABULARY = new Set(['ProtocolV4Operations', 'ProtocolV4Outcomes'])
+// declarations name in their own right, and so do the delivery states ("queued", "read",
+// "failed" are also event names and participant states): those facts are not searched for.
+const VOCABULARY = new Set(['ProtocolV4Operations', 'ProtocolV4Outcomes', 'DeliveryState'])
 
 function retypedFacts () {
   const out = [['a 64-hex digest', /\b[0-9a-f]{64}\b/]]

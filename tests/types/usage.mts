@@ -54,6 +54,28 @@ export async function brokerUsage(agentDir: string): Promise<string | undefined>
   return client.sessionId;
 }
 
+import type { Delivery, DeliveryRef, DeliveryState, IntercomClient } from "@ctliz/agent-intercom-core/broker";
+// The opt-in extensions (docs/hub.md): send options, markRead, deliveryStatus and their events.
+export async function hubUsage(client: IntercomClient): Promise<DeliveryState> {
+  const sent: Delivery = await client.send("peer-id", "later", { queue: true, receipts: true });
+  const queued: true | undefined = sent.queued;
+  await client.ask("peer-id", { content: { text: "?" } }, { queue: true });
+  await client.reply("peer-id", "q1", "!", {});
+  // @ts-expect-error the options are booleans
+  await client.send("peer-id", "x", { queue: "yes" });
+  // @ts-expect-error and only these two
+  await client.send("peer-id", "x", { urgent: true });
+  client.on("queued", (d: DeliveryRef) => d.deliveryId);
+  client.on("read", (d: DeliveryRef) => d.messageId);
+  client.on("delivered", (d: DeliveryRef) => d.messageId);
+  client.on("delivery_failed", (e) => e.accepted && e.code);
+  client.markRead(sent.deliveryId);
+  const state = await client.deliveryStatus(sent.messageId);
+  // @ts-expect-error a state is one of the broker's
+  const wrong: DeliveryState = "lost";
+  return queued && wrong ? state : "unknown";
+}
+
 import { accessControl, type AccessControlResult, type Registered } from "@ctliz/agent-intercom-core/broker";
 export async function remoteUsage(agentDir: string, gateway: string, adminToken: string): Promise<number> {
   const issued: AccessControlResult = await accessControl({

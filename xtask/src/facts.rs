@@ -100,6 +100,8 @@ pub fn facts() -> Vec<Fact> {
         StopReason = union(StopReason::ALL.map(StopReason::as_str));
         AlreadyStopped = string(StopReason::ALREADY_STOPPED);
         BrokerHealth = union(Health::ALL.map(Health::as_str)), "What a health probe finds";
+        DeliveryState = union(broker::wire::delivery_state::ALL),
+            "What delivery_status reports (an opt-in extension, docs/hub.md)";
         DefaultIdleExitMs = plain(config::DEFAULT_IDLE_EXIT_MS);
         MaxIdleExitMs = plain(config::MAX_IDLE_EXIT_MS);
         DefaultMaxFrameBytes = plain(config::DEFAULT_MAX_FRAME_BYTES);

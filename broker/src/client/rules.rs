@@ -12,6 +12,8 @@
 //!   the frame limit, not UTF-8 or not JSON is `INVALID_FRAME`.
 //! - Answers: [`register_answer`] ([`check_registered`], [`broker_refusal`]),
 //!   [`access_control_answer`] and [`health_answer`].
+//! - The opt-in extensions (docs/hub.md): [`SendOptions::parse`] (`queue`, `receipts`),
+//!   [`message_read_request`], [`delivery_status_request`] and [`delivery_status_answer`].
 
 use agent_intercom_core::{Error, ErrorCode, protocol};
 use serde_json::{Map, Value};
@@ -656,6 +658,110 @@ pub fn health_answer(frame: Option<&Value>, request_id: &str) -> Health {
     }
 }
 
+/// The extensions a send may ask for ([`SendOptions::parse`]; docs/hub.md).
+pub const SEND_OPTIONS: [&str; 2] = ["queue", "receipts"];
+
+/// What a send opts into: both off is a send of protocol v4, exactly.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SendOptions {
+    /// `queue`: to a known session that is not connected, by its full id, the broker queues
+    /// the message (`delivery_queued`) until it registers again.
+    pub queue: bool,
+    /// `receipts`: the sender is told `message_read` when the recipient has read it.
+    pub receipts: bool,
+}
+
+impl SendOptions {
+    /// `{queue?, receipts?}`, each a boolean (`what` names the object in messages): another
+    /// key is `UNKNOWN_KEY`, another value `INVALID_ARGUMENT`.
+    pub fn parse(value: &Value, what: &str) -> Result<SendOptions, Error> {
+        let map = object(value, what, "{ queue?, receipts? }")?;
+        known_keys(map, &SEND_OPTIONS, what, "a send")?;
+        let flag = |key: &str| match map.get(key) {
+            None => Ok(false),
+            Some(Value::Bool(b)) => Ok(*b),
+            Some(_) => Err(fail(
+                ErrorCode::InvalidArgument,
+                format!("{what}.{key} must be a boolean"),
+            )),
+        };
+        Ok(SendOptions {
+            queue: flag("queue")?,
+            receipts: flag("receipts")?,
+        })
+    }
+
+    /// The members a send frame gets, in this order: only those that are on, so a send that
+    /// asks for nothing is the frame protocol v4 has.
+    pub fn members(&self) -> Map<String, Value> {
+        let mut members = Map::new();
+        for (key, on) in [("queue", self.queue), ("receipts", self.receipts)] {
+            if on {
+                members.insert(key.into(), Value::Bool(true));
+            }
+        }
+        members
+    }
+}
+
+/// An id a request carries: a non-empty string without NUL.
+fn id_arg(id: &str, what: &str) -> Result<(), Error> {
+    if id.is_empty() || id.contains('\0') {
+        return Err(fail(
+            ErrorCode::InvalidArgument,
+            format!("{what} must be a non-empty string"),
+        ));
+    }
+    Ok(())
+}
+
+/// The `message_read` frame: the recipient showed the delivery `delivery_id` to its model.
+pub fn message_read_request(delivery_id: &str, what: &str) -> Result<Value, Error> {
+    id_arg(delivery_id, what)?;
+    Ok(serde_json::json!({ "type": "message_read", "deliveryId": delivery_id }))
+}
+
+/// The `delivery_status` frame asking for one of the session's own messages.
+pub fn delivery_status_request(
+    request_id: &str,
+    message_id: &str,
+    what: &str,
+) -> Result<Value, Error> {
+    id_arg(message_id, what)?;
+    Ok(serde_json::json!({
+        "type": "delivery_status",
+        "requestId": request_id,
+        "messageId": message_id,
+    }))
+}
+
+/// The state the broker's answer to a `delivery_status` request reports (one of
+/// [`wire::delivery_state::ALL`]): the answer must be that request's, for that message, with a
+/// state this library knows, else `INVALID_FRAME`.
+pub fn delivery_status_answer(
+    frame: &Value,
+    request_id: &str,
+    message_id: &str,
+) -> Result<&'static str, Error> {
+    let state = frame.get("state").and_then(Value::as_str);
+    let known = wire::delivery_state::ALL
+        .into_iter()
+        .find(|s| Some(*s) == state);
+    match known {
+        Some(state)
+            if frame_type(frame) == Some("delivery_status")
+                && frame.get("requestId").and_then(Value::as_str) == Some(request_id)
+                && frame.get("messageId").and_then(Value::as_str) == Some(message_id) =>
+        {
+            Ok(state)
+        }
+        _ => Err(fail(
+            ErrorCode::InvalidFrame,
+            format!("the broker answered delivery_status with {frame}, not this request's state"),
+        )),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -785,5 +891,62 @@ mod tests {
         let r = AccessControlRequest::parse(&admin, "request").unwrap();
         assert_eq!((r.action(), r.request_id().len()), ("inspect_tree", 36));
         assert_eq!(r.frame()["requestId"], r.request_id());
+    }
+
+    #[test]
+    fn send_options_are_booleans_and_only_what_is_on_goes_out() {
+        let plain = SendOptions::parse(&json!({}), "options").unwrap();
+        assert_eq!(plain, SendOptions::default());
+        assert!(
+            plain.members().is_empty(),
+            "nothing asked: protocol v4's send"
+        );
+        let both = SendOptions::parse(&json!({ "queue": true, "receipts": true }), "o").unwrap();
+        assert_eq!(
+            Value::Object(both.members()).to_string(),
+            r#"{"queue":true,"receipts":true}"#
+        );
+        let off = SendOptions::parse(&json!({ "queue": false }), "o").unwrap();
+        assert!(off.members().is_empty());
+        let e = SendOptions::parse(&json!({ "queue": 1 }), "options").unwrap_err();
+        assert_eq!(e.code(), ErrorCode::InvalidArgument);
+        assert_eq!(e.message(), "options.queue must be a boolean");
+        let e = SendOptions::parse(&json!({ "queued": true }), "options").unwrap_err();
+        assert_eq!(e.code(), ErrorCode::UnknownKey);
+        let e = SendOptions::parse(&json!([]), "options").unwrap_err();
+        assert_eq!(e.code(), ErrorCode::InvalidArgument);
+    }
+
+    #[test]
+    fn extension_requests_and_the_status_answer() {
+        assert_eq!(
+            message_read_request("d1", "deliveryId").unwrap(),
+            json!({ "type": "message_read", "deliveryId": "d1" })
+        );
+        let e = message_read_request("", "deliveryId").unwrap_err();
+        assert_eq!(e.message(), "deliveryId must be a non-empty string");
+        assert_eq!(
+            delivery_status_request("r", "m", "messageId").unwrap(),
+            json!({ "type": "delivery_status", "requestId": "r", "messageId": "m" })
+        );
+        assert!(delivery_status_request("r", "a\0b", "messageId").is_err());
+        let answer = |kind: &str, request: &str, message: &str, state: &str| {
+            let mut frame = json!({ "type": kind, "requestId": request, "messageId": message });
+            frame["state"] = json!(state);
+            frame
+        };
+        for state in wire::delivery_state::ALL {
+            let frame = answer("delivery_status", "r", "m", state);
+            assert_eq!(delivery_status_answer(&frame, "r", "m").unwrap(), state);
+        }
+        for bad in [
+            answer("delivery_status", "r", "m", "lost"),
+            answer("delivery_status", "x", "m", "read"),
+            answer("delivery_status", "r", "x", "read"),
+            answer("sessions", "r", "m", "read"),
+        ] {
+            let e = delivery_status_answer(&bad, "r", "m").unwrap_err();
+            assert_eq!(e.code(), ErrorCode::InvalidFrame, "{bad}");
+        }
     }
 }

@@ -79,6 +79,31 @@ impl State {
         );
     }
 
+    /// An ask whose message waits in the offline queue (or was just handed out of it): set
+    /// aside (deferred: its asker is not waiting on a connected session) and answerable until
+    /// `expires_at`. Nothing when the ask is no longer open.
+    pub(super) fn extend_edge(&mut self, key: &(String, String), expires_at: i64) {
+        let Some(edge) = self.edges.get_mut(key) else {
+            return;
+        };
+        edge.state = AskState::Deferred;
+        edge.expires_at = expires_at;
+        let row = EdgeRow {
+            from: key.0.clone(),
+            message_id: key.1.clone(),
+            to: edge.to.clone(),
+            created_at: edge.created_at,
+            expires_at,
+            state: AskState::Deferred.as_str().into(),
+        };
+        self.persist(|s| s.put_edge(&row));
+        // The timer armed before no longer matches the edge's expiry: it does nothing.
+        self.schedule_at_ms(
+            expires_at,
+            Timer::AskExpiry(key.0.clone(), key.1.clone(), expires_at),
+        );
+    }
+
     /// Removes an edge; with a reason, tells the asked session it was cancelled.
     pub(super) fn remove_edge(&mut self, key: &(String, String), reason: Option<&str>) {
         let Some(edge) = self.edges.remove(key) else {

@@ -12,9 +12,10 @@ use agent_intercom_core::routing::{self, ResolveKind};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
+use super::queue::{Enqueue, Route};
 use super::{ConnId, State, Timer, frame, js, text_frame};
 use crate::store::DeliveryRow;
-use crate::wire::{self, failure_code};
+use crate::wire::{self, delivery_state, failure_code};
 
 /// A delivery awaiting the recipient's acknowledgement, keyed by delivery id.
 pub(super) struct Pending {
@@ -32,6 +33,32 @@ pub(super) struct Pending {
     pub(super) to_conn: ConnId,
     pub(super) from_generation: u64,
     pub(super) to_generation: u64,
+    /// What the sender opted into (nothing, for every adapter of protocol v4).
+    pub(super) tracking: Tracking,
+}
+
+/// The opt-in extensions a delivery carries (docs/hub.md).
+#[derive(Default)]
+pub(super) struct Tracking {
+    /// Sent with `queue`: its result is kept for the retention window whether or not the
+    /// recipient is connected.
+    pub(super) queue: bool,
+    /// Sent with `receipts`.
+    pub(super) receipts: bool,
+    /// Handed out from the offline queue: its sender may be anywhere (or nowhere), and a
+    /// recipient that leaves before acknowledging gets it again on its next registration.
+    pub(super) from_queue: bool,
+    /// For a live delivery of a send with `queue` between local sessions: the sender's
+    /// SessionInfo and the message (JSON text), to queue it if the recipient leaves before
+    /// acknowledging.
+    pub(super) requeue: Option<(String, String)>,
+}
+
+impl Tracking {
+    /// The broker keeps this message's state for `delivery_status`.
+    pub(super) fn tracked(&self) -> bool {
+        self.queue || self.receipts
+    }
 }
 
 /// A settled delivery's answer, kept for duplicate suppression, keyed by (sender, message id).
@@ -44,6 +71,8 @@ pub(super) struct Recent {
     pub(super) delivered_id: Option<String>,
     pub(super) retryable: bool,
     pub(super) expires_at: i64,
+    /// The result of a send with `queue`: it stands whether or not the recipient is connected.
+    pub(super) kept: bool,
 }
 
 impl Recent {
@@ -53,6 +82,7 @@ impl Recent {
         response: &Value,
         retryable: bool,
         expires_at: i64,
+        kept: bool,
     ) -> Recent {
         let delivered_id = (response["type"] == "delivered")
             .then(|| response["deliveryId"].as_str().unwrap_or("").to_string());
@@ -63,6 +93,7 @@ impl Recent {
             delivered_id,
             retryable,
             expires_at,
+            kept,
         }
     }
 }
@@ -148,23 +179,58 @@ impl State {
         } else {
             PolicyAction::Send
         };
-        if self.answered_from_recent(conn, &key, &fp, action)
+        if self.answered_from_recent(conn, &key, &fp, action, send.queue)
             || self.answered_from_pending(conn, &key, &fp, action)
+            || self.answered_from_queue(conn, &key, &fp)
         {
             return;
         }
-        let checked = self.check_capacity(actor).and_then(|()| {
-            let target = self.resolve_target(conn, actor, &send.to, action)?;
+        let checked = if send.queue {
+            self.queue_route(conn, actor, &send.to)
+                .map_err(|(code, reason)| Refusal::new(code, reason))
+        } else {
+            Ok(Route::Live)
+        };
+        let checked = checked.and_then(|route| {
+            let live = matches!(route, Route::Live);
+            let target = match route {
+                Route::Queue(target) => target,
+                Route::Live => {
+                    self.check_capacity(actor)?;
+                    self.resolve_target(conn, actor, &send.to, action)?
+                }
+            };
             let asks = self.check_asks(actor, &target, &send)?;
-            Ok((target, asks))
+            if !live && !self.queue_has_room(&target, send.message.to_string().len()) {
+                return Err(Refusal::new(
+                    failure_code::QUEUE_FULL,
+                    "The recipient's offline queue is full",
+                ));
+            }
+            Ok((live, target, asks))
         });
         match checked {
             Err(refusal) => self.fail_send(conn, &send.id, false, refusal.code, &refusal.reason),
-            Ok((target, asks)) => {
+            Ok((true, target, asks)) => {
                 if asks.opens {
                     self.add_edge(actor, &send.id, &target);
                 }
                 self.deliver(conn, key, fp, send, target, asks.resolves);
+            }
+            Ok((false, target, asks)) => {
+                if asks.opens {
+                    self.add_edge(actor, &send.id, &target);
+                }
+                let from_info = self.sessions[actor].info_text.clone();
+                let item = Enqueue {
+                    key,
+                    fingerprint: fp,
+                    send: &send,
+                    to: target,
+                    from_info,
+                    delivery_id: None,
+                };
+                self.enqueue(Some(conn), item);
             }
         }
     }
@@ -178,9 +244,15 @@ impl State {
         key: &(String, String),
         fp: &str,
         action: PolicyAction,
+        queue: bool,
     ) -> bool {
         let now = self.clock.now_ms();
-        if self.recent_evicted
+        if self.recent.get(key).is_some_and(|r| r.expires_at <= now) {
+            self.recent.remove(key);
+        }
+        // The store is asked when memory may have let the result go: after an eviction, and for
+        // a send with `queue`, whose result the store keeps for the retention window.
+        if (self.recent_evicted || queue)
             && !self.recent.contains_key(key)
             && let Some(row) = self
                 .store
@@ -196,6 +268,7 @@ impl State {
                 &response,
                 row.retryable,
                 row.expires_at,
+                row.kept,
             );
             self.remember_recent(key.clone(), recent);
         }
@@ -215,8 +288,9 @@ impl State {
             );
             true
         } else if recent.retryable
-            || !self.sessions.contains_key(&recent.to)
-            || !self.policy().allows(&key.0, action, &recent.to)
+            || (!recent.kept
+                && (!self.sessions.contains_key(&recent.to)
+                    || !self.policy().allows(&key.0, action, &recent.to)))
         {
             self.recent.remove(key);
             self.persist(|s| s.delete_delivery(&key.0, &key.1));
@@ -262,6 +336,11 @@ impl State {
             );
             return true;
         }
+        if p.tracking.from_queue {
+            // Handed out from the queue, not acknowledged yet: still queued.
+            self.tell_queued(conn, &key.1, &existing);
+            return true;
+        }
         if self.bindings_unchanged(p) && self.policy().allows(&p.from, action, &p.to) {
             self.send_value(
                 conn,
@@ -279,7 +358,8 @@ impl State {
 
     /// The broker-wide and per-sender bounds on deliveries awaiting acknowledgement.
     fn check_capacity(&self, actor: &str) -> Result<(), Refusal> {
-        if self.pending.len() >= self.config.max_pending_deliveries
+        // Deliveries from the offline queue count for neither bound: their senders may be away.
+        if self.pending.len() - self.pending_from_queue >= self.config.max_pending_deliveries
             || self.pending_from.get(actor).copied().unwrap_or(0)
                 >= self.config.max_pending_deliveries_per_session
         {
@@ -394,6 +474,25 @@ impl State {
         let me = &self.sessions[&key.0];
         let them = &self.sessions[&target];
         let delivery_id = uuid::Uuid::new_v4().to_string();
+        let requeue = (send.queue && me.remote.is_none() && them.remote.is_none())
+            .then(|| (me.info_text.clone(), send.message.to_string()));
+        let tracking = Tracking {
+            queue: send.queue,
+            receipts: send.receipts,
+            from_queue: false,
+            requeue,
+        };
+        if tracking.tracked() {
+            let state = delivery_state::ACCEPTED;
+            self.put_status(
+                &key.0,
+                &send.id,
+                &delivery_id,
+                &target,
+                send.receipts,
+                state,
+            );
+        }
         let pending = Pending {
             timer: (self.clock.now(), 0), // set once scheduled, below
             key: key.clone(),
@@ -407,6 +506,7 @@ impl State {
             to_conn: them.conn,
             from_generation: me.generation,
             to_generation: them.generation,
+            tracking,
         };
         let to_conn = them.conn;
         let (message_id, delivery) = (js(&send.id), js(&delivery_id));
@@ -419,8 +519,18 @@ impl State {
         );
         self.send(conn, text_frame(&accepted));
         self.send(to_conn, text_frame(&message));
-        *self.pending_from.entry(key.0.clone()).or_default() += 1;
-        self.pending_by_key.insert(key, delivery_id.clone());
+        self.add_pending(delivery_id, pending);
+    }
+
+    /// Records a delivery handed to its recipient, with its acknowledgement timer.
+    pub(super) fn add_pending(&mut self, delivery_id: String, pending: Pending) {
+        if pending.tracking.from_queue {
+            self.pending_from_queue += 1;
+        } else {
+            *self.pending_from.entry(pending.from.clone()).or_default() += 1;
+        }
+        self.pending_by_key
+            .insert(pending.key.clone(), delivery_id.clone());
         let timer = self.schedule(
             self.config.delivery_ack_timeout,
             Timer::DeliveryTimeout(delivery_id.clone()),
@@ -429,21 +539,24 @@ impl State {
             .insert(delivery_id, Pending { timer, ..pending });
     }
 
-    /// Both ends of a pending delivery still hold the bindings it was accepted for.
+    /// Both ends of a pending delivery still hold the bindings it was accepted for (for one
+    /// from the queue, the recipient only: its sender may come and go).
     fn bindings_unchanged(&self, p: &Pending) -> bool {
         let same = |id: &str, generation: u64| {
             self.sessions
                 .get(id)
                 .is_some_and(|e| e.generation == generation)
         };
-        same(&p.from, p.from_generation) && same(&p.to, p.to_generation)
+        (p.tracking.from_queue || same(&p.from, p.from_generation)) && same(&p.to, p.to_generation)
     }
 
     fn take_pending(&mut self, delivery_id: &str) -> Option<Pending> {
         let p = self.pending.remove(delivery_id)?;
         self.timers.remove(&p.timer);
         self.pending_by_key.remove(&p.key);
-        if let Some(n) = self.pending_from.get_mut(&p.from) {
+        if p.tracking.from_queue {
+            self.pending_from_queue -= 1;
+        } else if let Some(n) = self.pending_from.get_mut(&p.from) {
             *n -= 1;
             if *n == 0 {
                 self.pending_from.remove(&p.from);
@@ -452,39 +565,67 @@ impl State {
         Some(p)
     }
 
-    /// Records a settled delivery's answer and tells its sender, if the sender is still on
-    /// the connection it sent from.
-    fn settle(&mut self, p: &Pending, response: Value, retryable: bool) {
-        self.remember(p, &response, retryable);
-        if self
-            .sessions
-            .get(&p.from)
-            .is_some_and(|e| e.conn == p.from_conn)
-        {
-            self.send_value(p.from_conn, response);
+    /// Records a settled delivery's answer and tells its sender: if the sender is still on
+    /// the connection it sent from, or, for a delivery from the queue, wherever it is connected.
+    fn settle(&mut self, delivery_id: &str, p: &Pending, response: Value, retryable: bool) {
+        let kept = p.tracking.queue;
+        self.remember(&p.key, &p.fingerprint, &p.to, &response, retryable, kept);
+        if p.tracking.tracked() {
+            let state = if response["type"] == "delivered" {
+                delivery_state::DELIVERED
+            } else {
+                delivery_state::FAILED
+            };
+            let receipts = p.tracking.receipts;
+            self.put_status(&p.from, &p.message_id, delivery_id, &p.to, receipts, state);
         }
+        let to = match self.sessions.get(&p.from) {
+            Some(e) if p.tracking.from_queue || e.conn == p.from_conn => e.conn,
+            _ => return,
+        };
+        self.send_value(to, response);
     }
 
-    fn remember(&mut self, p: &Pending, response: &Value, retryable: bool) {
-        let expires_at = self.clock.now_ms() + self.config.recent_delivery_ttl.as_millis() as i64;
+    /// Keeps a settled delivery's answer for duplicate suppression: in memory and in the store
+    /// for `recent_delivery_ttl_ms`; when `kept` (a send with `queue`, whose sender may be away
+    /// for long and repeat it when it comes back), in the store for the retention window, where a
+    /// repeat of the send finds it once it left memory (see `answered_from_recent`).
+    pub(super) fn remember(
+        &mut self,
+        key: &(String, String),
+        fingerprint: &str,
+        to: &str,
+        response: &Value,
+        retryable: bool,
+        kept: bool,
+    ) {
+        let now = self.clock.now_ms();
+        let expires_at = now + self.config.recent_delivery_ttl.as_millis() as i64;
+        let retained = now + self.config.offline_retention.as_millis() as i64;
         let row = DeliveryRow {
-            from: p.from.clone(),
-            message_id: p.message_id.clone(),
-            fingerprint: p.fingerprint.clone(),
-            to: p.to.clone(),
+            from: key.0.clone(),
+            message_id: key.1.clone(),
+            fingerprint: fingerprint.to_string(),
+            to: to.to_string(),
             response: response.to_string(),
             retryable,
-            expires_at,
+            expires_at: if kept {
+                expires_at.max(retained)
+            } else {
+                expires_at
+            },
+            kept,
         };
         self.persist(|s| s.put_delivery(&row));
         self.recent.insert(
-            p.key.clone(),
+            key.clone(),
             Recent::new(
-                p.fingerprint.clone(),
-                p.to.clone(),
+                fingerprint.to_string(),
+                to.to_string(),
                 response,
                 retryable,
                 expires_at,
+                kept,
             ),
         );
     }
@@ -524,13 +665,16 @@ impl State {
             );
         }
         let p = self.take_pending(delivery_id).expect("checked");
+        if p.tracking.from_queue {
+            self.dequeue(delivery_id);
+        }
         if let Some(ask) = &p.resolves {
             // The reply is delivered: the ask it answers is resolved.
             self.remove_edge(ask, None);
         }
         let response =
             json!({ "type": "delivered", "messageId": p.message_id, "deliveryId": delivery_id });
-        self.settle(&p, response, false);
+        self.settle(delivery_id, &p, response, false);
     }
 
     /// The recipient refused a delivery (its message id conflicts with one it already holds).
@@ -548,6 +692,9 @@ impl State {
         let Some(p) = self.take_pending(delivery_id) else {
             return;
         };
+        if p.tracking.from_queue {
+            self.dequeue(delivery_id);
+        }
         if p.expects_reply {
             self.remove_edge(
                 &(p.from.clone(), p.message_id.clone()),
@@ -561,22 +708,28 @@ impl State {
             "code": code,
             "reason": reason,
         });
-        self.settle(&p, response, true);
+        self.settle(delivery_id, &p, response, true);
     }
 
+    /// Session `id` left connection `conn`: the deliveries it had yet to acknowledge and those
+    /// it sent that were not acknowledged fail, in the order they were made. A message sent
+    /// with `queue` to a local session is queued instead (a delivery from the queue goes back
+    /// to it): the recipient will have it when it comes back.
     pub(super) fn fail_pending_of(&mut self, id: &str, conn: ConnId) {
-        let doomed: Vec<(String, &'static str, &'static str)> = self
+        let mut doomed: Vec<((Instant, u64), String, &'static str, &'static str)> = self
             .pending
             .iter()
             .filter_map(|(did, p)| {
                 if p.to == id && p.to_conn == conn {
                     Some((
+                        p.timer,
                         did.clone(),
                         failure_code::RECIPIENT_DISCONNECTED,
                         "Recipient disconnected before acknowledging the message",
                     ))
-                } else if p.from == id && p.from_conn == conn {
+                } else if p.from == id && p.from_conn == conn && !p.tracking.from_queue {
                     Some((
+                        p.timer,
                         did.clone(),
                         failure_code::SENDER_DISCONNECTED,
                         "Sender disconnected before delivery was acknowledged",
@@ -586,12 +739,59 @@ impl State {
                 }
             })
             .collect();
-        for (did, code, reason) in doomed {
+        doomed.sort();
+        for (_, did, code, reason) in doomed {
+            if code == failure_code::RECIPIENT_DISCONNECTED && self.requeue(&did) {
+                continue;
+            }
             self.fail_pending(&did, code, reason);
         }
     }
 
-    /// Delivery results loaded from the store at start.
+    /// A delivery whose recipient left, put (back) in the queue when its send asked for it
+    /// and the queue has room. Whether it was.
+    fn requeue(&mut self, delivery_id: &str) -> bool {
+        let p = &self.pending[delivery_id];
+        if p.tracking.from_queue {
+            self.take_pending(delivery_id);
+            self.back_to_queue(delivery_id);
+            return true;
+        }
+        let Some((from_info, message)) = &p.tracking.requeue else {
+            return false;
+        };
+        if !self.queue_has_room(&p.to, message.len()) {
+            return false;
+        }
+        let Ok(message) = serde_json::from_str::<Value>(message) else {
+            return false;
+        };
+        let from_info = from_info.clone();
+        let p = self.take_pending(delivery_id).expect("listed");
+        let send = wire::Send {
+            to: p.to.clone(),
+            id: p.message_id.clone(),
+            reply_to: p.resolves.as_ref().map(|(_, id)| id.clone()),
+            expects_reply: p.expects_reply,
+            message,
+            queue: true,
+            receipts: p.tracking.receipts,
+        };
+        let item = Enqueue {
+            key: p.key,
+            fingerprint: p.fingerprint,
+            send: &send,
+            to: p.to,
+            from_info,
+            delivery_id: Some(delivery_id.to_string()),
+        };
+        // Its sender is told `delivery_queued` where it is connected now.
+        self.enqueue(None, item);
+        true
+    }
+
+    /// Delivery results loaded from the store at start (the kept results stay there: a repeat
+    /// of their send looks them up).
     pub(super) fn restore_results(&mut self, rows: Vec<DeliveryRow>) {
         for row in rows {
             if let Ok(response) = serde_json::from_str::<Value>(&row.response) {
@@ -603,6 +803,7 @@ impl State {
                         &response,
                         row.retryable,
                         row.expires_at,
+                        row.kept,
                     ),
                 );
             }

@@ -4,7 +4,8 @@
 //!
 //! This file holds the state, the event and frame dispatch, timers and the batch flush;
 //! `sessions` registration, presence and lifecycle broadcasts; `delivery` sends, acknowledgements
-//! and duplicate suppression; `asks` the open asks; `remote` remote access (the gateway's
+//! and duplicate suppression; `asks` the open asks; `queue` the opt-in extensions (the offline
+//! queue, read receipts, `delivery_status`); `remote` remote access (the gateway's
 //! registrations, `access_control`, the policy kernel over the live sessions, expiry); `clock`
 //! where time comes from.
 
@@ -25,6 +26,7 @@ use crate::wire::{self, ClientFrame, Rejection, error_code, failure_code};
 mod asks;
 mod clock;
 mod delivery;
+mod queue;
 mod remote;
 mod sessions;
 
@@ -155,6 +157,7 @@ enum Timer {
     Registration(ConnId, u64),
     DeliveryTimeout(String),
     AskExpiry(String, String, i64),
+    QueueExpiry(String),
     Idle(u64),
     Prune,
     AccessSweep(u64),
@@ -172,6 +175,10 @@ pub struct State {
     pending: HashMap<String, Pending>,
     pending_by_key: HashMap<(String, String), String>,
     pending_from: HashMap<String, usize>,
+    /// Pending deliveries handed out from the offline queue.
+    pending_from_queue: usize,
+    /// The offline queue.
+    queue: queue::Queue,
     /// Delivery results kept in memory (a bounded cache: all of them are in the store).
     recent: HashMap<(String, String), Recent>,
     /// Insertion order of `recent`, for evicting the oldest past the bound.
@@ -236,6 +243,8 @@ impl State {
             pending: HashMap::new(),
             pending_by_key: HashMap::new(),
             pending_from: HashMap::new(),
+            pending_from_queue: 0,
+            queue: queue::Queue::default(),
             recent: HashMap::new(),
             recent_order: VecDeque::new(),
             recent_evicted: false,
@@ -275,20 +284,29 @@ impl State {
     fn load(&mut self) {
         let now = self.clock.now_ms();
         let Some(store) = &self.store else { return };
-        let (edges, deliveries) = match (store.load_edges(now), store.load_deliveries(now)) {
-            (Ok(e), Ok(d)) => (e, d),
-            (Err(e), _) | (_, Err(e)) => {
+        let loaded = (|| {
+            let edges = store.load_edges(now)?;
+            let deliveries = store.load_deliveries(now)?;
+            let queued = store.load_queued()?;
+            store.settle_stale_statuses()?;
+            Ok::<_, crate::store::StoreError>((edges, deliveries, queued))
+        })();
+        let (edges, deliveries, queued) = match loaded {
+            Ok(loaded) => loaded,
+            Err(e) => {
                 self.log(LogLevel::Error, || {
                     format!("cannot load persisted state: {e}")
                 });
                 return;
             }
         };
+        let queued_count = queued.len();
         self.restore_edges(edges);
         self.restore_results(deliveries);
+        self.restore_queue(queued);
         self.log(LogLevel::Info, || {
             format!(
-                "loaded {} ask edges and {} delivery results",
+                "loaded {} ask edges, {} delivery results and {queued_count} queued messages",
                 self.edges.len(),
                 self.recent.len()
             )
@@ -487,6 +505,7 @@ impl State {
                     self.remove_edge(&key, Some(CancelReason::Expired.as_str()));
                 }
             }
+            Timer::QueueExpiry(delivery_id) => self.expire_queued(&delivery_id),
             Timer::Idle(seq) => {
                 if seq == self.idle_seq && self.sessions.is_empty() {
                     self.log(LogLevel::Info, || {
@@ -499,6 +518,13 @@ impl State {
                 let now = self.clock.now_ms();
                 self.recent.retain(|_, r| r.expires_at > now);
                 self.persist(|s| s.prune_deliveries(now));
+                let retention = self.config.offline_retention.as_millis() as i64;
+                self.persist(|s| s.prune_offline(now, now - retention));
+                // Connected sessions stay known however long they stay (a kill -9 of the
+                // broker does not let them go unseen).
+                for (id, e) in &self.sessions {
+                    self.touch_session(id, e.remote.is_some());
+                }
                 // Hand memory freed after a burst back to the system (glibc keeps it otherwise).
                 #[cfg(all(target_os = "linux", target_env = "gnu"))]
                 // SAFETY: malloc_trim only releases free heap pages.
@@ -772,6 +798,16 @@ impl State {
                 },
                 Some(id),
             ) => self.presence(&id, name, status, model),
+            (ClientFrame::MessageRead { delivery_id }, Some(id)) => {
+                self.message_read(conn, &id, &delivery_id)
+            }
+            (
+                ClientFrame::DeliveryStatus {
+                    request_id,
+                    message_id,
+                },
+                Some(id),
+            ) => self.delivery_status(conn, &id, &request_id, &message_id),
         }
     }
 

@@ -271,6 +271,8 @@ impl State {
                 self.install_new(conn, &id, entry, None);
             }
         }
+        // What waited for this id in the offline queue, before anything newer.
+        self.hand_over_queue(&id, conn);
         self.idle_seq += 1; // cancels a pending idle exit
     }
 
@@ -350,6 +352,7 @@ impl State {
         let Some(old) = self.sessions.remove(id) else {
             return;
         };
+        self.touch_session(id, old.remote.is_some());
         if old.remote.is_some() {
             self.remote_live -= 1;
         }
@@ -363,6 +366,7 @@ impl State {
 
     fn install(&mut self, id: &str, entry: Entry) {
         self.remove_session(id);
+        self.touch_session(id, entry.remote.is_some());
         if entry.remote.is_some() {
             self.remote_live += 1;
         }
