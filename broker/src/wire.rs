@@ -232,6 +232,8 @@ pub enum ClientFrame {
     Health {
         /// Echoed.
         request_id: String,
+        /// `extensions: true` (opt-in): the answer lists [`EXTENSIONS`].
+        extensions: bool,
     },
     /// `register`.
     Register(Box<Register>),
@@ -636,6 +638,11 @@ fn parse_send(map: &Map<String, Value>, config: &BrokerConfig) -> ClientFrame {
     }))
 }
 
+/// The opt-in extensions this broker speaks (docs/hub.md), listed in `health_ok` when the
+/// `health` request asks with `extensions: true`: a client finds out on a connection of its own,
+/// so a broker without them (which ignores the member) costs it nothing.
+pub const EXTENSIONS: [&str; 3] = ["offline-queue", "read-receipts", "delivery-status"];
+
 /// A client frame's `type`, the first thing read of it: `Invalid client message` unless the frame
 /// is an object with a string `type`. (The Pi broker then refuses every kind but `health`,
 /// `access_control` and `register` on an unregistered connection, `Received <type> before
@@ -664,6 +671,7 @@ pub fn parse_client_frame(value: &Value, config: &BrokerConfig) -> Result<Client
     Ok(match kind {
         "health" => ClientFrame::Health {
             request_id: id_field("requestId")?,
+            extensions: map.get("extensions") == Some(&Value::Bool(true)),
         },
         "register" => ClientFrame::Register(Box::new(parse_register(map)?)),
         "unregister" => match map.get("preserveAsks") {

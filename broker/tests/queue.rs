@@ -680,3 +680,23 @@ fn the_queue_survives_kill_9_and_the_message_arrives_exactly_once() {
     assert!(types(&fence(&mut b)).iter().all(|t| t != "message"));
     kill_9(child);
 }
+
+/// A client finds the extensions with `health` `extensions: true`; the adapters' `health`
+/// answer is unchanged (no `extensions` member).
+#[test]
+fn health_lists_the_extensions_only_to_a_client_that_asks() {
+    const WAIT: Duration = Duration::from_secs(5);
+    let broker = Broker::start("q-health");
+    let asked = agent_intercom_broker::client::extensions(&broker.socket, WAIT);
+    assert_eq!(asked, ["offline-queue", "read-receipts", "delivery-status"]);
+    let mut raw = agent_intercom_broker::client::RawClient::connect(&broker.socket).unwrap();
+    raw.send(&json!({"type": "health", "requestId": "h"}))
+        .unwrap();
+    let answer = raw.recv(WAIT).unwrap().unwrap();
+    assert_eq!(answer["type"], "health_ok");
+    assert!(answer.get("extensions").is_none(), "{answer}");
+    assert_eq!(
+        agent_intercom_broker::health(&broker.socket, WAIT),
+        agent_intercom_broker::Health::Compatible
+    );
+}

@@ -376,14 +376,23 @@ impl RawClient {
 /// Probes the socket with a `health` frame, as the adapters do ([`rules::health_answer`] says
 /// what the answer means), waiting up to `timeout` for each step.
 pub fn health(socket: &Path, timeout: Duration) -> Health {
-    let Ok(mut client) = RawClient::connect(socket) else {
-        return Health::Unreachable;
-    };
-    let _ = client.stream().set_write_timeout(Some(timeout));
     let request_id = uuid::Uuid::new_v4().to_string();
-    if client.send(&rules::health_request(&request_id)).is_err() {
-        return Health::Unreachable;
-    }
-    let answer = client.recv(timeout).ok().flatten();
+    let answer = probe(socket, timeout, &rules::health_request(&request_id));
     rules::health_answer(answer.as_ref(), &request_id)
+}
+
+/// The opt-in extensions the broker at `socket` speaks (docs/hub.md), asked on a connection of
+/// its own; none when it is not a compatible broker or has none.
+pub fn extensions(socket: &Path, timeout: Duration) -> Vec<String> {
+    let request_id = uuid::Uuid::new_v4().to_string();
+    let answer = probe(socket, timeout, &rules::extensions_request(&request_id));
+    rules::extensions_answer(answer.as_ref(), &request_id)
+}
+
+/// One request on a connection of its own, and the frame that comes back within `timeout`.
+fn probe(socket: &Path, timeout: Duration, request: &Value) -> Option<Value> {
+    let mut client = RawClient::connect(socket).ok()?;
+    let _ = client.stream().set_write_timeout(Some(timeout));
+    client.send(request).ok()?;
+    client.recv(timeout).ok().flatten()
 }

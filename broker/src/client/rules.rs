@@ -635,6 +635,28 @@ pub fn health_request(request_id: &str) -> Value {
     serde_json::json!({ "type": "health", "requestId": request_id })
 }
 
+/// The `health` request that also asks which opt-in extensions the broker speaks.
+pub fn extensions_request(request_id: &str) -> Value {
+    serde_json::json!({ "type": "health", "requestId": request_id, "extensions": true })
+}
+
+/// The extensions a compatible `health_ok` of `request_id` lists (none for a broker without
+/// them, which answers without the member, and for any other answer).
+pub fn extensions_answer(frame: Option<&Value>, request_id: &str) -> Vec<String> {
+    if health_answer(frame, request_id) != Health::Compatible {
+        return Vec::new();
+    }
+    frame
+        .and_then(|v| v["extensions"].as_array())
+        .map(|list| {
+            list.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 /// What the answer to a `health` probe with `request_id` means (`None`: no readable answer came):
 /// a `health_ok` of that request is compatible when it is protocol v4's local endpoint with
 /// exactly this library's remote-access contract; anything else is unreachable.

@@ -737,7 +737,13 @@ impl State {
         value: &Value,
     ) {
         match (parsed, bound) {
-            (ClientFrame::Health { request_id }, _) => self.health_ok(conn, origin, &request_id),
+            (
+                ClientFrame::Health {
+                    request_id,
+                    extensions,
+                },
+                _,
+            ) => self.health_ok(conn, origin, &request_id, extensions),
             (ClientFrame::AccessControl, None) => self.access_control(conn, origin, value),
             (ClientFrame::AccessControl, Some(_)) => self.refuse(
                 conn,
@@ -812,18 +818,20 @@ impl State {
     }
 
     /// `health_ok`: what this broker speaks, and where (the socket `origin`).
-    fn health_ok(&self, conn: ConnId, origin: Origin, request_id: &str) {
-        self.send_value(
-            conn,
-            json!({
-                "type": "health_ok",
-                "requestId": request_id,
-                "protocol": agent_intercom_core::protocol::PROTOCOL_NAME,
-                "version": agent_intercom_core::protocol::PROTOCOL_VERSION,
-                "endpoint": origin.endpoint(),
-                "remoteAccess": wire::remote_access_contract(),
-            }),
-        );
+    fn health_ok(&self, conn: ConnId, origin: Origin, request_id: &str, extensions: bool) {
+        let mut answer = json!({
+            "type": "health_ok",
+            "requestId": request_id,
+            "protocol": agent_intercom_core::protocol::PROTOCOL_NAME,
+            "version": agent_intercom_core::protocol::PROTOCOL_VERSION,
+            "endpoint": origin.endpoint(),
+            "remoteAccess": wire::remote_access_contract(),
+        });
+        // Only for a client that asked: the adapters' health answer stays byte for byte.
+        if extensions {
+            answer["extensions"] = json!(wire::EXTENSIONS);
+        }
+        self.send_value(conn, answer);
     }
 
     /// The session `id` ends (its asks cancelled unless `preserve_asks`); the connection stays,

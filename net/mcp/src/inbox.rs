@@ -35,7 +35,9 @@ const SCHEMA: &str = "
     ) WITHOUT ROWID;
     CREATE TABLE meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
 ";
-const SCHEMA_VERSION: i64 = 1;
+/// Revision 2: the delivery id of each message, for its read receipt.
+const ADD_DELIVERY_ID: &str = "ALTER TABLE inbox ADD COLUMN delivery_id TEXT;";
+const SCHEMA_VERSION: i64 = 2;
 
 /// The state of an inbound ask: open until this session replies or the asker gives it up.
 pub const ASK_OPEN: &str = "open";
@@ -62,6 +64,8 @@ pub struct Stored {
     pub ask: Option<String>,
     /// Why an ask was cancelled (the broker's reason).
     pub ask_reason: Option<String>,
+    /// The broker's delivery id of its latest delivery (what a read receipt names).
+    pub delivery_id: Option<String>,
 }
 
 impl Stored {
@@ -118,9 +122,11 @@ impl Inbox {
                 format!("{WHAT} has schema version {version}, newer than {SCHEMA_VERSION}"),
             ));
         }
-        if version == 0 {
+        if version < SCHEMA_VERSION {
+            let create = if version == 0 { SCHEMA } else { "" };
             conn.execute_batch(&format!(
-                "BEGIN IMMEDIATE; {SCHEMA} PRAGMA user_version = {SCHEMA_VERSION}; COMMIT;"
+                "BEGIN IMMEDIATE; {create} {ADD_DELIVERY_ID} \
+                 PRAGMA user_version = {SCHEMA_VERSION}; COMMIT;"
             ))
             .map_err(io)?;
         }
@@ -130,31 +136,47 @@ impl Inbox {
         })
     }
 
-    /// Commits a delivered message (`from` the broker's session record, `message` as sent).
-    /// The same sender and message id again is [`Receipt::Duplicate`]: the broker delivered it
-    /// again because its acknowledgement was lost, and it is acknowledged again.
-    pub fn receive(&mut self, from: &Value, message: &Value, now: i64) -> Result<Receipt, Error> {
+    /// Commits a delivered message (`from` the broker's session record, `message` as sent,
+    /// `delivery_id` the broker's). The same sender and message id again is
+    /// [`Receipt::Duplicate`]: the broker delivered it again because its acknowledgement was
+    /// lost, and it is acknowledged again (its newest delivery id kept).
+    pub fn receive(
+        &mut self,
+        from: &Value,
+        message: &Value,
+        delivery_id: &str,
+        now: i64,
+    ) -> Result<Receipt, Error> {
         let sender_id = from["id"].as_str().unwrap_or_default();
         let message_id = message["id"].as_str().unwrap_or_default();
         let ask = (message["expectsReply"] == Value::Bool(true)).then_some(ASK_OPEN);
         let tx = self.conn.transaction().map_err(io)?;
-        let inserted = tx
+        // Already here: only its newest delivery id is kept.
+        let seen = tx
             .execute(
-                "INSERT INTO inbox (sender_id, message_id, sender, message, received_at, ask)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT (sender_id, message_id) DO NOTHING",
-                params![
-                    sender_id,
-                    message_id,
-                    from.to_string(),
-                    message.to_string(),
-                    now,
-                    ask
-                ],
+                "UPDATE inbox SET delivery_id = ?3 WHERE sender_id = ?1 AND message_id = ?2",
+                params![sender_id, message_id, delivery_id],
             )
             .map_err(io)?;
-        if inserted == 0 {
+        if seen > 0 {
+            tx.commit().map_err(io)?;
             return Ok(Receipt::Duplicate);
         }
+        tx.execute(
+            "INSERT INTO inbox
+             (sender_id, message_id, sender, message, received_at, ask, delivery_id)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            params![
+                sender_id,
+                message_id,
+                from.to_string(),
+                message.to_string(),
+                now,
+                ask,
+                delivery_id
+            ],
+        )
+        .map_err(io)?;
         let seq = tx.last_insert_rowid();
         evict(&tx, self.max_messages)?;
         tx.commit().map_err(io)?;
@@ -164,6 +186,19 @@ impl Inbox {
     /// Messages not yet marked read, oldest first.
     pub fn unread(&self) -> Result<Vec<Stored>, Error> {
         self.select("WHERE read_at IS NULL ORDER BY seq", [])
+    }
+
+    /// The oldest `limit` unread messages (a page: the count is [`Inbox::counts`]).
+    pub fn unread_page(&self, limit: usize) -> Result<Vec<Stored>, Error> {
+        self.select(
+            "WHERE read_at IS NULL ORDER BY seq LIMIT ?1",
+            [limit as i64],
+        )
+    }
+
+    /// The oldest `limit` open asks.
+    pub fn open_asks_page(&self, limit: usize) -> Result<Vec<Stored>, Error> {
+        self.select("WHERE ask = 'open' ORDER BY seq LIMIT ?1", [limit as i64])
     }
 
     /// Asks to this session still open, oldest first (read or not).
@@ -190,7 +225,8 @@ impl Inbox {
 
     fn select<P: rusqlite::Params>(&self, filter: &str, params: P) -> Result<Vec<Stored>, Error> {
         let sql = format!(
-            "SELECT seq, sender, message, received_at, read_at, ask, ask_reason FROM inbox {filter}"
+            "SELECT seq, sender, message, received_at, read_at, ask, ask_reason, delivery_id \
+             FROM inbox {filter}"
         );
         let mut statement = self.conn.prepare_cached(&sql).map_err(io)?;
         let rows = statement
@@ -203,12 +239,14 @@ impl Inbox {
                     r.get::<_, Option<i64>>(4)?,
                     r.get::<_, Option<String>>(5)?,
                     r.get::<_, Option<String>>(6)?,
+                    r.get::<_, Option<String>>(7)?,
                 ))
             })
             .map_err(io)?;
         let mut out = Vec::new();
         for row in rows {
-            let (seq, sender, message, received_at, read_at, ask, ask_reason) = row.map_err(io)?;
+            let (seq, sender, message, received_at, read_at, ask, ask_reason, delivery_id) =
+                row.map_err(io)?;
             out.push(Stored {
                 seq,
                 from: serde_json::from_str(&sender).map_err(|_| bad_row("sender"))?,
@@ -217,6 +255,7 @@ impl Inbox {
                 read_at,
                 ask,
                 ask_reason,
+                delivery_id,
             });
         }
         Ok(out)
@@ -437,16 +476,22 @@ mod tests {
         let path = temp("once");
         let mut inbox = Inbox::open(&path, 10).unwrap();
         assert_eq!(
-            inbox.receive(&from("a"), &message("m1", false), 1).unwrap(),
+            inbox
+                .receive(&from("a"), &message("m1", false), "d", 1)
+                .unwrap(),
             Receipt::Stored(1)
         );
         assert_eq!(
-            inbox.receive(&from("a"), &message("m1", false), 2).unwrap(),
+            inbox
+                .receive(&from("a"), &message("m1", false), "d", 2)
+                .unwrap(),
             Receipt::Duplicate
         );
         // Another sender may use the same message id.
         assert_eq!(
-            inbox.receive(&from("b"), &message("m1", true), 3).unwrap(),
+            inbox
+                .receive(&from("b"), &message("m1", true), "d", 3)
+                .unwrap(),
             Receipt::Stored(2)
         );
         drop(inbox);
@@ -473,15 +518,19 @@ mod tests {
         let mut inbox = Inbox::open(&path, 3).unwrap();
         for i in 1..=3 {
             inbox
-                .receive(&from("a"), &message(&format!("m{i}"), false), i)
+                .receive(&from("a"), &message(&format!("m{i}"), false), "d", i)
                 .unwrap();
         }
         inbox.mark_read(&[2], 10).unwrap();
-        inbox.receive(&from("a"), &message("m4", false), 4).unwrap();
+        inbox
+            .receive(&from("a"), &message("m4", false), "d", 4)
+            .unwrap();
         let left: Vec<i64> = inbox.unread().unwrap().iter().map(|s| s.seq).collect();
         assert_eq!(left, [1, 3, 4], "the read one went");
         assert_eq!(inbox.evicted().unwrap(), 0);
-        inbox.receive(&from("a"), &message("m5", false), 5).unwrap();
+        inbox
+            .receive(&from("a"), &message("m5", false), "d", 5)
+            .unwrap();
         let left: Vec<i64> = inbox.unread().unwrap().iter().map(|s| s.seq).collect();
         assert_eq!(left, [3, 4, 5]);
         assert_eq!(inbox.take_evicted().unwrap(), 1);

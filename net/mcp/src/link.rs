@@ -58,8 +58,20 @@ pub struct Reach {
 pub enum Settled {
     /// The receiver acknowledged it.
     Delivered,
+    /// The broker queued it for its recipient, which is away (the offline queue, opt-in): the
+    /// broker holds it durably from now on.
+    Queued,
     /// The broker refused it: its code and reason.
     Failed(String, String),
+}
+
+/// The opt-in delivery options of a send (docs/hub.md); only for a broker that speaks them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Delivery {
+    /// Wait in the broker's offline queue when the recipient (a full id) is away.
+    pub queue: bool,
+    /// Have the broker say when the recipient's model was shown it.
+    pub receipts: bool,
 }
 
 /// What a waiter gets.
@@ -84,6 +96,9 @@ struct Shared {
     replies: Mutex<HashMap<String, oneshot::Sender<Stored>>>,
     /// The status summary the others were last shown: sent again with every registration.
     summary: Mutex<Option<String>>,
+    /// Whether the broker speaks the opt-in extensions (docs/hub.md): asked before each
+    /// registration, so an extension frame never reaches a broker without them.
+    extensions: AtomicBool,
     stop: AtomicBool,
 }
 
@@ -133,6 +148,7 @@ impl Link {
             waiters: Mutex::new(HashMap::new()),
             replies: Mutex::new(HashMap::new()),
             summary: Mutex::new(None),
+            extensions: AtomicBool::new(false),
             stop: AtomicBool::new(false),
         });
         let reader = shared.clone();
@@ -151,6 +167,11 @@ impl Link {
     /// Runs `f` on the inbox.
     pub fn inbox<T>(&self, f: impl FnOnce(&mut Inbox) -> T) -> T {
         f(&mut lock(&self.shared.inbox))
+    }
+
+    /// Whether the broker speaks the offline queue, read receipts and delivery status.
+    pub fn has_extensions(&self) -> bool {
+        self.shared.extensions.load(Ordering::SeqCst)
     }
 
     /// True while registered.
@@ -212,11 +233,18 @@ impl Link {
         &self,
         to: &str,
         message: Value,
+        options: Delivery,
         wait: Duration,
         reply: Option<oneshot::Sender<Stored>>,
     ) -> Result<Settled, Error> {
         let id = message["id"].as_str().unwrap_or_default().to_string();
-        let frame = json!({"type": "send", "to": to, "message": message});
+        let mut frame = json!({"type": "send", "to": to, "message": message});
+        if options.queue {
+            frame["queue"] = true.into();
+        }
+        if options.receipts {
+            frame["receipts"] = true.into();
+        }
         sendable(&frame)?;
         self.inbox(|inbox| inbox.queue(&id, &frame, now_ms()))?;
         let (tx, rx) = oneshot::channel();
@@ -422,6 +450,11 @@ fn connect(shared: &Shared) -> Result<Arc<Client>, Error> {
             std::thread::sleep(Duration::from_millis(25));
         }
     }
+    let extensions = agent_intercom_broker::client::extensions(&reach.socket, PROBE);
+    let hub = ["offline-queue", "read-receipts", "delivery-status"]
+        .iter()
+        .all(|e| extensions.iter().any(|x| x == e));
+    shared.extensions.store(hub, Ordering::SeqCst);
     let client = Client::connect(&reach.socket)?;
     let summary = lock(&shared.summary).clone();
     client.register(&register_request(&shared.identity, summary.as_deref()))?;
@@ -485,16 +518,20 @@ fn replay(shared: &Shared, client: &Client) {
     }
 }
 
-/// Reads frames until the connection is lost or the link stops.
+/// Reads frames until the connection is lost or the link stops ([`Link::stop`] closes the
+/// connection, which ends a read at once: the timeout only bounds an idle wake-up).
 fn read(shared: &Shared, client: &Client) {
     while !shared.stop.load(Ordering::SeqCst) {
-        match client.recv(Duration::from_millis(500)) {
+        match client.recv(Duration::from_secs(30)) {
             Ok(Some(received)) => frame(shared, client, received.value),
             Ok(None) => {}
             Err(_) => return,
         }
     }
 }
+
+/// How long the extensions probe waits for the broker's answer.
+const PROBE: Duration = Duration::from_secs(2);
 
 fn settle(shared: &Shared, message_id: &str, settled: Settled) {
     if let Err(e) = lock(&shared.inbox).settle(message_id) {
@@ -534,6 +571,7 @@ fn frame(shared: &Shared, client: &Client, frame: Value) {
     match frame["type"].as_str().unwrap_or_default() {
         "message" => deliver(shared, client, &frame),
         "delivered" => settle(shared, &text("messageId"), Settled::Delivered),
+        "delivery_queued" => settle(shared, &text("messageId"), Settled::Queued),
         "delivery_failed" => {
             let id = text("messageId");
             if text("code") == "SESSION_NOT_FOUND" && waits_for_recipient(shared, &id) {
@@ -574,7 +612,8 @@ fn deliver(shared: &Shared, client: &Client, frame: &Value) {
     let Some(delivery_id) = frame["deliveryId"].as_str() else {
         return;
     };
-    let receipt = lock(&shared.inbox).receive(&frame["from"], &frame["message"], now_ms());
+    let receipt =
+        lock(&shared.inbox).receive(&frame["from"], &frame["message"], delivery_id, now_ms());
     let seq = match receipt {
         Ok(Receipt::Stored(seq)) => Some(seq),
         Ok(Receipt::Duplicate) => None,

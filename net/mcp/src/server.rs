@@ -19,7 +19,7 @@ use serde_json::{Map, Value, json};
 use tokio::sync::oneshot;
 
 use crate::inbox::{self, ASK_ANSWERED, Stored};
-use crate::link::{Link, Settled, now_ms};
+use crate::link::{Delivery, Link, Settled, now_ms};
 use crate::pad::Pad;
 use crate::tools::{self, Args, PAGE};
 
@@ -108,10 +108,11 @@ impl Server {
             "intercom_set_summary" => self.set_summary(args).await,
             "intercom_send" => self.send(args).await,
             "intercom_ask" => self.ask(args, cx).await,
-            "intercom_pending" => self.pending(args),
+            "intercom_pending" => self.pending(args).await,
             "intercom_reply" => self.reply(args).await,
             "intercom_wait" => self.wait(args, cx).await,
             "intercom_team" => self.team(args).await,
+            "intercom_delivery_status" => self.delivery_status(args).await,
             _ => self.pad.call(name, args, &self.link.identity().name).await,
         }
     }
@@ -257,32 +258,66 @@ impl Server {
         Ok(json!({"summary": summary}))
     }
 
+    /// The delivery options of a call (`queue`, `receipts`): refused, naming them, when the
+    /// broker does not speak the extensions.
+    fn delivery(&self, args: &Args<'_>) -> Result<Delivery, (String, String)> {
+        let options = Delivery {
+            queue: args.flag("queue", false).map_err(refused)?,
+            receipts: args.flag("receipts", false).map_err(refused)?,
+        };
+        if options != Delivery::default() && !self.link.has_extensions() {
+            return Err(refused(Error::new(
+                ErrorCode::InvalidArgument,
+                "queue and receipts need a broker with the offline queue and read receipts \
+                 (agent-intercom's); this one does not list them",
+            )));
+        }
+        Ok(options)
+    }
+
     /// Sends and reports how it settled.
     async fn deliver(
         &self,
         to: &str,
         message: Value,
+        options: Delivery,
         reply: Option<oneshot::Sender<Stored>>,
     ) -> Result<Value, (String, String)> {
         let id = message["id"].clone();
-        match self.link.send(to, message, SETTLE_WAIT, reply).await {
+        match self
+            .link
+            .send(to, message, options, SETTLE_WAIT, reply)
+            .await
+        {
             Ok(Settled::Delivered) => Ok(json!({"delivered": true, "message_id": id})),
+            Ok(Settled::Queued) => {
+                Ok(json!({"delivered": false, "queued": true, "message_id": id}))
+            }
             Ok(Settled::Failed(code, reason)) => Err((code, reason)),
             Err(e) => Err(refused(e)),
         }
     }
 
     async fn send(&self, args: Option<&Map<String, Value>>) -> Outcome {
-        let args =
-            Args::new("intercom_send", args, &["to", "message", "attachments"]).map_err(refused)?;
+        let keys = ["to", "message", "attachments", "queue", "receipts"];
+        let args = Args::new("intercom_send", args, &keys).map_err(refused)?;
         let to = args.string("to").map_err(refused)?;
         let content = args.content("message").map_err(refused)?;
-        self.deliver(to, new_message(content), None).await
+        let options = self.delivery(&args)?;
+        self.deliver(to, new_message(content), options, None).await
     }
 
     async fn ask(&self, args: Option<&Map<String, Value>>, cx: &Context) -> Outcome {
-        let keys = ["to", "message", "attachments", "timeout_ms"];
+        let keys = [
+            "to",
+            "message",
+            "attachments",
+            "timeout_ms",
+            "queue",
+            "receipts",
+        ];
         let args = Args::new("intercom_ask", args, &keys).map_err(refused)?;
+        let options = self.delivery(&args)?;
         let to = args.string("to").map_err(refused)?;
         let content = args.content("message").map_err(refused)?;
         let timeout = args
@@ -298,7 +333,7 @@ impl Server {
         let id = message["id"].as_str().unwrap_or_default().to_string();
         let started = Instant::now();
         let (tx, mut rx) = oneshot::channel();
-        self.deliver(to, message, Some(tx)).await?;
+        self.deliver(to, message, options, Some(tx)).await?;
         let deadline = started + Duration::from_millis(timeout);
         let mut progress = tokio::time::interval(PROGRESS_EVERY);
         progress.tick().await;
@@ -341,14 +376,36 @@ impl Server {
         }
     }
 
-    fn pending(&self, args: Option<&Map<String, Value>>) -> Outcome {
+    async fn delivery_status(&self, args: Option<&Map<String, Value>>) -> Outcome {
+        let args = Args::new("intercom_delivery_status", args, &["message_id"]).map_err(refused)?;
+        let id = args.string("message_id").map_err(refused)?;
+        if !self.link.has_extensions() {
+            return Err(refused(Error::new(
+                ErrorCode::InvalidArgument,
+                "delivery status needs a broker that keeps it (agent-intercom's); this one \
+                 does not list it",
+            )));
+        }
+        let answer = self
+            .link
+            .request(
+                json!({"type": "delivery_status", "messageId": id}),
+                Duration::from_secs(10),
+            )
+            .await
+            .map_err(refused)?;
+        Ok(json!({"message_id": id, "state": answer["state"]}))
+    }
+
+    async fn pending(&self, args: Option<&Map<String, Value>>) -> Outcome {
         let args = Args::new("intercom_pending", args, &["mark_read"]).map_err(refused)?;
         let mark = args.flag("mark_read", false).map_err(refused)?;
-        self.link
-            .inbox(|i| -> Result<Value, Error> {
-                let unread = i.unread()?;
-                let shown: Vec<&Stored> = unread.iter().take(PAGE).collect();
-                let asks = i.open_asks()?;
+        let (out, shown) = self
+            .link
+            .inbox(|i| -> Result<(Value, Vec<Stored>), Error> {
+                let (unread, open) = i.counts()?;
+                let shown = i.unread_page(PAGE)?;
+                let asks = i.open_asks_page(PAGE)?;
                 if mark {
                     let seqs: Vec<i64> = shown.iter().map(|s| s.seq).collect();
                     i.mark_read(&seqs, now_ms())?;
@@ -358,15 +415,27 @@ impl Server {
                 } else {
                     i.evicted()?
                 };
-                Ok(json!({
-                    "messages": shown.iter().map(|s| inbox::view(s)).collect::<Vec<_>>(),
-                    "more_unread": unread.len() - shown.len(),
+                let out = json!({
+                    "messages": shown.iter().map(inbox::view).collect::<Vec<_>>(),
+                    "more_unread": unread.saturating_sub(shown.len() as u64),
                     "open_asks": asks.iter().map(inbox::view).collect::<Vec<_>>(),
+                    "more_open_asks": open.saturating_sub(asks.len() as u64),
                     "evicted_unread": evicted,
                     "marked_read": mark,
-                }))
+                });
+                Ok((out, shown))
             })
-            .map_err(refused)
+            .map_err(refused)?;
+        if mark && self.link.has_extensions() {
+            // Shown to the model: the broker records it read, and tells a sender that asked.
+            for stored in &shown {
+                if let Some(delivery_id) = &stored.delivery_id {
+                    let frame = json!({"type": "message_read", "deliveryId": delivery_id});
+                    let _ = self.link.send_frame(frame).await;
+                }
+            }
+        }
+        Ok(out)
     }
 
     async fn reply(&self, args: Option<&Map<String, Value>>) -> Outcome {
@@ -398,7 +467,15 @@ impl Server {
         };
         let mut message = new_message(content);
         message["replyTo"] = chosen.message_id().into();
-        let mut out = self.deliver(chosen.sender_id(), message, None).await?;
+        // To the asker's full id: with the offline queue, a reply waits for an asker that is
+        // away instead of failing.
+        let options = Delivery {
+            queue: self.link.has_extensions(),
+            receipts: false,
+        };
+        let mut out = self
+            .deliver(chosen.sender_id(), message, options, None)
+            .await?;
         self.link
             .inbox(|i| i.settle_ask(chosen.sender_id(), chosen.message_id(), ASK_ANSWERED, None))
             .map_err(refused)?;
@@ -423,7 +500,10 @@ impl Server {
         loop {
             let unread: Vec<Stored> = self
                 .link
-                .inbox(|i| i.unread())
+                .inbox(|i| match from {
+                    None => i.unread_page(PAGE),
+                    Some(_) => i.unread(),
+                })
                 .map_err(refused)?
                 .into_iter()
                 .filter(|s| from.is_none_or(|f| names(s, f)))
@@ -578,7 +658,7 @@ impl ServerHandler for Server {
             .link
             .inbox(|i| -> Result<Value, Error> {
                 let (unread, asks) = i.counts()?;
-                let shown: Vec<Value> = i.unread()?.iter().take(PAGE).map(inbox::view).collect();
+                let shown: Vec<Value> = i.unread_page(PAGE)?.iter().map(inbox::view).collect();
                 Ok(json!({"unread": unread, "open_asks": asks, "messages": shown}))
             })
             .map_err(|e| McpError::internal_error(e.to_string(), None))?;

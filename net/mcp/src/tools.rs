@@ -58,6 +58,17 @@ fn attachments_schema() -> Value {
     })
 }
 
+fn queue_schema() -> Value {
+    json!({"type": "boolean", "default": false, "description": "When `to` is the full id of a \
+           known session that is away, the broker keeps the message until it is back \
+           (queued: true in the answer)"})
+}
+
+fn receipts_schema() -> Value {
+    json!({"type": "boolean", "default": false, "description": "Have the broker record when \
+           the recipient's model was shown the message (see intercom_delivery_status)"})
+}
+
 /// `readOnlyHint`, `destructiveHint`, `idempotentHint`, `openWorldHint`.
 fn hints(read_only: bool, idempotent: bool, open_world: bool) -> Value {
     json!({
@@ -137,6 +148,7 @@ pub fn all(team: bool) -> Vec<Tool> {
              (delivered), or with the reason it could not be.",
             json!({"properties": {
                 "to": to, "message": message, "attachments": attachments_schema(),
+                "queue": queue_schema(), "receipts": receipts_schema(),
             }, "required": ["to", "message"]}),
             hints(false, false, true),
         ),
@@ -152,8 +164,21 @@ pub fn all(team: bool) -> Vec<Tool> {
                 "to": to, "message": message, "attachments": attachments_schema(),
                 "timeout_ms": {"type": "integer", "minimum": 1, "maximum": MAX_ASK_TIMEOUT_MS,
                                "default": DEFAULT_ASK_TIMEOUT_MS},
+                "queue": queue_schema(), "receipts": receipts_schema(),
             }, "required": ["to", "message"]}),
             hints(false, false, true),
+        ),
+        tool(
+            "intercom_delivery_status",
+            "Delivery status",
+            "Where a message this session sent stands: accepted, queued, delivered, read, \
+             failed, expired or unknown (for a broker with delivery status).",
+            json!({"properties": {
+                "message_id": {"type": "string", "minLength": 1,
+                               "description": "The message_id intercom_send or intercom_ask \
+                                               returned"},
+            }, "required": ["message_id"]}),
+            hints(true, true, false),
         ),
         tool(
             "intercom_pending",

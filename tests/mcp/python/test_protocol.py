@@ -12,6 +12,7 @@ pytestmark = pytest.mark.anyio
 INTERCOM_TOOLS = {
     'intercom_whoami', 'intercom_status', 'intercom_list', 'intercom_set_summary',
     'intercom_send', 'intercom_ask', 'intercom_pending', 'intercom_reply', 'intercom_wait',
+    'intercom_delivery_status',
 }
 PAD_TOOLS = {
     'pad_register', 'pad_post', 'pad_unread', 'pad_list', 'pad_task_create', 'pad_task_get',
@@ -23,6 +24,7 @@ REQUIRED = {
     'intercom_send': ['to', 'message'],
     'intercom_ask': ['to', 'message'],
     'intercom_reply': ['message'],
+    'intercom_delivery_status': ['message_id'],
 }
 HINTS = ('readOnlyHint', 'destructiveHint', 'idempotentHint', 'openWorldHint')
 
