@@ -22,7 +22,7 @@ version=27.1.0
 if [ "$(cargo mutants --version 2>/dev/null)" != "cargo-mutants $version" ]; then
   cargo install --locked cargo-mutants --version "$version"
 fi
-files=(core/src/scope.rs core/src/routing.rs core/src/asks.rs core/src/scratchpad.rs)
+files=(core/src/scope.rs core/src/routing.rs core/src/asks.rs core/src/scratchpad/mod.rs core/src/scratchpad/redact.rs)
 args=(--no-config -p agent-intercom-core --no-shuffle --timeout "${MUTANTS_TIMEOUT:-90}" -o target)
 for file in "${files[@]}"; do
   args+=(-f "$file")
