@@ -27,12 +27,14 @@ mod asks;
 mod clock;
 mod delivery;
 mod queue;
+mod records;
 mod remote;
 mod sessions;
 
 use asks::Edge;
 pub use clock::{Clock, SystemClock};
-use delivery::{Pending, Recent};
+use delivery::Recent;
+use records::Pending;
 use remote::Access;
 use sessions::Entry;
 

@@ -17,10 +17,10 @@ use std::collections::{BTreeMap, HashMap};
 
 use serde_json::{Value, json};
 
-use super::delivery::{Pending, Tracking};
+use super::records::{Enqueue, Pending, Route, Tracking};
 use super::{ConnId, State, Timer, js, text_frame};
 use crate::store::{QueuedRow, StatusRow};
-use crate::wire::{self, delivery_state, failure_code};
+use crate::wire::{delivery_state, failure_code};
 
 /// A message waiting for its recipient, keyed by its delivery id in `Queue::items`.
 pub(super) struct Queued {
@@ -98,25 +98,6 @@ impl Queue {
     pub(super) fn get(&self, delivery_id: &str) -> Option<&Queued> {
         self.items.get(delivery_id)
     }
-}
-
-/// What a send that may be queued resolves to.
-pub(super) enum Route {
-    /// The ordinary path: resolve among the connected sessions.
-    Live,
-    /// Queue for this known, offline session.
-    Queue(String),
-}
-
-/// A message to queue: the send, its recipient, and what it does to the open asks.
-pub(super) struct Enqueue<'a> {
-    pub(super) key: (String, String),
-    pub(super) fingerprint: String,
-    pub(super) send: &'a wire::Send,
-    pub(super) to: String,
-    pub(super) from_info: String,
-    /// A delivery id already told to the sender (a delivery that went back to the queue).
-    pub(super) delivery_id: Option<String>,
 }
 
 impl State {
