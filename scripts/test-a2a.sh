@@ -46,21 +46,7 @@ timeout 600 "$venv/bin/python" -m pytest -q -p no:cacheprovider --rootdir="$py_d
 timeout 600 node --test --test-reporter=spec --test-reporter-destination=stdout \
   --test-reporter=tap --test-reporter-destination="$js_report" "$js_dir"/*.test.js || failed=1
 
-py_counts=$("$venv/bin/python" - "$py_report" <<'PY'
-import sys
-import xml.etree.ElementTree as ET
-try:
-    root = ET.parse(sys.argv[1]).getroot()
-except (OSError, ET.ParseError):
-    print('no report')
-    raise SystemExit
-suites = [root] if root.tag == 'testsuite' else list(root)
-total = sum(int(s.get('tests', 0)) for s in suites)
-skipped = sum(int(s.get('skipped', 0)) for s in suites)
-bad = sum(int(s.get('failures', 0)) + int(s.get('errors', 0)) for s in suites)
-print(f'{total - skipped} executed, {skipped} skipped, {bad} failed')
-PY
-)
+py_counts=$("$venv/bin/python" scripts/suites/junit-counts.py "$py_report" || true)
 js_counts=$(awk '/^# tests /{t=$3} /^# skipped /{s=$3} /^# fail /{f=$3}
   END { if (t == "") print "no report"
         else print t - s " executed, " s " skipped, " f " failed" }' \

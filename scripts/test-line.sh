@@ -31,22 +31,7 @@ failed=0
 # AIC_LINE_WORKERS=0 runs them in one process.
 timeout 900 "$venv/bin/python" -m pytest -q -p no:cacheprovider --rootdir=tests/line \
   -n "${AIC_LINE_WORKERS:-2}" --junitxml="$report" tests/line "$@" || failed=1
-counts=$("$venv/bin/python" - "$report" <<'PY'
-import sys
-import xml.etree.ElementTree as ET
-try:
-    root = ET.parse(sys.argv[1]).getroot()
-except (OSError, ET.ParseError):
-    print('no report')
-    raise SystemExit(1)
-suites = [root] if root.tag == 'testsuite' else list(root)
-total = sum(int(s.get('tests', 0)) for s in suites)
-skipped = sum(int(s.get('skipped', 0)) for s in suites)
-bad = sum(int(s.get('failures', 0)) + int(s.get('errors', 0)) for s in suites)
-print(f'{total - skipped} executed, {skipped} skipped, {bad} failed')
-raise SystemExit(1 if bad or total - skipped == 0 else 0)
-PY
-) || failed=1
+counts=$("$venv/bin/python" scripts/suites/junit-counts.py "$report") || failed=1
 echo "line scenarios: $counts"
 if [ "$failed" -ne 0 ]; then
   echo "line scenarios: FAILED"
