@@ -71,6 +71,10 @@ pub fn run(args: McpArgs) -> Outcome {
         .map_err(|e| crate::fail::io(format!("cannot read the working directory: {e}")))?;
     let name = chosen(args.name, SESSION_NAME_ENV)
         .unwrap_or_else(|| agent_intercom_mcp::name_from_dir(&cwd));
+    if name.trim().is_empty() {
+        // A session without a name cannot be reached by one; the directory's name is the default.
+        return Err(invalid("--name is blank"));
+    }
     let model = chosen(args.model, MODEL_ENV).unwrap_or_else(|| DEFAULT_MODEL.to_string());
     if let Some(dir) = &args.agent_dir {
         crate::paths::existing(dir, "--agent-dir")?;

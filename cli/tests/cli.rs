@@ -399,6 +399,20 @@ fn errors_have_one_format_a_stable_code_and_the_status_of_their_kind() {
             "INVALID_TTL",
             vec![],
         ),
+        (
+            vec!["mcp".into(), "--name".into(), " ".into()],
+            b"",
+            2,
+            "INVALID_ARGUMENT",
+            vec!["--name is blank".into()],
+        ),
+        (
+            vec!["mcp".into(), "--session-id".into(), "".into()],
+            b"",
+            2,
+            "INVALID_ARGUMENT",
+            vec!["--session-id is blank".into()],
+        ),
     ];
     for (args, stdin, status, code, says) in cases {
         let out = run(bin().args(&args), stdin);
