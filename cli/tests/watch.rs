@@ -290,3 +290,21 @@ fn the_snapshot_is_the_local_administrators_alone() {
     assert_no_scope(answer.to_string().as_bytes(), "a refusal");
     broker.close();
 }
+
+#[cfg(not(feature = "fault-injection"))]
+#[test]
+fn the_fault_variable_is_refused_by_a_build_without_fault_injection() {
+    let dir = Dir::new("fault");
+    let out = Command::new(env!("CARGO_BIN_EXE_agent-intercom"))
+        .args(["watch", "--once", "--agent-dir"])
+        .arg(&dir.0)
+        .env("AGENT_INTERCOM_WATCH_FAULT", "panic")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.contains("AGENT_INTERCOM_WATCH_FAULT is set, but this build has no fault injection"),
+        "{err}"
+    );
+}

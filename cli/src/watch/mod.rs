@@ -32,6 +32,26 @@ const REFRESH: Duration = Duration::from_secs(1);
 const ANSWER_TIMEOUT: Duration = Duration::from_secs(3);
 /// How long the view waits for a key before drawing again (idle times move on).
 const TICK: Duration = Duration::from_millis(250);
+/// Test-only: `panic` makes the live view panic once it has drawn its first frame, so that a
+/// test sees the terminal given back by the panic hook. Only a build with the `fault-injection`
+/// feature reads it; any other build refuses to start while it is set.
+const FAULT_ENV: &str = "AGENT_INTERCOM_WATCH_FAULT";
+
+/// Whether [`FAULT_ENV`] asks for a panic.
+fn panic_fault() -> Result<bool, Failure> {
+    let Some(value) = std::env::var_os(FAULT_ENV) else {
+        return Ok(false);
+    };
+    if !cfg!(feature = "fault-injection") {
+        return Err(invalid(format!(
+            "{FAULT_ENV} is set, but this build has no fault injection"
+        )));
+    }
+    match value.to_str() {
+        Some("panic") => Ok(true),
+        _ => Err(invalid(format!("{FAULT_ENV} takes only: panic"))),
+    }
+}
 
 #[derive(Args)]
 pub struct WatchArgs {
@@ -64,6 +84,7 @@ fn read(config: &BrokerConfig) -> Result<Value, Failure> {
 
 pub fn run(args: WatchArgs) -> Outcome {
     let config = config(&args)?;
+    let panic = panic_fault()?;
     let terminal = std::io::stdout().is_terminal() && std::io::stdin().is_terminal();
     if !args.once && !terminal {
         return Err(invalid(
@@ -80,7 +101,7 @@ pub fn run(args: WatchArgs) -> Outcome {
     if args.once {
         return print_once(App::new(socket, snapshot));
     }
-    live(config, App::new(socket, snapshot))
+    live(config, App::new(socket, snapshot), panic)
 }
 
 /// The screen drawn once into memory and printed as plain text, at the terminal's width
@@ -130,8 +151,8 @@ fn reader(config: BrokerConfig, tx: mpsc::Sender<Result<Snapshot, String>>) {
     }
 }
 
-/// The live view, until `q`, Ctrl-C or a stop signal.
-fn live(config: BrokerConfig, mut app: App) -> Outcome {
+/// The live view, until `q`, Ctrl-C or a stop signal (`panic`: see [`FAULT_ENV`]).
+fn live(config: BrokerConfig, mut app: App, panic: bool) -> Outcome {
     let failed = |e: std::io::Error| io(format!("terminal: {e}"));
     let stop = term::stop_signals().map_err(failed)?;
     let (tx, rx) = mpsc::channel();
@@ -148,6 +169,7 @@ fn live(config: BrokerConfig, mut app: App) -> Outcome {
             .terminal
             .draw(|f| render::draw(f, &app))
             .map_err(failed)?;
+        assert!(!panic, "{FAULT_ENV}=panic: a panic after the first frame");
         if app.quit || term::stopped(&stop) {
             return Ok(());
         }
