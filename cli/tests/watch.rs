@@ -308,3 +308,59 @@ fn the_fault_variable_is_refused_by_a_build_without_fault_injection() {
         "{err}"
     );
 }
+
+#[test]
+fn a_remote_principal_is_shown_as_remote_with_its_host_under_its_scope_label() {
+    let dir = Dir::new("remote");
+    let broker = start(&dir);
+    let config = dir.config();
+    let _root = join(&dir.socket(), ALPHA, "alpha", Some(SCOPE_A));
+    let token = agent_intercom_broker::access::read_admin_token(&config.admin_path())
+        .unwrap()
+        .unwrap();
+    let enrollment = json!({
+        "action": "issue_enrollment", "adminToken": token,
+        "enrollment": { "name": "far", "parentSessionId": ALPHA, "rootSessionId": ALPHA,
+                        "remoteHostId": "build-host-7" },
+    });
+    let issued = access_control(&config.socket_path, &enrollment, Duration::from_secs(5)).unwrap();
+    let mut remote = RawClient::connect(&config.gateway_path).unwrap();
+    remote
+        .send(&json!({
+            "type": "register", "protocol": "pi-intercom", "version": 4, "scopeId": SCOPE_A,
+            "session": { "cwd": "/far", "model": "m", "pid": 7, "startedAt": 1, "lastActivity": 1 },
+            "access": { "enrollmentToken": issued.value["enrollmentToken"] },
+        }))
+        .unwrap();
+    let id = expect(&mut remote, "registered")["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let out = watch(&dir, &["--once", "--json"]);
+    assert!(out.status.success());
+    assert_no_scope(&out.stdout, "watch --once --json");
+    let s: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(s["counts"]["remoteSessions"], 1);
+    let far = session(&s, &id);
+    assert_eq!(
+        (
+            &far["name"],
+            &far["origin"],
+            &far["remoteHostId"],
+            &far["group"]
+        ),
+        (
+            &json!("far"),
+            &json!("remote"),
+            &json!("build-host-7"),
+            &json!("scope 1")
+        )
+    );
+    assert_eq!(session(&s, ALPHA)["origin"], "local");
+    let text = watch(&dir, &["--once"]);
+    assert_no_scope(&text.stdout, "watch --once");
+    let text = String::from_utf8(text.stdout).unwrap();
+    let row = text.lines().find(|l| l.contains(" far ")).unwrap();
+    assert!(row.contains("remote") && row.contains("scope 1"), "{row}");
+    broker.close();
+}
