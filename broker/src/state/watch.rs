@@ -100,6 +100,39 @@ fn bounded(rows: impl Iterator<Item = Value>) -> Vec<Value> {
     out
 }
 
+/// The groups of a snapshot: a label and a session count each, in the order each group's
+/// oldest session registered, and the index of each scope's group. The scope is only a key here.
+struct Groups<'a> {
+    labels: Vec<(String, usize)>,
+    index: HashMap<&'a Option<String>, usize>,
+}
+
+impl<'a> Groups<'a> {
+    /// `live` in registration order.
+    fn of(live: &[(&String, &'a Entry)]) -> Groups<'a> {
+        let mut groups = Groups {
+            labels: Vec::new(),
+            index: HashMap::new(),
+        };
+        let mut scoped = 0;
+        for (_, entry) in live {
+            let at = *groups.index.entry(&entry.scope).or_insert_with(|| {
+                let label = match entry.scope {
+                    None => UNSCOPED_LABEL.to_string(),
+                    Some(_) => {
+                        scoped += 1;
+                        scope_label(scoped)
+                    }
+                };
+                groups.labels.push((label, 0));
+                groups.labels.len() - 1
+            });
+            groups.labels[at].1 += 1;
+        }
+        groups
+    }
+}
+
 /// Bytes of the store's files (the database, its write-ahead log and shared memory).
 fn store_bytes(store: &Path) -> u64 {
     ["", "-wal", "-shm"]
@@ -124,35 +157,10 @@ impl State {
     pub(super) fn watch_snapshot(&self) -> Value {
         let now = self.clock.now();
         let now_ms = self.clock.now_ms();
-        // Groups in the order their oldest session registered; the scope is only a key here.
         let mut live: Vec<(&String, &Entry)> = self.sessions.iter().collect();
         live.sort_by_key(|(_, e)| e.seq);
-        let mut groups: Vec<(&Option<String>, String, usize)> = Vec::new();
-        for (_, entry) in &live {
-            match groups
-                .iter_mut()
-                .find(|(scope, _, _)| **scope == entry.scope)
-            {
-                Some(group) => group.2 += 1,
-                None => {
-                    let label = match &entry.scope {
-                        None => UNSCOPED_LABEL.to_string(),
-                        Some(_) => {
-                            let scoped = groups.iter().filter(|g| g.0.is_some()).count();
-                            scope_label(scoped + 1)
-                        }
-                    };
-                    groups.push((&entry.scope, label, 1));
-                }
-            }
-        }
-        let group_of = |e: &Entry| {
-            groups
-                .iter()
-                .position(|(scope, _, _)| **scope == e.scope)
-                .unwrap_or(0)
-        };
-        live.sort_by_key(|(_, e)| (group_of(e), e.seq));
+        let groups = Groups::of(&live);
+        live.sort_by_key(|(_, e)| (groups.index[&e.scope], e.seq));
         let queued: HashMap<&str, (usize, usize)> = self
             .queue
             .recipients()
@@ -160,7 +168,8 @@ impl State {
             .collect();
         let sessions = bounded(live.iter().map(|(id, e)| {
             let queued = queued.get(id.as_str()).map_or(0, |q| q.0);
-            self.session_row(id, e, &groups[group_of(e)].1, queued, now_ms)
+            let label = &groups.labels[groups.index[&e.scope]].0;
+            self.session_row(id, e, label, queued, now_ms)
         }));
         let mut offline: Vec<(&str, usize, usize)> = queued
             .iter()
@@ -171,21 +180,7 @@ impl State {
         let offline_rows = bounded(offline.iter().map(|(id, n, bytes)| {
             json!({ "id": clip(id), "shortId": short_id(id), "queued": n, "queuedBytes": bytes })
         }));
-        let mut edges: Vec<_> = self.edges.iter().collect();
-        edges.sort_by(|a, b| (a.1.created_at, a.0).cmp(&(b.1.created_at, b.0)));
-        let deferred = edges
-            .iter()
-            .filter(|(_, e)| e.state == AskState::Deferred)
-            .count();
-        let asks = bounded(edges.iter().map(|((from, _), edge)| {
-            json!({
-                "from": self.party(from),
-                "to": self.party(&edge.to),
-                "ageMs": (now_ms - edge.created_at).max(0),
-                "expiresInMs": (edge.expires_at - now_ms).max(0),
-                "deferred": edge.state == AskState::Deferred,
-            })
-        }));
+        let (asks, deferred) = self.ask_rows(now_ms);
         let (queued_messages, queued_bytes) = self.queue.totals();
         json!({
             "version": SNAPSHOT_VERSION,
@@ -206,8 +201,9 @@ impl State {
                 "pendingDeliveries": self.pending.len(),
             },
             "groups": groups
+                .labels
                 .iter()
-                .map(|(_, label, n)| json!({ "label": label, "sessions": n }))
+                .map(|(label, n)| json!({ "label": label, "sessions": n }))
                 .collect::<Vec<_>>(),
             "sessions": sessions,
             "asks": asks,
@@ -220,6 +216,26 @@ impl State {
                 "totalAsks": self.traffic.total_asks,
             },
         })
+    }
+
+    /// The open asks, oldest first, and how many are deferred.
+    fn ask_rows(&self, now_ms: i64) -> (Vec<Value>, usize) {
+        let mut edges: Vec<_> = self.edges.iter().collect();
+        edges.sort_by(|a, b| (a.1.created_at, a.0).cmp(&(b.1.created_at, b.0)));
+        let deferred = edges
+            .iter()
+            .filter(|(_, e)| e.state == AskState::Deferred)
+            .count();
+        let rows = bounded(edges.iter().map(|((from, _), edge)| {
+            json!({
+                "from": self.party(from),
+                "to": self.party(&edge.to),
+                "ageMs": (now_ms - edge.created_at).max(0),
+                "expiresInMs": (edge.expires_at - now_ms).max(0),
+                "deferred": edge.state == AskState::Deferred,
+            })
+        }));
+        (rows, deferred)
     }
 
     fn session_row(&self, id: &str, e: &Entry, group: &str, queued: usize, now_ms: i64) -> Value {
