@@ -96,11 +96,26 @@ fn the_screen_shows_sessions_asks_and_queues_and_the_keys_work() {
     tty.shows("zeta is busy");
     drop(zeta);
     tty.wait_for("zeta gone", |s| !s.contains("zeta is busy"));
+    // A session's texts reach the terminal without their control characters: no escape
+    // sequence of theirs runs in the watcher's terminal.
+    let evil = "evil\x1b]0;pwned\x07\x1b[2J\u{9b}31m";
+    let _evil = join(&dir.socket(), "evil-9999", evil, None);
+    tty.shows("evil\u{fffd}]0;pwned\u{fffd}\u{fffd}[2J\u{fffd}31m");
 
     tty.keys(b"q");
     assert!(tty.wait_exit().success());
     tty.assert_restored();
-    assert_no_scope(&tty.written(), "the watcher's screen");
+    let written = tty.written();
+    assert_no_scope(&written, "the watcher's screen");
+    for injected in [
+        &b"\x1b]0;pwned"[..],
+        b"\x07",
+        b"\x1b[2J\xc2\x9b",
+        "\u{9b}".as_bytes(),
+    ] {
+        let found = written.windows(injected.len()).any(|w| w == injected);
+        assert!(!found, "{injected:?} reached the terminal");
+    }
     broker.close();
 }
 

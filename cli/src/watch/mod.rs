@@ -144,7 +144,9 @@ fn reader(config: BrokerConfig, tx: mpsc::Sender<Result<Snapshot, String>>) {
         std::thread::sleep(REFRESH);
         let read = agent_intercom_broker::watch::snapshot(&config, ANSWER_TIMEOUT)
             .map(|v| Snapshot::from_json(&v))
-            .map_err(|e| format!("error[{}]: {}", e.code().as_str(), e.message()));
+            .map_err(|e| {
+                model::printable(&format!("error[{}]: {}", e.code().as_str(), e.message()))
+            });
         if tx.send(read).is_err() {
             return;
         }

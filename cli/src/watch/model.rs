@@ -82,12 +82,21 @@ pub struct Snapshot {
     pub total_asks: u64,
 }
 
+/// `text` safe to put on a terminal: every control character (C0, DEL, C1: what could start an
+/// escape sequence) becomes U+FFFD. Names, statuses and directories are whatever sessions sent,
+/// remote principals' included, and the drawing library passes them through as they are.
+pub fn printable(text: &str) -> String {
+    text.chars()
+        .map(|c| if c.is_control() { '\u{fffd}' } else { c })
+        .collect()
+}
+
 fn text(v: &Value, key: &str) -> String {
-    v.get(key).and_then(Value::as_str).unwrap_or("").to_string()
+    printable(v.get(key).and_then(Value::as_str).unwrap_or(""))
 }
 
 fn opt_text(v: &Value, key: &str) -> Option<String> {
-    v.get(key).and_then(Value::as_str).map(str::to_string)
+    v.get(key).and_then(Value::as_str).map(printable)
 }
 
 fn num(v: &Value, key: &str) -> u64 {
@@ -202,6 +211,25 @@ mod tests {
         assert_eq!(bytes(512), "512 B");
         assert_eq!(bytes(49_152), "48.0 KiB");
         assert_eq!(bytes(3 * 1024 * 1024), "3.0 MiB");
+    }
+
+    #[test]
+    fn control_characters_never_reach_the_terminal() {
+        let cleaned = printable("a\x1b]0;t\x07b\u{9b}2J\u{7f}é");
+        assert_eq!(cleaned, "a\u{fffd}]0;t\u{fffd}b\u{fffd}2J\u{fffd}é");
+        let s = Snapshot::from_json(&serde_json::json!({
+            "sessions": [{ "id": "x\x1b", "name": "n\x1b[2J", "status": "\x07", "cwd": "\u{9b}" }],
+            "asks": [{ "from": { "name": "\x1b" }, "to": { "shortId": "\x1b" } }],
+        }));
+        let row = &s.sessions[0];
+        let texts = [
+            &row.id,
+            row.name.as_ref().unwrap(),
+            row.status.as_ref().unwrap(),
+            &row.cwd,
+        ];
+        assert!(texts.iter().all(|t| !t.chars().any(char::is_control)));
+        assert_eq!(s.asks[0].from.label(), "\u{fffd} (away)");
     }
 
     #[test]
