@@ -137,8 +137,12 @@ fn it_adapts_to_the_terminal_and_reconnects_to_a_broker_that_starts_again() {
     });
     assert!(!narrow.contains("messages per"), "{narrow}");
     assert!(narrow.contains("scope 1"), "{narrow}");
+    // Far too small to hold anything: it still draws what fits, and comes back when it grows.
+    tty.resize(3, 12);
+    tty.shows("agent-inter");
     tty.resize(30, 120);
     tty.shows("MODEL");
+    assert!(tty.alive(), "the watcher survived a tiny terminal");
 
     // The broker stops: the screen says so, and keeps trying.
     drop(kappa);

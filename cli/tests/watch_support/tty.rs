@@ -160,6 +160,11 @@ impl Tty {
         t.c_lflag & (libc::ICANON | libc::ECHO) == (libc::ICANON | libc::ECHO)
     }
 
+    /// Whether the watcher is still running.
+    pub fn alive(&mut self) -> bool {
+        self.child.try_wait().unwrap().is_none()
+    }
+
     pub fn wait_exit(&mut self) -> ExitStatus {
         let deadline = Instant::now() + WAIT;
         loop {
