@@ -79,7 +79,21 @@ pub fn snapshot(config: &BrokerConfig, timeout: Duration) -> Result<Value, Error
         })?;
     let request = json!({ "action": ACTION, "adminToken": token });
     let request = AccessControlRequest::parse(&request, "request")?;
-    let answer = client::access_control_on(connection, &request, timeout)?;
+    let answer = client::access_control_on(connection, &request, timeout).map_err(|e| {
+        if e.code() == ErrorCode::InvalidRequest {
+            Error::new(
+                ErrorCode::InvalidRequest,
+                format!(
+                    "the broker at {} does not serve {ACTION} (an older broker, or another \
+                     implementation): {}",
+                    socket.display(),
+                    e.message()
+                ),
+            )
+        } else {
+            e
+        }
+    })?;
     match answer.value.get("snapshot") {
         Some(snapshot @ Value::Object(_)) => Ok(snapshot.clone()),
         _ => Err(Error::new(

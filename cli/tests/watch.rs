@@ -364,3 +364,68 @@ fn a_remote_principal_is_shown_as_remote_with_its_host_under_its_scope_label() {
     assert!(row.contains("remote") && row.contains("scope 1"), "{row}");
     broker.close();
 }
+
+/// A socket that answers the first frame of one connection with `answer` (what another broker
+/// says), and what that frame was (none when the connection ended first).
+fn fake_broker(dir: &Dir, answer: Value) -> std::thread::JoinHandle<Option<Value>> {
+    use std::io::{Read, Write};
+    let intercom = dir.0.join("intercom");
+    std::fs::create_dir_all(&intercom).unwrap();
+    let listener = std::os::unix::net::UnixListener::bind(intercom.join("broker.sock")).unwrap();
+    std::thread::spawn(move || {
+        let (mut conn, _) = listener.accept().ok()?;
+        let mut len = [0u8; 4];
+        conn.read_exact(&mut len).ok()?;
+        let mut body = vec![0u8; u32::from_be_bytes(len) as usize];
+        conn.read_exact(&mut body).ok()?;
+        let bytes = answer.to_string().into_bytes();
+        conn.write_all(&(bytes.len() as u32).to_be_bytes()).ok()?;
+        conn.write_all(&bytes).ok()?;
+        serde_json::from_slice(&body).ok()
+    })
+}
+
+#[test]
+fn a_broker_without_the_snapshot_or_without_a_token_is_exit_1_saying_so() {
+    let refusal = json!({
+        "type": "error", "code": "INVALID_REQUEST", "error": "Unknown remote access control action",
+    });
+    // An older broker: it does not know the action.
+    let dir = Dir::new("older");
+    let older = fake_broker(&dir, refusal.clone());
+    let token = "t".repeat(43);
+    let admin = json!({ "version": 1, "adminToken": token }).to_string();
+    std::fs::write(dir.0.join("intercom/broker-admin.json"), admin).unwrap();
+    let out = watch(&dir, &["--once", "--json"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8(out.stderr).unwrap();
+    let expected = format!(
+        "agent-intercom: error[INVALID_REQUEST]: the broker at {} does not serve watch_snapshot",
+        dir.socket().display()
+    );
+    assert!(err.starts_with(&expected), "{err}");
+    let asked = older.join().unwrap().expect("the request");
+    assert_eq!(
+        (&asked["type"], &asked["action"], &asked["adminToken"]),
+        (
+            &json!("access_control"),
+            &json!("watch_snapshot"),
+            &json!(token)
+        )
+    );
+    // Something answers, but no broker wrote an admin token here: nothing is sent.
+    let dir = Dir::new("tokenless");
+    let tokenless = fake_broker(&dir, refusal);
+    let out = watch(&dir, &["--once"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.starts_with("agent-intercom: error[ACCESS_DENIED]: "),
+        "{err}"
+    );
+    assert!(
+        err.contains("broker-admin.json holds no admin token"),
+        "{err}"
+    );
+    assert_eq!(tokenless.join().unwrap(), None, "nothing was sent");
+}
