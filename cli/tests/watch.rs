@@ -207,6 +207,7 @@ fn once_prints_the_screen_as_text_without_a_scope() {
     assert!(row("alpha").contains("scope 1"));
     assert!(row("gamma").contains("scope 2"));
     assert!(row("delta").contains("unscoped"));
+    assert!(!text.contains("q quit"), "no keys on a printed screen");
     let offline = text.lines().find(|l| l.contains("omega-00")).unwrap();
     assert!(
         offline.contains("offline") && offline.contains(" 1 "),

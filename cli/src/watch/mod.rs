@@ -124,7 +124,8 @@ fn print_once(app: App) -> Outcome {
         .map_err(|e| io(format!("cannot draw: {e}")))?;
     let buffer = terminal.backend().buffer();
     let mut out = String::new();
-    for y in 0..buffer.area.height {
+    // The last line lists the keys, which a printed screen has no use for.
+    for y in 0..buffer.area.height - 1 {
         let line: String = (0..buffer.area.width)
             .map(|x| buffer[(x, y)].symbol())
             .collect();
