@@ -24,6 +24,7 @@ pub mod lifecycle;
 mod server;
 mod state;
 pub mod store;
+pub mod watch;
 pub mod wire;
 
 pub use client::{Health, health};

@@ -88,6 +88,22 @@ fn registration_list_and_scope_privacy() {
             "a scope leaked into {text}"
         );
     }
+    // The administrator's snapshot (`agent-intercom watch`) labels the groups instead.
+    let snapshot =
+        agent_intercom_broker::watch::snapshot(&config(&broker.dir.0), Duration::from_secs(5))
+            .unwrap();
+    let text = snapshot.to_string();
+    assert!(
+        !text.contains(A) && !text.contains(B),
+        "a scope leaked into {text}"
+    );
+    let labels: Vec<&str> = snapshot["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["group"].as_str().unwrap())
+        .collect();
+    assert_eq!(labels, ["scope 1", "scope 1", "scope 2"]);
 }
 
 #[test]

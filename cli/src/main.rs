@@ -19,6 +19,7 @@ mod pack;
 mod pad;
 mod paths;
 mod serve;
+mod watch;
 
 /// The canonical pi-intercom protocol-v4 contract, its broker and its tools.
 #[derive(Parser)]
@@ -62,6 +63,12 @@ enum Command {
     /// keeps every delivered message on disk until read, and reaches the broker again after it
     /// restarts.
     Mcp(mcp::McpArgs),
+    /// The local broker at a glance: sessions, asks, queues, traffic (docs/watch.md)
+    ///
+    /// Full screen, refreshed every second (q quits, / filters, arrows move, enter shows a
+    /// session); --once prints one snapshot, --once --json as JSON. Reads the broker as its
+    /// local administrator (the admin token of broker-admin.json); no scope is ever shown.
+    Watch(watch::WatchArgs),
     /// Scope ids
     Scope(contract::ScopeArgs),
     /// Run the protocol-v4 corpus; print counts and the semantics hash
@@ -117,6 +124,7 @@ fn main() -> ExitCode {
         Command::Pack(args) => pack::run(args),
         Command::Line(args) => line::run(args),
         Command::Mcp(args) => mcp::run(args),
+        Command::Watch(args) => watch::run(args),
         Command::Scope(args) => contract::scope(args),
         Command::Vectors(args) => contract::vectors(args),
         Command::Hash(args) => contract::hash(args),

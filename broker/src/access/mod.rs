@@ -25,7 +25,7 @@ use std::io;
 
 pub use audit::{AUDIT_EVENTS, AUDIT_OUTCOMES, AUDIT_VERSION, AuditEntry, AuditLog};
 pub use files::RUNTIME_FILE_MODE;
-pub use registry::Registry;
+pub use registry::{Registry, read_admin_token};
 
 /// The registry of principals and enrollments.
 pub const ACCESS_FILE_NAME: &str = "broker-access.json";

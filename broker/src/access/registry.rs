@@ -62,6 +62,36 @@ fn bumped(generation: u64) -> Option<u64> {
         .filter(|&g| g <= json::MAX_SAFE_INTEGER as u64)
 }
 
+/// The admin token `broker-admin.json` holds: `{version: 1, adminToken}` with a token of at
+/// least [`MIN_ADMIN_TOKEN_LENGTH`] characters, else `None`; text that is not JSON is an error
+/// naming the file.
+fn admin_token_in(text: &str, path: &Path) -> Result<Option<String>, AccessError> {
+    let parsed = json::parse(text).map_err(|e| {
+        AccessError::Invalid(format!(
+            "Invalid remote access admin credential at {}: {e}",
+            path.display()
+        ))
+    })?;
+    Ok(parsed
+        .as_object()
+        .filter(|o| o.get("version").and_then(Value::as_integer) == Some(ADMIN_CREDENTIAL_VERSION))
+        .and_then(|o| o.get("adminToken"))
+        .and_then(Value::as_str)
+        .filter(|t| t.encode_utf16().count() >= MIN_ADMIN_TOKEN_LENGTH)
+        .map(str::to_owned))
+}
+
+/// The admin token the broker of an intercom directory accepts, read from its
+/// `broker-admin.json` (`path`) as the broker reads it: never through a symbolic link, only a
+/// regular file. `Ok(None)` when there is no file or no valid token in it (a broker starting
+/// there writes one).
+pub fn read_admin_token(path: &Path) -> Result<Option<String>, AccessError> {
+    match files::read_text(path)? {
+        None => Ok(None),
+        Some((text, _)) => admin_token_in(&text, path),
+    }
+}
+
 impl Registry {
     /// Loads `<intercom_dir>/broker-access.json`. Absent: an empty registry. A version-1 file is
     /// migrated in memory (written as version 2 at the next change). Malformed, a symlink, not a
@@ -114,31 +144,17 @@ impl Registry {
     /// A symlink or a non-file there, an unreadable file, or text that is not JSON is an error and
     /// the file is left alone.
     pub fn ensure_admin_credential(&mut self) -> Result<(), AccessError> {
-        if let Some((text, file)) = files::read_text(&self.admin_path)? {
-            let parsed = json::parse(&text).map_err(|e| {
-                AccessError::Invalid(format!(
-                    "Invalid remote access admin credential at {}: {e}",
-                    self.admin_path.display()
-                ))
-            })?;
-            let token = parsed
-                .as_object()
-                .filter(|o| {
-                    o.get("version").and_then(Value::as_integer) == Some(ADMIN_CREDENTIAL_VERSION)
-                })
-                .and_then(|o| o.get("adminToken"))
-                .and_then(Value::as_str)
-                .filter(|t| t.encode_utf16().count() >= MIN_ADMIN_TOKEN_LENGTH);
-            if let Some(token) = token {
-                let hash = hash_secret(token);
-                if self.state.admin_hash.as_deref() != Some(hash.as_str()) {
-                    let mut next = self.state.clone();
-                    next.admin_hash = Some(hash);
-                    self.commit(next)?;
-                }
-                files::restrict(&file)?;
-                return Ok(());
+        if let Some((text, file)) = files::read_text(&self.admin_path)?
+            && let Some(token) = admin_token_in(&text, &self.admin_path)?
+        {
+            let hash = hash_secret(&token);
+            if self.state.admin_hash.as_deref() != Some(hash.as_str()) {
+                let mut next = self.state.clone();
+                next.admin_hash = Some(hash);
+                self.commit(next)?;
             }
+            files::restrict(&file)?;
+            return Ok(());
         }
         let token = new_secret()?;
         let mut text = String::new();

@@ -312,7 +312,16 @@ pub fn access_control(
     timeout: Duration,
 ) -> Result<Received, Error> {
     let request = AccessControlRequest::parse(request, "request")?;
-    let client = Client::connect(socket)?;
+    access_control_on(Client::connect(socket)?, &request, timeout)
+}
+
+/// [`access_control`] on a connection already made, which is this request's alone (the broker
+/// ends it after its reply).
+pub fn access_control_on(
+    client: Client,
+    request: &AccessControlRequest,
+    timeout: Duration,
+) -> Result<Received, Error> {
     client.send(request.frame())?;
     let answer = client.answer(timeout, "access_control")?;
     client.close();

@@ -167,15 +167,13 @@ impl State {
         });
         match checked {
             Err(refusal) => self.fail_send(conn, &send.id, false, refusal.code, &refusal.reason),
-            Ok((true, target, asks)) => {
+            Ok((live, target, asks)) => {
+                self.count_send(send.expects_reply);
                 if asks.opens {
                     self.add_edge(actor, &send.id, &target);
                 }
-                self.deliver(conn, key, fp, send, target, asks.resolves);
-            }
-            Ok((false, target, asks)) => {
-                if asks.opens {
-                    self.add_edge(actor, &send.id, &target);
+                if live {
+                    return self.deliver(conn, key, fp, send, target, asks.resolves);
                 }
                 let from_info = self.sessions[actor].info_text.clone();
                 let item = Enqueue {

@@ -6,8 +6,8 @@
 //! `sessions` registration, presence and lifecycle broadcasts; `delivery` sends, acknowledgements
 //! and duplicate suppression; `asks` the open asks; `queue` the opt-in extensions (the offline
 //! queue, read receipts, `delivery_status`); `remote` remote access (the gateway's
-//! registrations, `access_control`, the policy kernel over the live sessions, expiry); `clock`
-//! where time comes from.
+//! registrations, `access_control`, the policy kernel over the live sessions, expiry); `watch`
+//! the administrator's snapshot and the traffic counters; `clock` where time comes from.
 
 use agent_intercom_core::asks::CancelReason;
 use std::collections::{BTreeMap, HashMap, VecDeque};
@@ -30,6 +30,7 @@ mod queue;
 mod records;
 mod remote;
 mod sessions;
+mod watch;
 
 use asks::Edge;
 pub use clock::{Clock, SystemClock};
@@ -209,6 +210,8 @@ pub struct State {
     sweep: Option<(Instant, u64)>,
     /// On TCP: the `stateId` of `broker.port.json`, which `health` and `register` must carry.
     state_id: Option<String>,
+    /// Accepted sends and asks per interval, and the start time (`watch`).
+    traffic: watch::Traffic,
 }
 
 fn frame(value: &Value) -> Arc<Vec<u8>> {
@@ -234,6 +237,7 @@ impl State {
 
     /// [`State::new`] with time from `clock`.
     pub fn with_clock(config: BrokerConfig, store: Option<Store>, clock: Box<dyn Clock>) -> State {
+        let traffic = watch::Traffic::new(clock.now());
         let mut state = State {
             config,
             clock,
@@ -264,6 +268,7 @@ impl State {
             remote_live: 0,
             sweep: None,
             state_id: None,
+            traffic,
         };
         state.load();
         state.schedule(

@@ -98,6 +98,19 @@ impl Queue {
     pub(super) fn get(&self, delivery_id: &str) -> Option<&Queued> {
         self.items.get(delivery_id)
     }
+
+    /// Per recipient: how many messages wait for it (in flight included) and their bytes.
+    pub(super) fn recipients(&self) -> impl Iterator<Item = (&str, usize, usize)> {
+        self.of.iter().map(|(to, items)| {
+            let bytes = self.bytes_of.get(to).copied().unwrap_or(0);
+            (to.as_str(), items.len(), bytes)
+        })
+    }
+
+    /// Every queued message, and their bytes.
+    pub(super) fn totals(&self) -> (usize, usize) {
+        (self.items.len(), self.total_bytes)
+    }
 }
 
 impl State {

@@ -495,6 +495,12 @@ impl State {
                 out.insert("expiresAt".into(), json!(issued.expires_at));
                 Ok(Value::Object(out))
             }
+            // Not audited: it changes nothing, and a watcher reads every second.
+            Some(crate::watch::ACTION) => {
+                let mut out = result(crate::watch::ACTION);
+                out.insert("snapshot".into(), self.watch_snapshot());
+                Ok(Value::Object(out))
+            }
             _ => Err(invalid("Unknown remote access control action")),
         }
     }
