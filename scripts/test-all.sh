@@ -34,6 +34,9 @@ step "Node"
 bash scripts/build-node.sh "$AIC_PROFILE"
 node --test tests/node/
 
+step "Python (the wheel in a fresh venv: vectors, broker with Node, scratchpad, mypy --strict)"
+bash scripts/test-python.sh "$AIC_PROFILE"
+
 step "tarball"
 bash scripts/pack-accept.sh
 

@@ -25,5 +25,5 @@ python3 -m venv "$venv"
 # pytest and mypy run from the tools venv against the fresh venv's site-packages only.
 site=$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
 "$venv/bin/python" -c 'import agent_intercom, sys; assert "site-packages" in agent_intercom.__file__, agent_intercom.__file__'
-(cd tests/python && PYTHONPATH="$site" "../../$tools/bin/python" -m pytest -q -p no:cacheprovider .)
+(cd tests/python && PYTHONPATH="$site" "../../$tools/bin/python" -m pytest -q -s -p no:cacheprovider .)
 (cd tests/python && "../../$tools/bin/mypy" --strict --no-incremental --python-executable "../../$venv/bin/python" typed_usage.py)

@@ -96,9 +96,12 @@ impl Message {
     }
 
     fn __repr__(&self) -> String {
+        let show = |v: &Option<String>| v.as_ref().map_or("None".into(), |s| format!("{s:?}"));
         format!(
-            "Message(sender={:?}, id={:?}, text={:?})",
-            self.sender, self.id, self.text
+            "Message(sender={}, id={}, text={})",
+            show(&self.sender),
+            show(&self.id),
+            show(&self.text)
         )
     }
 }

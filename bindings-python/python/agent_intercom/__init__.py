@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import atexit
 import json
-from typing import Any, Callable, Dict, List, Mapping, Optional
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional
 
 from . import _native
 from ._native import (
@@ -61,6 +61,17 @@ from ._native import (
     semantics_hash_of_text as semantics_hash_of_text,
     start_broker as start_broker,
 )
+
+if TYPE_CHECKING:  # the shapes of the dicts the extension returns (stubs only)
+    from ._native import (
+        AskControl as AskControl,
+        Ensured as Ensured,
+        LifecycleEvent as LifecycleEvent,
+        Registered as Registered,
+        ReplacementPlan as ReplacementPlan,
+        Resolution as Resolution,
+        Sent as Sent,
+    )
 
 __version__ = VERSION
 
