@@ -172,6 +172,10 @@ impl Shared {
                         return Step::Found(found);
                     }
                     if let Some(lost) = &s.lost {
+                        // A frame no client can use ended it: that is the answer's failure.
+                        if lost.code() == ErrorCode::InvalidFrame {
+                            return Step::Lost(lost.clone());
+                        }
                         return Step::Lost(Error::new(
                             ErrorCode::NotConnected,
                             format!("the connection to the broker is closed: {}", lost.message()),
@@ -460,15 +464,17 @@ impl Client {
     /// Registers this connection as a session. `name` and `session` (more session fields:
     /// `cwd`, `model`, `status`, ...) are sent as given; `cwd`, `model` ("python"), `pid`,
     /// `startedAt` and `lastActivity` are filled in when absent. The scope is the one
-    /// `connect()` was given. Returns `{"session_id"}` (and `access`, `remote_access` when the
+    /// `connect()` was given. `access` (`{enrollmentToken}` or `{sessionCredential, sessionId,
+    /// generation}`, on the remote gateway) registers a remote principal (`client::rules`). Returns `{"session_id"}` (and `access`, `remote_access` when the
     /// broker sent them); raises the broker's refusal.
-    #[pyo3(signature = (name = None, *, session_id = None, session = None, **kwargs))]
+    #[pyo3(signature = (name = None, *, session_id = None, session = None, access = None, **kwargs))]
     fn register<'py>(
         &mut self,
         py: Python<'py>,
         name: Option<&Bound<'py, PyAny>>,
         session_id: Option<&Bound<'py, PyAny>>,
         session: Option<&Bound<'py, PyAny>>,
+        access: Option<&Bound<'py, PyAny>>,
         kwargs: Option<&Bound<'py, PyDict>>,
     ) -> PyRes<Bound<'py, PyDict>> {
         no_other_keys(kwargs, "register")?;
@@ -497,6 +503,12 @@ impl Client {
         }
         if let Some(scope) = &self.scope {
             request.insert("scopeId".into(), scope.clone().into());
+        }
+        if let Some(access) = access.filter(|a| !a.is_none()) {
+            request.insert(
+                "access".into(),
+                to_json(access, "access").map_err(py_error)?,
+            );
         }
         let checked =
             RegisterRequest::parse(&Value::Object(request), "request").map_err(py_error)?;

@@ -84,9 +84,7 @@ fn with_sessions<T>(
     candidates: &Bound<'_, PyAny>,
     f: impl FnOnce(&[Session<'_>]) -> T,
 ) -> PyRes<T> {
-    let text = to_json(candidates, "candidates")
-        .map_err(py_error)?
-        .to_string();
+    let text = convert::to_json_text(candidates, "candidates").map_err(py_error)?;
     let doc = canonical::parse(&text).map_err(py_error)?;
     let parsed = corpus::parse_candidates(&doc, "candidates").map_err(py_error)?;
     let sessions = corpus::to_sessions(&parsed, "candidates").map_err(py_error)?;
@@ -236,7 +234,7 @@ fn frame_disposition(
 }
 
 fn json_text(value: &Bound<'_, PyAny>) -> PyRes<String> {
-    Ok(to_json(value, "$").map_err(py_error)?.to_string())
+    convert::to_json_text(value, "$").map_err(py_error)
 }
 
 /// The canonical JSON text of a value.
@@ -323,9 +321,7 @@ fn contract_call<'py>(
     args: &Bound<'py, PyTuple>,
 ) -> PyRes<Bound<'py, PyAny>> {
     let op = str_arg(op, "op")?;
-    let args = to_json(args.as_any(), "args")
-        .map_err(py_error)?
-        .to_string();
+    let args = convert::to_json_text(args.as_any(), "args").map_err(py_error)?;
     let answer = agent_intercom_core::registry::call_json(&op, &args).map_err(py_error)?;
     let answer: Value = serde_json::from_str(&answer).map_err(|e| {
         fail(

@@ -273,13 +273,65 @@ def test_scratchpad_vectors() -> None:
     assert counts["skipped"] == 0
 
 
-# The other corpora (policy, Boss, HTTP signatures, worker store, supervision, the wire and the
-# client's answers) are the registry's operations and the broker's frames: the Rust, C and Node
-# runners run them; from Python they are counted here as skipped, never silently dropped.
+def test_policy() -> None:
+    doc = read_vectors("policy-v2.json")
+    assert doc["version"] == 2
+
+    def run(v: Dict[str, Any]) -> Optional[str]:
+        state = ai.contract_call("policy.stateForVector", v)
+        args = [v[k] for k in ("actorId", "action", "targetId", "context") if k in v]
+        decision = ai.contract_call("policy.authorize", state, *args)
+        label = decision["reason"] if decision["allowed"] else decision["code"]
+        assert (decision["allowed"], label, len(decision)) == (v["expectedAllowed"], v["expectedReasonOrCode"], 2), v["name"]
+        return None
+
+    counts = run_cases("policy-v2.json", doc["vectors"], run, key="name")
+    if not filtered():
+        assert [counts["executed"], counts["skipped"]] == [12, 0]
+    constants = ai.contract_call("policy.constants")
+    assert constants["POLICY_SEMANTICS_HASH"] == "f3b00e503631bc91123aedfbcf1df72cc9913e1893c09728b2c598f3dcdfdfe0"
+    assert constants["corpus"] == doc
+
+
+def test_supervision() -> None:
+    doc = read_vectors("orc-supervision-v1.json")
+
+    def at(pointer: str) -> Any:
+        value: Any = doc
+        for token in pointer.split("/")[1:]:
+            value = value[int(token)] if isinstance(value, list) else value[token]
+        return value
+
+    def run(c: Dict[str, Any]) -> Optional[str]:
+        args = [at(p) for p in c["args"]]
+        outcome = c["outcome"]
+        if "throws" in outcome:
+            with pytest.raises(ai.ContractError) as e:
+                ai.contract_call(c["op"], *args)
+            assert (e.value.cls, str(e.value)) == (outcome["throws"]["class"], outcome["throws"]["message"]), c["id"]
+            return None
+        result = ai.contract_call(c["op"], *args)
+        if "equalsArg" in outcome:
+            assert result == args[outcome["equalsArg"]], c["id"]
+        elif "validStoreRecordOf" in outcome:
+            assert result == {"ok": True, "status": "valid", "value": args[outcome["validStoreRecordOf"]]}, c["id"]
+        else:
+            assert result == outcome["value"], c["id"]
+        return None
+
+    counts = run_cases("orc-supervision-v1.json", doc["cases"], run)
+    if not filtered():
+        assert counts["executed"] == 64
+    assert ai.canonical_hash(doc["corpus"], doc["semantics"]) == doc["semanticsHash"]
+
+
+# The other corpora (Boss, HTTP signatures, worker store, the wire and the client's answers) are
+# the registry's operations and the broker's frames: the Rust, C and Node runners run them; from
+# Python they are counted here as skipped, never silently dropped.
 OTHERS = [
     "boss-participant-state-transition-v1.json", "boss-participant-state-v1.json", "boss-policy-v1.json",
-    "broker-client-v1.json", "feature-routing-v1.json", "http-signatures-v1.json", "orc-supervision-v1.json",
-    "policy-v2.json", "wire-v4.json", "worker-store-migration-v2.json",
+    "feature-routing-v1.json", "http-signatures-v1.json",
+    "wire-v4.json", "worker-store-migration-v2.json",
 ]
 
 
@@ -287,7 +339,7 @@ def test_every_vector_file_is_accounted_for() -> None:
     import conftest
 
     ran = {"protocol-v4.json", "protocol-v4-local.json", "canonical.json", "asks-v1.json",
-           "transport-envelope-v1.json", "scratchpad-v1.json"}
+           "transport-envelope-v1.json", "scratchpad-v1.json", "policy-v2.json", "orc-supervision-v1.json", "broker-client-v1.json"}
     files = {p.name for p in conftest.VECTORS.glob("*.json")}
     assert files == ran | set(OTHERS), files ^ (ran | set(OTHERS))
     for name in OTHERS:
