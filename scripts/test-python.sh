@@ -9,15 +9,23 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 profile=${1:-${AIC_PROFILE:-debug}}
 tools=target/python-tools
-if [ ! -x "$tools/bin/maturin" ] || [ ! -x "$tools/bin/mypy" ] || [ ! -x "$tools/bin/pytest" ]; then
+pins=$(sha256sum tests/python/requirements.txt | cut -d' ' -f1)
+if [ ! -x "$tools/bin/maturin" ] || [ "$(cat "$tools/.pins" 2>/dev/null)" != "$pins" ]; then
+  rm -rf "$tools"
   python3 -m venv "$tools"
-  "$tools/bin/pip" install -q --disable-pip-version-check maturin pytest mypy
+  "$tools/bin/pip" install -q --disable-pip-version-check -r tests/python/requirements.txt
+  echo "$pins" >"$tools/.pins"
 fi
 flag=(); [ "$profile" = release ] && flag=(--release)
 rm -rf target/wheels-python
 (cd bindings-python && "../$tools/bin/maturin" build --locked "${flag[@]}" -o ../target/wheels-python)
-# The Node peer of the cross-language test loads the checkout's addon (scripts/build-node.sh).
-[ -f bindings-node/agent_intercom.node ] || bash scripts/build-node.sh "$profile"
+# The Node peer of the cross-language test loads the checkout's addon: built when it is missing
+# or older than the sources it is made of (in the full test command the Node step built it).
+addon=bindings-node/agent_intercom.node
+if [ ! -f "$addon" ] || [ -n "$(find core/src broker/src scratchpad/src bindings-node/src -newer "$addon" \
+  -name '*.rs' -print -quit)" ]; then
+  bash scripts/build-node.sh "$profile"
+fi
 venv=target/python-venv
 rm -rf "$venv"
 python3 -m venv "$venv"
