@@ -15,6 +15,7 @@ mod contract;
 mod convert;
 mod message;
 mod pad;
+mod session;
 
 create_exception!(
     agent_intercom,

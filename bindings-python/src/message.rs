@@ -10,8 +10,8 @@ use pyo3::prelude::*;
 use serde_json::{Value, json};
 
 use crate::PyRes;
-use crate::client::{Shared, lock};
 use crate::convert::to_py;
+use crate::session::{Shared, lock};
 
 /// A message delivered to this session. `ack()` tells the broker it arrived (once; later calls
 /// do nothing).
