@@ -206,6 +206,14 @@ impl Client {
     }
 }
 
+impl Drop for Client {
+    /// A client the program dropped without `close()` closes its connection, which ends the
+    /// reader thread (it would otherwise hold the connection open for the process's life).
+    fn drop(&mut self) {
+        self.shared.wire.close();
+    }
+}
+
 fn unreachable_wait<T>() -> PyRes<T> {
     Err(fail(ErrorCode::Internal, "a wait without a deadline ended"))
 }

@@ -174,3 +174,17 @@ def test_ack_after_break_not_after_raise(broker: ai.Broker, agent_dir: str) -> N
         done.wait(10)
         t.join(10)
         assert [m.acked for m in kept] == [True, False]
+
+
+def test_a_dropped_client_closes_its_connection(broker: ai.Broker, agent_dir: str) -> None:
+    with ai.connect(agent_dir) as watcher:
+        watcher.register("watcher")
+        gone = ai.connect(agent_dir)
+        gone_id = gone.register("gone")["session_id"]
+        del gone  # no close(): the connection ends with the object
+        while True:
+            event = watcher.next_event(timeout=10)
+            assert event is not None, "no session_left within 10 s"
+            if event["type"] == "session_left":
+                assert event.get("sessionId", event.get("session", {}).get("id")) == gone_id, event
+                break
