@@ -627,6 +627,44 @@ fn broker_health(
         .as_str())
 }
 
+/// Sends one `access_control` request (`request`: the frame without its type, `{action,
+/// adminToken, ...}` on the local socket or `{action, access, ...}` on the remote gateway) on a
+/// connection of its own and returns the broker's `access_control_result`
+/// (`agent_intercom_broker::client::access_control`). Raises the broker's refusal
+/// (`ACCESS_DENIED`, `INVALID_REQUEST`), `NOT_CONNECTED` when no answer came within
+/// `timeout_ms` (default `ANSWER_TIMEOUT_MS`), `INVALID_FRAME` for an answer that is not this
+/// request's, and `INVALID_ARGUMENT` or `UNKNOWN_KEY` before anything is sent.
+#[pyfunction]
+#[pyo3(signature = (request, agent_dir = None, *, socket_path = None, timeout_ms = None))]
+fn access_control<'py>(
+    py: Python<'py>,
+    request: &Bound<'py, PyAny>,
+    agent_dir: Option<&Bound<'py, PyAny>>,
+    socket_path: Option<&Bound<'py, PyAny>>,
+    timeout_ms: Option<&Bound<'py, PyAny>>,
+) -> PyRes<Bound<'py, PyAny>> {
+    let request = to_json(request, "request").map_err(py_error)?;
+    let socket = socket_of(agent_dir, socket_path)?;
+    let wait = match timeout_ms.filter(|t| !t.is_none()) {
+        Some(t) => Duration::from_millis(u64_arg(t, "timeout_ms")?),
+        None => ANSWER_TIMEOUT,
+    };
+    let answer = py
+        .detach(|| agent_intercom_broker::client::access_control(&socket, &request, wait))
+        .map_err(py_error)?;
+    to_py(py, &answer.value)
+}
+
+/// The socket of the broker of `agent_dir` (`None`: from the environment), or `socket_path`.
+#[pyfunction]
+#[pyo3(signature = (agent_dir = None, *, socket_path = None))]
+fn broker_socket_path(
+    agent_dir: Option<&Bound<'_, PyAny>>,
+    socket_path: Option<&Bound<'_, PyAny>>,
+) -> PyRes<String> {
+    Ok(socket_of(agent_dir, socket_path)?.display().to_string())
+}
+
 /// Adds the client's functions to the module.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Client>()?;
@@ -634,5 +672,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<MessageIter>()?;
     m.add_function(wrap_pyfunction!(connect, m)?)?;
     m.add_function(wrap_pyfunction!(broker_health, m)?)?;
+    m.add_function(wrap_pyfunction!(access_control, m)?)?;
+    m.add_function(wrap_pyfunction!(broker_socket_path, m)?)?;
     Ok(())
 }

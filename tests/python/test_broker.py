@@ -188,3 +188,20 @@ def test_a_dropped_client_closes_its_connection(broker: ai.Broker, agent_dir: st
             if event["type"] == "session_left":
                 assert event.get("sessionId", event.get("session", {}).get("id")) == gone_id, event
                 break
+
+
+def test_access_control(broker: ai.Broker, agent_dir: str) -> None:
+    request = {"adminToken": "not-the-token", "action": "inspect_tree", "principalId": "p"}
+    for kwargs in ({"socket_path": broker.socket_path}, {"agent_dir": agent_dir}):
+        with pytest.raises(ai.IntercomError) as e:
+            ai.access_control(request, **kwargs)  # type: ignore[arg-type]
+        assert e.value.code == "ACCESS_DENIED"
+    assert ai.broker_socket_path(agent_dir) == broker.socket_path
+    for bad, code in [({"adminToken": "t"}, "INVALID_ARGUMENT"), ({**request, "colour": 1}, "UNKNOWN_KEY"),
+                      ({**request, "adminToken": 5}, "INVALID_ARGUMENT"), ("text", "INVALID_ARGUMENT")]:
+        with pytest.raises(ai.IntercomError) as e:
+            ai.access_control(bad, agent_dir)  # type: ignore[arg-type]
+        assert e.value.code == code, bad
+    with pytest.raises(ai.IntercomError) as e:
+        ai.access_control(request, socket_path=agent_dir + "/none.sock")
+    assert e.value.code == "NOT_CONNECTED"
