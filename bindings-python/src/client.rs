@@ -31,9 +31,8 @@ pub struct Client {
     shared: Arc<Shared>,
     scope: Option<String>,
     started_at: u64,
-    /// The session id of the last registration.
-    #[pyo3(get)]
-    session_id: Option<String>,
+    /// The session id of the last registration (a lock: calls may come from many threads).
+    session_id: Mutex<Option<String>>,
     #[pyo3(get)]
     socket_path: String,
 }
@@ -224,11 +223,12 @@ impl Client {
     /// `cwd`, `model`, `status`, ...) are sent as given; `cwd`, `model` ("python"), `pid`,
     /// `startedAt` and `lastActivity` are filled in when absent. The scope is the one
     /// `connect()` was given. `access` (`{enrollmentToken}` or `{sessionCredential, sessionId,
-    /// generation}`, on the remote gateway) registers a remote principal (`client::rules`). Returns `{"session_id"}` (and `access`, `remote_access` when the
-    /// broker sent them); raises the broker's refusal.
+    /// generation}`, on the remote gateway) registers a remote principal (`client::rules`).
+    /// Returns `{"session_id"}` (and `access`, `remote_access` when the broker sent them);
+    /// raises the broker's refusal.
     #[pyo3(signature = (name = None, *, session_id = None, session = None, access = None, **kwargs))]
     fn register<'py>(
-        &mut self,
+        &self,
         py: Python<'py>,
         name: Option<&Bound<'py, PyAny>>,
         session_id: Option<&Bound<'py, PyAny>>,
@@ -283,7 +283,10 @@ impl Client {
                 out.set_item(attr, to_py(py, v)?)?;
             }
         }
-        self.session_id = id;
+        *self
+            .session_id
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = id;
         Ok(out)
     }
 
@@ -503,6 +506,15 @@ impl Client {
         self.shared.wire.close();
     }
 
+    /// The session id of the last registration.
+    #[getter]
+    fn session_id(&self) -> Option<String> {
+        self.session_id
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+
     /// True once the connection ended (closed by either side).
     #[getter]
     fn closed(&self) -> bool {
@@ -604,7 +616,7 @@ fn connect(
         shared,
         scope,
         started_at: now_ms(),
-        session_id: None,
+        session_id: Mutex::new(None),
         socket_path: socket.display().to_string(),
     })
 }

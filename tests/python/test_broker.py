@@ -205,3 +205,30 @@ def test_access_control(broker: ai.Broker, agent_dir: str) -> None:
     with pytest.raises(ai.IntercomError) as e:
         ai.access_control(request, socket_path=agent_dir + "/none.sock")
     assert e.value.code == "NOT_CONNECTED"
+
+
+def test_one_client_from_many_threads(broker: ai.Broker, agent_dir: str) -> None:
+    with ai.connect(agent_dir) as alice, ai.connect(agent_dir) as bob:
+        alice.register("alice")
+        bob.register("bob")
+        seen: List[ai.Message] = []
+        serve(bob, seen)
+        errors: List[BaseException] = []
+
+        def sender(k: int) -> None:
+            try:
+                for i in range(5):
+                    alice.send("bob", f"{k}-{i}")
+                if k == 0:  # one ask at a time per pair (ASK_ALREADY_PENDING otherwise)
+                    assert alice.ask("bob", "ask", timeout=30).text == "pong: ask"
+                assert alice.session_id is not None and alice.delivery_status("none") == "unknown"
+            except BaseException as e:  # noqa: BLE001 - reported below
+                errors.append(e)
+
+        threads = [threading.Thread(target=sender, args=(k,)) for k in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(60)
+        assert errors == []
+        assert sorted(m.text or "" for m in seen if not m.expects_reply) == sorted(f"{k}-{i}" for k in range(4) for i in range(5))

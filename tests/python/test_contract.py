@@ -83,3 +83,16 @@ def test_broker_and_pad_arguments(agent_dir: str) -> None:
     assert code_of(lambda: ai.open_scratchpad(agent_dir + "/p.sqlite", per_project_cap=0)) == "INVALID_ARGUMENT"
     assert code_of(lambda: ai.check_rule("post", {})) == "INVALID_ARGUMENT"
     assert code_of(lambda: ai.check_rule("check.ttl", "x")) == "INVALID_ARGUMENT"
+
+
+def test_cycles_and_odd_values_never_crash() -> None:
+    cyclic: Any = []
+    cyclic.append(cyclic)
+    assert code_of(lambda: ai.canonical_json(cyclic)) == "NESTING_TOO_DEEP"
+    looped: Any = {}
+    looped["self"] = looped
+    assert code_of(lambda: ai.canonical_hash("d", looped)) == "NESTING_TOO_DEEP"
+    assert code_of(lambda: ai.contract_call("canonical.readString", cyclic)) == "NESTING_TOO_DEEP"
+    assert code_of(lambda: ai.canonical_json(b"bytes")) == "UNSUPPORTED_VALUE"
+    assert code_of(lambda: ai.canonical_json({(1, 2): 1})) == "UNSUPPORTED_VALUE"
+    assert ai.canonical_json(("a", True, None)) == '["a",true,null]'
