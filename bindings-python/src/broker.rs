@@ -12,7 +12,7 @@ use agent_intercom_core::ErrorCode;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString};
 
-use crate::contract::{str_arg, u64_arg};
+use crate::contract::{ms_arg, str_arg, u64_arg};
 use crate::convert::to_json;
 use crate::{PyRes, fail, py_error};
 
@@ -224,12 +224,10 @@ fn ensure_broker<'py>(
 ) -> PyRes<Bound<'py, PyDict>> {
     let pairs = setting_pairs(idle_exit_ms, log_level, settings)?;
     let config = broker_config(agent_dir, socket_path, &pairs)?;
-    let wait = match wait_ms.filter(|v| !v.is_none()) {
-        Some(v) => u64_arg(v, "wait_ms")?,
-        None => agent_intercom_broker::config::DEFAULT_ENSURE_WAIT_MS,
-    };
+    let default = Duration::from_millis(agent_intercom_broker::config::DEFAULT_ENSURE_WAIT_MS);
+    let wait = ms_arg(wait_ms, "wait_ms", default)?;
     let ensured = py
-        .detach(|| agent_intercom_broker::ensure(config.clone(), Duration::from_millis(wait)))
+        .detach(|| agent_intercom_broker::ensure(config.clone(), wait))
         .map_err(|e| py_error(agent_intercom_broker::embed::start_error(&e)))?;
     let out = PyDict::new(py);
     out.set_item("socket_path", config.socket_path.display().to_string())?;

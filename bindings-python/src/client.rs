@@ -17,7 +17,7 @@ use pyo3::types::PyDict;
 use serde_json::{Map, Value, json};
 
 use crate::broker::socket_of;
-use crate::contract::{str_arg, u64_arg};
+use crate::contract::{ms_arg, str_arg};
 use crate::convert::{to_json, to_py};
 use crate::message::{Message, MessageIter};
 use crate::session::{
@@ -630,10 +630,7 @@ fn broker_health(
     timeout_ms: Option<&Bound<'_, PyAny>>,
 ) -> PyRes<&'static str> {
     let socket = crate::broker::path_arg(Some(socket_path), "socket_path")?.unwrap_or_default();
-    let wait = match timeout_ms.filter(|t| !t.is_none()) {
-        Some(t) => Duration::from_millis(u64_arg(t, "timeout_ms")?),
-        None => Duration::from_secs(1),
-    };
+    let wait = ms_arg(timeout_ms, "timeout_ms", Duration::from_secs(1))?;
     Ok(py
         .detach(|| agent_intercom_broker::health(&socket, wait))
         .as_str())
@@ -657,10 +654,7 @@ fn access_control<'py>(
 ) -> PyRes<Bound<'py, PyAny>> {
     let request = to_json(request, "request").map_err(py_error)?;
     let socket = socket_of(agent_dir, socket_path)?;
-    let wait = match timeout_ms.filter(|t| !t.is_none()) {
-        Some(t) => Duration::from_millis(u64_arg(t, "timeout_ms")?),
-        None => ANSWER_TIMEOUT,
-    };
+    let wait = ms_arg(timeout_ms, "timeout_ms", ANSWER_TIMEOUT)?;
     let answer = py
         .detach(|| agent_intercom_broker::client::access_control(&socket, &request, wait))
         .map_err(py_error)?;

@@ -37,6 +37,18 @@ pub fn u64_arg(value: &Bound<'_, PyAny>, name: &str) -> PyRes<u64> {
     value.extract::<u64>().map_err(|_| refused())
 }
 
+/// An optional whole number of milliseconds (`None`: `default`).
+pub fn ms_arg(
+    value: Option<&Bound<'_, PyAny>>,
+    name: &str,
+    default: std::time::Duration,
+) -> PyRes<std::time::Duration> {
+    match value.filter(|v| !v.is_none()) {
+        Some(v) => Ok(std::time::Duration::from_millis(u64_arg(v, name)?)),
+        None => Ok(default),
+    }
+}
+
 /// A scope argument of any Python type: `None` and `""` unscoped, another non-`str` invalid.
 /// The refusal never echoes the value.
 pub fn scope_text(value: Option<&Bound<'_, PyAny>>, path: &str) -> PyRes<Option<String>> {
