@@ -7,6 +7,7 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use agent_intercom_broker::client::rules;
 use agent_intercom_broker::client::{ANSWER_TIMEOUT, Client as WireClient};
 use agent_intercom_core::{Error, ErrorCode};
 use pyo3::prelude::*;
@@ -35,6 +36,8 @@ pub struct State {
     pub events: VecDeque<Value>,
     /// Why the connection ended, once it has.
     pub lost: Option<Error>,
+    /// The broker's last refusal (`error` frame), named when the connection ends after it.
+    refusal: Option<Error>,
 }
 
 /// One connection, shared by the Python object, its messages and the reader thread.
@@ -116,6 +119,10 @@ impl Shared {
                 fill(&mut s.deliveries, key("messageId"), &frame);
                 false
             }
+            "error" => {
+                s.refusal = Some(rules::broker_refusal(&frame));
+                false
+            }
             "ask_cancelled" => {
                 fill(&mut s.asks, key("messageId"), &frame);
                 false
@@ -169,9 +176,15 @@ impl Shared {
                         if lost.code() == ErrorCode::InvalidFrame {
                             return Step::Lost(lost.clone());
                         }
+                        let after = s.refusal.as_ref().map_or(String::new(), |r| {
+                            format!(" (after it refused: {} {})", r.code().as_str(), r.message())
+                        });
                         return Step::Lost(Error::new(
                             ErrorCode::NotConnected,
-                            format!("the connection to the broker is closed: {}", lost.message()),
+                            format!(
+                                "the connection to the broker is closed: {}{after}",
+                                lost.message()
+                            ),
                         ));
                     }
                     let now = Instant::now();

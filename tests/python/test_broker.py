@@ -232,3 +232,14 @@ def test_one_client_from_many_threads(broker: ai.Broker, agent_dir: str) -> None
             t.join(60)
         assert errors == []
         assert sorted(m.text or "" for m in seen if not m.expects_reply) == sorted(f"{k}-{i}" for k in range(4) for i in range(5))
+
+
+def test_a_request_before_register_names_the_refusal(broker: ai.Broker, agent_dir: str) -> None:
+    c = ai.connect(agent_dir)
+    with pytest.raises(ai.IntercomError) as e:
+        c.list()
+    assert e.value.code == "NOT_CONNECTED"
+    assert "after it refused: INVALID_REQUEST" in str(e.value)
+    event = c.next_event(timeout=10)
+    assert event is not None and event["type"] == "error" and event["code"] == "INVALID_REQUEST"
+    c.close()
