@@ -38,6 +38,9 @@ pub fn py_error(error: Error) -> PyErr {
         // Setting attributes on a fresh exception instance cannot fail short of memory.
         let _ = value.setattr("code", error.code().as_str());
         let _ = value.setattr("message", error.message());
+        // Set by a delivery failure only; present on every IntercomError.
+        let _ = value.setattr("accepted", py.None());
+        let _ = value.setattr("message_id", py.None());
         err
     })
 }

@@ -68,6 +68,8 @@ pub fn wire_error(py: Python<'_>, code: &str, message: &str) -> PyErr {
     let value = err.value(py);
     let _ = value.setattr("code", code);
     let _ = value.setattr("message", message);
+    let _ = value.setattr("accepted", py.None());
+    let _ = value.setattr("message_id", py.None());
     err
 }
 

@@ -17,7 +17,7 @@ def code_of(fn: Callable[[], Any]) -> str:
     with pytest.raises(ai.IntercomError) as e:
         fn()
     assert isinstance(e.value.code, str) and e.value.code in ai.ERROR_CODES or e.value.code.isupper()
-    assert e.value.message == str(e.value)
+    assert e.value.message == str(e.value) and e.value.accepted is None and e.value.message_id is None
     return e.value.code
 
 

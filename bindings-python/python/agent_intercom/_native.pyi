@@ -30,9 +30,10 @@ PAD_OPTION_KEYS: List[str]
 class IntercomError(Exception):
     code: str
     message: str
-    # Set on a delivery failure.
+    # Set on a delivery failure (None otherwise): whether the broker had accepted the message,
+    # and its id.
     accepted: Optional[bool]
-    message_id: str
+    message_id: Optional[str]
 
 class ContractError(Exception):
     cls: str
