@@ -156,13 +156,7 @@ impl Client {
             self.shared.changed.notify_all();
         }
         let out = PyDict::new(py);
-        out.set_item(
-            "applied",
-            answer
-                .get("applied")
-                .and_then(Value::as_bool)
-                .unwrap_or(false),
-        )?;
+        out.set_item("applied", applied)?;
         out.set_item("action", answer.get("action").and_then(Value::as_str))?;
         out.set_item(
             "message_id",
@@ -170,6 +164,7 @@ impl Client {
         )?;
         Ok(out)
     }
+
     /// Waits for the reply to the ask `id` until `deadline` (`None` when none came). The reply
     /// may come before `delivered` (the recipient replies before it acknowledges the ask):
     /// whichever comes first is taken; a reply means the ask was delivered. A delivery failure
