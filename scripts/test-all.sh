@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Every test: Rust (unit, integration, doc, the line's fault points), C (shared library and
-# ASan+UBSan for every test, the static library once), Node, the packed tarball installed in an
+# ASan+UBSan for every test, the static library once), Node, Python (the wheel in a fresh venv),
+# the packed tarball installed in an
 # empty folder, the acceptance gate, the official A2A SDKs against `serve`, the official MCP SDKs
 # against `mcp`, the line's scenario suite and the typed usage. Everything runs on ONE debug
 # build: the addon, the CLI, the C library and the gate's embeddings are the artifacts the Rust
