@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Every test: Rust (unit, integration, doc, the line's fault points), C (shared library and
-# ASan+UBSan for every test, the static library once), Node, the packed tarball installed in an
-# empty folder, the acceptance gate, the official A2A SDKs against `serve`, the official MCP SDKs
-# against `mcp`, the line's scenario suite and the typed usage. Everything runs on ONE debug
-# build: the addon, the CLI, the C library and the gate's embeddings are the artifacts the Rust
-# tests built (one feature set for the whole tree, Cargo.toml's getrandom line), so nothing is
-# compiled twice. Each step prints when it started. AIC_PROFILE=release runs the non-Rust suites
-# on a release build instead.
+# ASan+UBSan for every test, the static library once), Node, Python (the wheel in a fresh venv),
+# the packed tarball installed in an empty folder, the acceptance gate, the official A2A SDKs
+# against `serve`, the official MCP SDKs against `mcp`, the line's scenario suite and the typed
+# usage. Everything runs on ONE debug build: the addon, the CLI, the C library and the gate's
+# embeddings are the artifacts the Rust tests built (one feature set for the whole tree,
+# Cargo.toml's getrandom line), so nothing is compiled twice. Each step prints when it started.
+# AIC_PROFILE=release runs the non-Rust suites on a release build instead.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 t0=$(date +%s)
@@ -33,6 +33,9 @@ bash scripts/test-c.sh "$AIC_PROFILE"
 step "Node"
 bash scripts/build-node.sh "$AIC_PROFILE"
 node --test tests/node/
+
+step "Python (the wheel in a fresh venv: vectors, broker with Node, scratchpad, mypy --strict)"
+bash scripts/test-python.sh "$AIC_PROFILE"
 
 step "tarball"
 bash scripts/pack-accept.sh
