@@ -26,6 +26,7 @@ fn inbound<'a>(sender: &'a str, message_id: &'a str, digest: &'a str) -> A2aInbo
         text: "do it",
         assignee: "worker",
         project_root: None,
+        gateway: None,
     }
 }
 
