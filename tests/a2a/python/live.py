@@ -1,0 +1,131 @@
+"""Live sessions for the `serve --broker` tests: a broker of a temporary agent directory
+(`agent-intercom broker`), Node sessions on it (tests/a2a/live/session.js: the Node package's
+broker client over the built addon), and `serve --broker` on the same directory."""
+
+import json
+import os
+import queue
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+from harness import AIC_BIN, ROOT, Service
+
+SESSION_JS = ROOT / 'tests' / 'a2a' / 'live' / 'session.js'
+WAIT_SECONDS = 60
+
+
+class Broker:
+    """`agent-intercom broker` of `agent_dir`, never idle-exiting; kill9() and start() again."""
+
+    def __init__(self, agent_dir: Path, *settings: str):
+        self.agent_dir = agent_dir
+        self.settings = settings
+        self.proc = None
+        self.start()
+
+    def start(self) -> None:
+        argv = [AIC_BIN, 'broker', '--agent-dir', str(self.agent_dir), '--idle-exit', '0']
+        for setting in self.settings:
+            argv += ['--set', setting]
+        self.proc = subprocess.Popen(
+            argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+            text=True,
+        )
+        line = self.proc.stdout.readline()
+        assert 'started' in line, f'the broker did not start: {line!r}'
+        threading.Thread(target=lambda: self.proc.stdout.read(), daemon=True).start()
+
+    def kill9(self) -> None:
+        self.proc.kill()
+        self.proc.wait()
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            self.proc.wait(10)
+
+
+class NodeSession:
+    """One Node session process; its events arrive in `events` (dicts)."""
+
+    def __init__(self, agent_dir: Path, name: str, session_id: str):
+        self.name = name
+        self.session_id = session_id
+        self.proc = subprocess.Popen(
+            ['node', str(SESSION_JS), str(agent_dir)],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )
+        self.events: queue.Queue = queue.Queue()
+        self.seen: list[dict] = []
+        threading.Thread(target=self._read, daemon=True).start()
+        self.register()
+
+    def _read(self) -> None:
+        for line in self.proc.stdout:
+            self.events.put(json.loads(line))
+
+    def command(self, **command) -> None:
+        self.proc.stdin.write(json.dumps(command) + '\n')
+        self.proc.stdin.flush()
+
+    def wait(self, event: str, check=lambda e: True, seconds: float = WAIT_SECONDS) -> dict:
+        """The next event of kind `event` that passes `check` (others are kept in `seen`)."""
+        deadline = time.monotonic() + seconds
+        for earlier in self.seen:
+            if earlier['event'] == event and check(earlier):
+                self.seen.remove(earlier)
+                return earlier
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                err = self.proc.stderr.read() if self.proc.poll() is not None else ''
+                raise AssertionError(f'{self.name}: no {event} in {seconds} s; seen {self.seen} {err}')
+            try:
+                got = self.events.get(timeout=left)
+            except queue.Empty:
+                continue
+            if got['event'] == 'error' and event != 'error':
+                raise AssertionError(f'{self.name}: {got}')
+            if got['event'] == event and check(got):
+                return got
+            self.seen.append(got)
+
+    def register(self) -> None:
+        self.command(op='register', sessionId=self.session_id, name=self.name)
+        self.wait('registered')
+
+    def close(self) -> None:
+        self.command(op='close')
+        self.wait('closed')
+
+    def ask(self, task_id: str) -> dict:
+        """The gateway's ask of A2A task `task_id` (a `message` event)."""
+        ask_id = 'a2a-task-' + task_id
+        return self.wait('message', lambda e: e['message']['id'] == ask_id)
+
+    def reply(self, ask: dict, text: str, attachments=None, queue_it=False) -> dict:
+        self.command(
+            op='reply', to=ask['from']['id'], replyTo=ask['message']['id'], text=text,
+            attachments=attachments, queue=queue_it,
+        )
+        return self.wait('replied')
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.stdin.close()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+
+
+def start_gateway(db: Path, agent_dir: Path, *extra: str) -> Service:
+    """`serve --broker` on `agent_dir`; it waits for its first registration in the background."""
+    env = {k: v for k, v in os.environ.items() if k != 'AGENT_INTERCOM_SCOPE_ID'}
+    argv = [
+        AIC_BIN, 'serve', '--listen', '127.0.0.1:0', '--db', str(db), '--broker',
+        '--agent-dir', str(agent_dir), *extra,
+    ]
+    return Service(argv, db, env)
