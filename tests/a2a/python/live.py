@@ -2,6 +2,7 @@
 (`agent-intercom broker`), Node sessions on it (tests/a2a/live/session.js: the Node package's
 broker client over the built addon), and `serve --broker` on the same directory."""
 
+import asyncio
 import json
 import os
 import queue
@@ -9,6 +10,8 @@ import subprocess
 import threading
 import time
 from pathlib import Path
+
+from a2a.types.a2a_pb2 import GetTaskRequest
 
 from harness import AIC_BIN, ROOT, Service
 
@@ -129,3 +132,17 @@ def start_gateway(db: Path, agent_dir: Path, *extra: str) -> Service:
         '--agent-dir', str(agent_dir), *extra,
     ]
     return Service(argv, db, env)
+
+
+def texts(task) -> dict[str, list[str]]:
+    return {a.name: [p.text for p in a.parts] for a in task.artifacts}
+
+
+async def poll(client, task_id: str, state, seconds: float = 60):
+    """GetTask until the task is in `state`."""
+    for _ in range(int(seconds * 10)):
+        task = await client.get_task(GetTaskRequest(id=task_id))
+        if task.status.state == state:
+            return task
+        await asyncio.sleep(0.1)
+    raise AssertionError(f'task {task_id} is {task.status.state}, not {state}')

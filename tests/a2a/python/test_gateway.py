@@ -18,7 +18,7 @@ from a2a.types.a2a_pb2 import (
 from a2a.utils.errors import A2AError, UnsupportedOperationError
 
 from harness import new_id, only_serve
-from live import Broker, NodeSession, start_gateway
+from live import Broker, NodeSession, poll, start_gateway, texts
 from sdk import VERSIONS, client_for, send, text_message
 
 pytestmark = only_serve
@@ -53,20 +53,6 @@ def hub(tmp_path_factory):
     tester.stop()
     broker.stop()
     assert alive, ''.join(hub['gateway'].stderr_lines[-20:])
-
-
-def texts(task) -> dict[str, list[str]]:
-    return {a.name: [p.text for p in a.parts] for a in task.artifacts}
-
-
-async def poll(client, task_id: str, state, seconds: float = 60):
-    """GetTask until the task is in `state`."""
-    for _ in range(int(seconds * 10)):
-        task = await client.get_task(GetTaskRequest(id=task_id))
-        if task.status.state == state:
-            return task
-        await asyncio.sleep(0.1)
-    raise AssertionError(f'task {task_id} is {task.status.state}, not {state}')
 
 
 async def answer(session: NodeSession, task_id: str, text: str, **reply) -> dict:
