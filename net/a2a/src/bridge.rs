@@ -277,7 +277,12 @@ impl Bridge {
             Ok(settled) => Some(settled),
             // Kept in the link's outbox and sent again after the next registration; the
             // outcome comes as a frame or from delivery_status.
-            Err(_) => None,
+            Err(e) if e.code() == agent_intercom_core::ErrorCode::NotConnected => None,
+            // Never sent: larger than a broker takes, or not a frame it would accept.
+            Err(e) => Some(Settled::Failed(
+                e.code().as_str().into(),
+                e.message().into(),
+            )),
         }
     }
 

@@ -252,10 +252,6 @@ fn prepare(config: &ServeConfig) -> Result<Prepared, StartError> {
     let store = Store::open(&config.db, config.store.clone(), config.clock.clone())
         .map_err(StartError::Store)?;
     let worker = Worker::start(store).map_err(StartError::Store)?;
-    let link = match &config.broker {
-        Some(broker) => Some(start_link(broker)?),
-        None => None,
-    };
     let listener = std::net::TcpListener::bind(config.listen)
         .map_err(|e| StartError::Io(format!("cannot listen on {}: {e}", config.listen)))?;
     let local = listener
@@ -265,6 +261,11 @@ fn prepare(config: &ServeConfig) -> Result<Prepared, StartError> {
         .set_nonblocking(true)
         .map_err(|e| StartError::Io(format!("cannot configure the socket: {e}")))?;
     let base_url = public_url.unwrap_or_else(|| format!("http://{local}"));
+    // Last: the link registers at once, on a thread of its own.
+    let link = match &config.broker {
+        Some(broker) => Some(start_link(broker)?),
+        None => None,
+    };
     Ok(Prepared {
         listener,
         local,
