@@ -19,25 +19,33 @@ SESSION_JS = ROOT / 'tests' / 'a2a' / 'live' / 'session.js'
 WAIT_SECONDS = 60
 
 
-class Broker:
-    """`agent-intercom broker` of `agent_dir`, never idle-exiting; kill9() and start() again."""
+def environment(extra: dict | None = None) -> dict:
+    """The tests' environment, unscoped, with `extra`."""
+    env = {k: v for k, v in os.environ.items() if k != 'AGENT_INTERCOM_SCOPE_ID'}
+    env.update(extra or {})
+    return env
 
-    def __init__(self, agent_dir: Path, *settings: str):
+
+class Broker:
+    """`agent-intercom broker` of `agent_dir`, never idle-exiting; kill9() and start() again.
+    Its settings come from `env` (PI_INTERCOM_ASK_TIMEOUT_MS ...), which the gateway is given
+    too: a broker the gateway starts itself, when it finds none, has the same."""
+
+    def __init__(self, agent_dir: Path, env: dict | None = None):
         self.agent_dir = agent_dir
-        self.settings = settings
+        self.env = environment(env)
         self.proc = None
         self.start()
 
     def start(self) -> None:
         argv = [AIC_BIN, 'broker', '--agent-dir', str(self.agent_dir), '--idle-exit', '0']
-        for setting in self.settings:
-            argv += ['--set', setting]
         self.proc = subprocess.Popen(
             argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-            text=True,
+            text=True, env=self.env,
         )
         line = self.proc.stdout.readline()
-        assert 'started' in line, f'the broker did not start: {line!r}'
+        # After a kill -9 the gateway may have started one first (as every client may).
+        assert 'started' in line or 'already running' in line, f'no broker: {line!r}'
         threading.Thread(target=lambda: self.proc.stdout.read(), daemon=True).start()
 
     def kill9(self) -> None:
@@ -124,9 +132,9 @@ class NodeSession:
                 self.proc.kill()
 
 
-def start_gateway(db: Path, agent_dir: Path, *extra: str) -> Service:
-    """`serve --broker` on `agent_dir`; it waits for its first registration in the background."""
-    env = {k: v for k, v in os.environ.items() if k != 'AGENT_INTERCOM_SCOPE_ID'}
+def start_gateway(db: Path, agent_dir: Path, *extra: str, env: dict | None = None) -> Service:
+    """`serve --broker` on `agent_dir`; it registers in the background."""
+    env = environment(env)
     argv = [
         AIC_BIN, 'serve', '--listen', '127.0.0.1:0', '--db', str(db), '--broker',
         '--agent-dir', str(agent_dir), *extra,

@@ -17,7 +17,8 @@ pytestmark = only_serve
 run = asyncio.run
 
 WORKER = 'worker'
-ASK_TIMEOUT_MS = 6000
+# Every broker of the module expires asks after 6 s (also one the gateway starts itself).
+ENV = {'PI_INTERCOM_ASK_TIMEOUT_MS': '6000'}
 ARGS = ('--assignee', WORKER, '--probe-interval', '1')
 
 
@@ -26,9 +27,9 @@ def hub(tmp_path_factory):
     home = tmp_path_factory.mktemp('gateway-restarts')
     agent_dir = home / 'agent'
     agent_dir.mkdir()
-    broker = Broker(agent_dir, f'ask_timeout_ms={ASK_TIMEOUT_MS}')
+    broker = Broker(agent_dir, ENV)
     worker = NodeSession(agent_dir, WORKER, 'worker-' + new_id())
-    gateway = start_gateway(home / 'store.sqlite', agent_dir, *ARGS)
+    gateway = start_gateway(home / 'store.sqlite', agent_dir, *ARGS, env=ENV)
     yield {'broker': broker, 'worker': worker, 'gateway': gateway}
     alive = gateway.alive()
     gateway.stop()
