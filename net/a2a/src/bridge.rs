@@ -35,6 +35,8 @@ const SETTLE_WAIT: Duration = Duration::from_secs(10);
 const REQUEST_WAIT: Duration = Duration::from_secs(10);
 /// Inbox messages read per pass.
 const PAGE: usize = 256;
+/// The broker's refusal of a second open ask to the same session.
+const ASK_ALREADY_PENDING: &str = "ASK_ALREADY_PENDING";
 
 /// The bridge: cheap to clone (sends run on tasks of their own).
 #[derive(Clone)]
@@ -116,13 +118,23 @@ impl Bridge {
         let Some(asks) = self.call(|s| s.a2a_asks_open()).await else {
             return;
         };
+        // The broker holds one open ask per asker and asked session (`ASK_ALREADY_PENDING`):
+        // a target's next ask waits, in order, until its open one closes.
+        let mut busy: HashSet<String> = {
+            let sending = self.sending.lock().unwrap_or_else(PoisonError::into_inner);
+            asks.iter()
+                .filter(|a| !a.task_done())
+                .filter(|a| a.state != AskState::Pending || sending.contains(&a.ask_id))
+                .map(|a| a.target.clone())
+                .collect()
+        };
         for ask in asks {
             if ask.task_done() {
                 self.close_done(&ask).await;
                 continue;
             }
             match ask.state {
-                AskState::Pending => self.send(ask),
+                AskState::Pending if busy.insert(ask.target.clone()) => self.send(ask),
                 AskState::Queued if probe => self.check_queued(&ask).await,
                 AskState::Delivered if probe => self.check_open(&ask).await,
                 _ => {}
@@ -242,6 +254,9 @@ impl Bridge {
             match settled {
                 Some(Settled::Delivered) => bridge.delivered(&ask.ask_id).await,
                 Some(Settled::Queued) => bridge.queued(&ask.ask_id).await,
+                // Another ask to the same session is open (the target named otherwise, or a
+                // race): this one waits for the next pass.
+                Some(Settled::Failed(code, _)) if code == ASK_ALREADY_PENDING => {}
                 Some(Settled::Failed(code, reason)) => {
                     let why = format!(
                         "the broker refused the ask to {}: {reason} ({code})",
@@ -370,6 +385,7 @@ impl Bridge {
         match frame["type"].as_str().unwrap_or_default() {
             "delivered" => self.delivered(id).await,
             "delivery_queued" => self.queued(id).await,
+            "delivery_failed" if text("code") == ASK_ALREADY_PENDING => {}
             "delivery_failed" => {
                 let why = format!(
                     "the ask was not delivered: {} ({})",

@@ -262,3 +262,29 @@ def test_kill_9_of_serve_while_the_ask_is_open_loses_nothing(hub):
             assert texts(done) == {'reply': ['after the crash']}
 
     run(body())
+
+
+def test_a_second_task_for_a_busy_session_waits_for_the_first_ask_to_close(hub):
+    """The broker holds one open ask per asker and asked session: the second task stays
+    submitted until the first one's reply, then its ask goes, in order."""
+
+    async def body():
+        async with client_for(hub['gateway'].base_url, '1.0') as c:
+            first = (await send(c, text_message('first in line', new_id()))).task
+            second = (await send(c, text_message('second in line', new_id()))).task
+            ask = await asyncio.to_thread(hub['worker'].ask, first.id)
+            await poll(c, first.id, TaskState.TASK_STATE_WORKING)
+            await asyncio.sleep(1)
+            waiting = await c.get_task(GetTaskRequest(id=second.id))
+            assert waiting.status.state == TaskState.TASK_STATE_SUBMITTED
+            assert not [e for e in hub['worker'].seen if e['event'] == 'message']
+            await asyncio.to_thread(hub['worker'].reply, ask, 'one')
+            await answer(hub['worker'], second.id, 'two')
+            assert texts(await poll(c, first.id, TaskState.TASK_STATE_COMPLETED)) == {
+                'reply': ['one']
+            }
+            assert texts(await poll(c, second.id, TaskState.TASK_STATE_COMPLETED)) == {
+                'reply': ['two']
+            }
+
+    run(body())
