@@ -5,6 +5,10 @@
 // every ask at once); against the a2a-sdk server (`--executor reply`) its executor answers in
 // process. Prints round trips/s and p50/p99/max in ms, and errors.
 //
+// With --agent-dir, connection i talks to its own session `bench-worker-i` (named in the
+// message's metadata["agent-intercom/to"]): the broker holds one open ask per asker and asked
+// session, so one session answers one task at a time.
+//
 //   node bench/a2a/roundtrip.mjs --url http://127.0.0.1:PORT/a2a [--agent-dir DIR]
 //        [--connections 1] [--seconds 10] [--warmup 2] [--label NAME] [--json]
 import http from 'node:http'
@@ -35,13 +39,13 @@ function parseArgs (argv) {
   return o
 }
 
-/** The live session: replies to every ask with "done: " and its text. */
-async function session (agentDir) {
+/** A live session named `name`: replies to every ask with "done: " and its text. */
+async function session (agentDir, name) {
   const { connect } = createRequire(import.meta.url)(join(root, 'bindings-node', 'lib', 'broker.js'))
   const client = await connect({ agentDir })
   const now = Date.now()
   await client.register({
-    session: { cwd: root, model: 'bench', pid: process.pid, startedAt: now, lastActivity: now, name: 'bench-worker' }
+    session: { cwd: root, model: 'bench', pid: process.pid, startedAt: now, lastActivity: now, name }
   })
   client.on('message', (m) => {
     if (!m.message.expectsReply) return
@@ -70,14 +74,11 @@ function post (url, body) {
 }
 
 /** One round trip: true when the task came back completed with the reply. */
-async function roundTrip (url, n) {
+async function roundTrip (url, n, to) {
   const text = `ping ${n}`
-  const answer = await post(url, {
-    jsonrpc: '2.0',
-    id: n,
-    method: 'SendMessage',
-    params: { message: { messageId: randomUUID(), role: 'ROLE_USER', parts: [{ text }] } }
-  })
+  const message = { messageId: randomUUID(), role: 'ROLE_USER', parts: [{ text }] }
+  if (to) message.metadata = { 'agent-intercom/to': to }
+  const answer = await post(url, { jsonrpc: '2.0', id: n, method: 'SendMessage', params: { message } })
   const task = answer.result?.task
   return task?.status?.state === 'TASK_STATE_COMPLETED' &&
     task.artifacts?.[0]?.parts?.[0]?.text === 'done: ' + text
@@ -90,18 +91,19 @@ function percentile (sorted, p) {
 
 async function main () {
   const o = parseArgs(process.argv.slice(2))
-  const client = o.agentDir ? await session(o.agentDir) : null
+  const names = Array.from({ length: o.connections }, (_, i) => `bench-worker-${i}`)
+  const clients = o.agentDir ? await Promise.all(names.map((n) => session(o.agentDir, n))) : []
   const start = performance.now()
   const measureFrom = start + o.warmup * 1000
   const end = measureFrom + o.seconds * 1000
   const times = []
   let errors = 0
   let n = 0
-  await Promise.all(Array.from({ length: o.connections }, async () => {
+  await Promise.all(names.map(async (name) => {
     while (performance.now() < end) {
       const t0 = performance.now()
       let ok = false
-      try { ok = await roundTrip(o.url, n++) } catch { ok = false }
+      try { ok = await roundTrip(o.url, n++, o.agentDir && name) } catch { ok = false }
       const t1 = performance.now()
       if (t0 >= measureFrom && t1 <= end) {
         if (ok) times.push(t1 - t0)
@@ -109,7 +111,7 @@ async function main () {
       }
     }
   }))
-  if (client) client.close()
+  for (const client of clients) client.close()
   agent.destroy()
   times.sort((a, b) => a - b)
   const result = {

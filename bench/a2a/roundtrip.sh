@@ -2,8 +2,9 @@
 # Benchmark (not a test): an A2A send to reply round trip, p50/p99, from one client
 # (bench/a2a/roundtrip.mjs: blocking JSON-RPC 1.0 SendMessage until the task comes back
 # completed with the reply as an artifact) against
-#   1. agent-intercom serve --broker (release build) with a broker and a live Node session that
-#      replies to each ask at once (in the client's process, the Node package's broker client);
+#   1. agent-intercom serve --broker (release build) with a broker and live Node sessions that
+#      reply to each ask at once (in the client's process, the Node package's broker client; one
+#      session per connection, as the broker holds one open ask per asked session);
 #   2. the Python a2a-sdk 1.3 server (bench/a2a/sdk_server.py --executor reply) doing the same
 #      work in process, with its InMemoryTaskStore (not durable) and its DatabaseTaskStore on
 #      SQLite (durable).
@@ -63,7 +64,8 @@ mkdir -m 700 "$work/agent"
 pids+=($!)
 for _ in $(seq 1 100); do grep -q started "$work/broker.out" && break; sleep 0.1; done
 start serve "$bin" serve --listen 127.0.0.1:0 --db "$work/serve.sqlite" --broker \
-  --agent-dir "$work/agent" --assignee bench-worker --blocking-timeout 30 --request-timeout 60
+  --agent-dir "$work/agent" --targets "$(seq -s, -f 'bench-worker-%g' 0 63)" \
+  --blocking-timeout 30 --request-timeout 60
 measure "agent-intercom serve --broker + a live Node session (durable)" --agent-dir "$work/agent"
 start sdk-memory "$venv/bin/python" bench/a2a/sdk_server.py --store memory --executor reply
 measure "a2a-sdk 1.3 in process, InMemoryTaskStore (not durable)"
