@@ -66,7 +66,7 @@ for _ in $(seq 1 100); do grep -q started "$work/broker.out" && break; sleep 0.1
 start serve "$bin" serve --listen 127.0.0.1:0 --db "$work/serve.sqlite" --broker \
   --agent-dir "$work/agent" --targets "$(seq -s, -f 'bench-worker-%g' 0 63)" \
   --blocking-timeout 30 --request-timeout 60
-measure "agent-intercom serve --broker + a live Node session (durable)" --agent-dir "$work/agent"
+measure "agent-intercom serve --broker + live Node sessions (durable)" --agent-dir "$work/agent"
 start sdk-memory "$venv/bin/python" bench/a2a/sdk_server.py --store memory --executor reply
 measure "a2a-sdk 1.3 in process, InMemoryTaskStore (not durable)"
 start sdk-sqlite "$venv/bin/python" bench/a2a/sdk_server.py --store sqlite \

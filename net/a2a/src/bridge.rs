@@ -53,6 +53,13 @@ pub struct Bridge {
     pub probe_interval: Duration,
     /// Asks being sent now (not sent again meanwhile).
     pub sending: Arc<Mutex<HashSet<String>>>,
+    /// Asks the broker refused with `ASK_ALREADY_PENDING` (their target, named otherwise, has
+    /// an open ask): not sent again until an ask closes or the next probe.
+    pub held: Arc<Mutex<HashSet<String>>>,
+}
+
+fn locked<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 fn log(args: std::fmt::Arguments<'_>) {
@@ -114,14 +121,18 @@ impl Bridge {
     /// One pass: the replies in the inbox, then every open ask (sent when pending, cancelled
     /// when its task was; with `probe`, checked at the broker).
     async fn pass(&self, probe: bool) {
+        if probe {
+            locked(&self.held).clear();
+        }
         self.replies().await;
         let Some(asks) = self.call(|s| s.a2a_asks_open()).await else {
             return;
         };
         // The broker holds one open ask per asker and asked session (`ASK_ALREADY_PENDING`):
         // a target's next ask waits, in order, until its open one closes.
+        let held = locked(&self.held).clone();
         let mut busy: HashSet<String> = {
-            let sending = self.sending.lock().unwrap_or_else(PoisonError::into_inner);
+            let sending = locked(&self.sending);
             asks.iter()
                 .filter(|a| !a.task_done())
                 .filter(|a| a.state != AskState::Pending || sending.contains(&a.ask_id))
@@ -134,7 +145,11 @@ impl Bridge {
                 continue;
             }
             match ask.state {
-                AskState::Pending if busy.insert(ask.target.clone()) => self.send(ask),
+                AskState::Pending
+                    if !held.contains(&ask.ask_id) && busy.insert(ask.target.clone()) =>
+                {
+                    self.send(ask)
+                }
                 AskState::Queued if probe => self.check_queued(&ask).await,
                 AskState::Delivered if probe => self.check_open(&ask).await,
                 _ => {}
@@ -201,6 +216,7 @@ impl Bridge {
                 }
             })
             .await;
+        locked(&self.held).clear();
         finished.is_some()
     }
 
@@ -221,6 +237,7 @@ impl Bridge {
         })
         .await;
         let _ = self.link.inbox(|i| i.settle(ask_id));
+        locked(&self.held).clear();
     }
 
     async fn delivered(&self, ask_id: &str) {
@@ -238,7 +255,7 @@ impl Bridge {
     /// the broker speaks the offline queue; its settlement moves the task.
     fn send(&self, ask: GatewayAsk) {
         {
-            let mut sending = self.sending.lock().unwrap_or_else(PoisonError::into_inner);
+            let mut sending = locked(&self.sending);
             if !self.link.is_connected() || !sending.insert(ask.ask_id.clone()) {
                 return;
             }
@@ -246,17 +263,15 @@ impl Bridge {
         let bridge = self.clone();
         tokio::spawn(async move {
             let settled = bridge.send_now(&ask).await;
-            bridge
-                .sending
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .remove(&ask.ask_id);
+            locked(&bridge.sending).remove(&ask.ask_id);
             match settled {
                 Some(Settled::Delivered) => bridge.delivered(&ask.ask_id).await,
                 Some(Settled::Queued) => bridge.queued(&ask.ask_id).await,
                 // Another ask to the same session is open (the target named otherwise, or a
                 // race): this one waits for the next pass.
-                Some(Settled::Failed(code, _)) if code == ASK_ALREADY_PENDING => {}
+                Some(Settled::Failed(code, _)) if code == ASK_ALREADY_PENDING => {
+                    locked(&bridge.held).insert(ask.ask_id.clone());
+                }
                 Some(Settled::Failed(code, reason)) => {
                     let why = format!(
                         "the broker refused the ask to {}: {reason} ({code})",
@@ -373,6 +388,7 @@ impl Bridge {
         }
         let id = ask.ask_id.clone();
         self.call(move |s| s.a2a_ask_close(&id)).await;
+        locked(&self.held).clear();
     }
 
     /// What the broker says of an ask, at once (the pass confirms it later anyway).
@@ -385,7 +401,9 @@ impl Bridge {
         match frame["type"].as_str().unwrap_or_default() {
             "delivered" => self.delivered(id).await,
             "delivery_queued" => self.queued(id).await,
-            "delivery_failed" if text("code") == ASK_ALREADY_PENDING => {}
+            "delivery_failed" if text("code") == ASK_ALREADY_PENDING => {
+                locked(&self.held).insert(id.to_string());
+            }
             "delivery_failed" => {
                 let why = format!(
                     "the ask was not delivered: {} ({})",

@@ -339,6 +339,7 @@ async fn serve(
             wake: route.wake.clone(),
             probe_interval: broker.probe_interval,
             sending: Arc::default(),
+            held: Arc::default(),
         };
         tokio::spawn(bridge.run(shutdown_rx.clone()));
     }
