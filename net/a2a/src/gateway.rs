@@ -127,9 +127,40 @@ impl Route {
     }
 }
 
-/// The ask's `content` of a message: its text (what the client's parts say), as JSON text.
-pub fn ask_content(text: &str) -> String {
-    serde_json::json!({ "text": text }).to_string()
+/// The broker's bounds on an ask's attachments (its defaults, `max_attachments` and
+/// `max_attachment_bytes`): a file beyond them stays a mention in the text.
+const MAX_ATTACHMENTS: usize = 16;
+const MAX_ATTACHMENT_BYTES: usize = 512 * 1024;
+
+/// The ask's `content` of a message (in the stored form, `wire::parse_message`), as JSON text:
+/// its text (what the client's parts say), and each file part sent inline whose bytes are UTF-8
+/// text as an attachment (`type: "file"`, named by its file name or `file-N`). Binary files and
+/// files by URL stay the mention the text makes of them.
+pub fn ask_content(message: &Value, text: &str) -> String {
+    use base64::Engine;
+    let parts = message["parts"].as_array().map_or(&[][..], Vec::as_slice);
+    let attachments: Vec<Value> = parts
+        .iter()
+        .enumerate()
+        .filter_map(|(i, part)| {
+            let raw = part.get("raw")?.as_str()?;
+            let bytes = base64::engine::general_purpose::STANDARD.decode(raw).ok()?;
+            let content = String::from_utf8(bytes).ok()?;
+            let name = part
+                .get("filename")
+                .and_then(Value::as_str)
+                .filter(|n| !n.is_empty())
+                .map_or_else(|| format!("file-{}", i + 1), str::to_string);
+            (content.len() <= MAX_ATTACHMENT_BYTES)
+                .then(|| serde_json::json!({"type": "file", "name": name, "content": content}))
+        })
+        .take(MAX_ATTACHMENTS)
+        .collect();
+    let mut content = serde_json::json!({ "text": text });
+    if !attachments.is_empty() {
+        content["attachments"] = Value::Array(attachments);
+    }
+    content.to_string()
 }
 
 /// A stable session id for the gateway of the store `db` named `name` in `scope`: the same
@@ -177,6 +208,30 @@ mod tests {
         assert!(e.message.contains("must be a session name"));
         let e = route(None, &[]).target(&json!({})).unwrap_err();
         assert!(e.message.contains("no default target"), "{}", e.message);
+    }
+
+    #[test]
+    fn text_files_sent_inline_become_attachments_and_binary_ones_stay_in_the_text() {
+        use base64::Engine;
+        let b64 = |b: &[u8]| base64::engine::general_purpose::STANDARD.encode(b);
+        let message = json!({"parts": [
+            {"text": "see attached"},
+            {"raw": b64(b"fn main() {}"), "filename": "main.rs"},
+            {"raw": b64(&[0xff, 0xfe, 0x00])},
+            {"raw": b64(b"no name")},
+            {"url": "https://example.com/x"},
+        ]});
+        let content: Value = serde_json::from_str(&ask_content(&message, "the text")).unwrap();
+        assert_eq!(content["text"], "the text");
+        assert_eq!(
+            content["attachments"],
+            json!([
+                {"type": "file", "name": "main.rs", "content": "fn main() {}"},
+                {"type": "file", "name": "file-4", "content": "no name"},
+            ])
+        );
+        let plain: Value = serde_json::from_str(&ask_content(&json!({"parts": []}), "t")).unwrap();
+        assert_eq!(plain, json!({"text": "t"}));
     }
 
     #[test]

@@ -281,6 +281,7 @@ fn prepare(config: &ServeConfig) -> Result<Prepared, StartError> {
 /// and again after every loss).
 fn start_link(broker: &BrokerOptions) -> Result<agent_intercom_mcp::Link, StartError> {
     use agent_intercom_mcp::{Identity, Inbox, Reach, link};
+    agent_intercom_mcp::set_log_name("agent-intercom serve");
     let identity = Identity {
         session_id: broker.session_id.clone(),
         name: broker.name.clone(),
@@ -331,6 +332,7 @@ async fn serve(
         targets: broker.targets.clone(),
         wake: Arc::new(tokio::sync::Notify::new()),
     });
+    let mut bridge_task = None;
     if let (Some(link), Some(route), Some(broker)) = (&link, &route, &config.broker) {
         let bridge = Bridge {
             link: link.clone(),
@@ -341,7 +343,7 @@ async fn serve(
             sending: Arc::default(),
             held: Arc::default(),
         };
-        tokio::spawn(bridge.run(shutdown_rx.clone()));
+        bridge_task = Some(tokio::spawn(bridge.run(shutdown_rx.clone())));
     }
     let card = agent_card(&CardOptions {
         base_url: base_url.clone(),
@@ -395,8 +397,12 @@ async fn serve(
         .with_graceful_shutdown(shutdown)
         .await;
     if let Some(link) = link {
-        // Unregisters keeping its asks: they stay answerable while the gateway is away.
+        // Unregisters keeping its asks: they stay answerable while the gateway is away. Its
+        // requests in flight end at once, so the bridge, told to stop, lets go of the store.
         link.stop();
+    }
+    if let Some(task) = bridge_task {
+        let _ = tokio::time::timeout(Duration::from_secs(15), task).await;
     }
     drop(worker);
     served.map_err(|e| StartError::Io(format!("the service failed: {e}")))
