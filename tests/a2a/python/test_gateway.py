@@ -288,3 +288,29 @@ def test_a_second_task_for_a_busy_session_waits_for_the_first_ask_to_close(hub):
             }
 
     run(body())
+
+
+def test_a_text_file_sent_inline_reaches_the_session_as_an_attachment(hub):
+    async def body():
+        from a2a.types.a2a_pb2 import Message, Part, Role
+
+        async with client_for(hub['gateway'].base_url, '1.0') as c:
+            message = Message(
+                message_id=new_id(),
+                role=Role.ROLE_USER,
+                parts=[
+                    Part(text='review this file'),
+                    Part(raw=b'print("hi")\n', filename='hi.py', media_type='text/x-python'),
+                ],
+            )
+            task = (await send(c, message)).task
+            ask = await asyncio.to_thread(hub['worker'].ask, task.id)
+            content = ask['message']['content']
+            assert content['text'].startswith('review this file')
+            assert content['attachments'] == [
+                {'type': 'file', 'name': 'hi.py', 'content': 'print("hi")\n'}
+            ]
+            await asyncio.to_thread(hub['worker'].reply, ask, 'fine')
+            await poll(c, task.id, TaskState.TASK_STATE_COMPLETED)
+
+    run(body())
