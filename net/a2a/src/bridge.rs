@@ -141,7 +141,10 @@ impl Bridge {
         };
         for ask in asks {
             if ask.task_done() {
-                self.close_done(&ask).await;
+                // One being sent is cancelled once the broker has settled it.
+                if !locked(&self.sending).contains(&ask.ask_id) {
+                    self.close_done(&ask).await;
+                }
                 continue;
             }
             match ask.state {
@@ -273,10 +276,7 @@ impl Bridge {
                     locked(&bridge.held).insert(ask.ask_id.clone());
                 }
                 Some(Settled::Failed(code, reason)) => {
-                    let why = format!(
-                        "the broker refused the ask to {}: {reason} ({code})",
-                        ask.target
-                    );
+                    let why = not_delivered(&ask.target, &code, &reason);
                     bridge.give_up(&ask.ask_id, why).await;
                 }
                 None => {}
@@ -405,11 +405,12 @@ impl Bridge {
                 locked(&self.held).insert(id.to_string());
             }
             "delivery_failed" => {
-                let why = format!(
-                    "the ask was not delivered: {} ({})",
-                    text("reason"),
-                    text("code")
-                );
+                let found = self.call({
+                    let id = id.to_string();
+                    move |s| s.a2a_ask(&id)
+                });
+                let target = found.await.flatten().map(|a| a.target).unwrap_or_default();
+                let why = not_delivered(&target, &text("code"), &text("reason"));
                 self.give_up(id, why).await;
             }
             // To the asker only when its target unregistered for good.
@@ -424,6 +425,11 @@ impl Bridge {
             _ => {}
         }
     }
+}
+
+/// Why an ask to `target` did not get through, as the task's history says it.
+fn not_delivered(target: &str, code: &str, reason: &str) -> String {
+    format!("the ask to {target} was not delivered: {reason} ({code})")
 }
 
 /// The artifacts of a reply: its text (`reply`, unless empty) and each attachment under its

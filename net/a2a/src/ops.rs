@@ -213,7 +213,10 @@ impl Service {
             Some(route) => (route.name.clone(), Some(route.target(&inbound.message)?)),
             None => (self.assignee.clone(), None),
         };
-        let content = ask_content(&inbound.message, &inbound.text);
+        let content = target
+            .as_ref()
+            .map(|_| ask_content(&inbound.message, &inbound.text))
+            .unwrap_or_default();
         let (sender_, root) = (sender.to_string(), self.project_root.clone());
         let (legacy_id, message_id) = (options.legacy_id.clone(), inbound.message_id.clone());
         let receipt = {

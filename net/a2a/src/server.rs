@@ -309,6 +309,32 @@ fn start_link(broker: &BrokerOptions) -> Result<agent_intercom_mcp::Link, StartE
     agent_intercom_mcp::Link::start(identity, reach, inbox).map_err(StartError::Store)
 }
 
+/// The request handlers' route to the gateway, and the bridge running on a task of its own
+/// until `shutdown`.
+fn start_bridge(
+    broker: &BrokerOptions,
+    link: &agent_intercom_mcp::Link,
+    worker: &Worker,
+    shutdown: watch::Receiver<bool>,
+) -> (Route, tokio::task::JoinHandle<()>) {
+    let route = Route {
+        name: broker.name.clone(),
+        default_target: broker.default_target.clone(),
+        targets: broker.targets.clone(),
+        wake: Arc::new(tokio::sync::Notify::new()),
+    };
+    let bridge = Bridge {
+        link: link.clone(),
+        store: worker.handle(),
+        name: broker.name.clone(),
+        wake: route.wake.clone(),
+        probe_interval: broker.probe_interval,
+        sending: Arc::default(),
+        held: Arc::default(),
+    };
+    (route, tokio::spawn(bridge.run(shutdown)))
+}
+
 /// Serves until `stop` resolves, then stops gracefully: no new connections, blocking sends
 /// answer at once, streams end, requests in flight finish.
 async fn serve(
@@ -326,25 +352,13 @@ async fn serve(
         ..
     } = prepared;
     let (shutdown_tx, shutdown_rx) = watch::channel(false);
-    let route = config.broker.as_ref().map(|broker| Route {
-        name: broker.name.clone(),
-        default_target: broker.default_target.clone(),
-        targets: broker.targets.clone(),
-        wake: Arc::new(tokio::sync::Notify::new()),
-    });
-    let mut bridge_task = None;
-    if let (Some(link), Some(route), Some(broker)) = (&link, &route, &config.broker) {
-        let bridge = Bridge {
-            link: link.clone(),
-            store: worker.handle(),
-            name: broker.name.clone(),
-            wake: route.wake.clone(),
-            probe_interval: broker.probe_interval,
-            sending: Arc::default(),
-            held: Arc::default(),
-        };
-        bridge_task = Some(tokio::spawn(bridge.run(shutdown_rx.clone())));
-    }
+    let (route, bridge_task) = match (&config.broker, &link) {
+        (Some(broker), Some(link)) => {
+            let (route, task) = start_bridge(broker, link, &worker, shutdown_rx.clone());
+            (Some(route), Some(task))
+        }
+        _ => (None, None),
+    };
     let card = agent_card(&CardOptions {
         base_url: base_url.clone(),
         require_signatures: config.require_signatures,
