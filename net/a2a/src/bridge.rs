@@ -8,7 +8,7 @@
 //! | --- | --- | --- |
 //! | `delivery_queued` (target away, `queue: true`) | queued | submitted |
 //! | `delivered` (the target acknowledged it) | delivered | working |
-//! | a reply (`replyTo` the ask) | closed | completed, the reply's text and attachments its artifacts |
+//! | a reply (`replyTo` the ask) | closed | completed, with the reply's text and attachments |
 //! | `delivery_failed` before delivery | closed | rejected, with the code and reason |
 //! | `ask_cancelled` to the gateway (the target left for good) | closed | failed, with the reason |
 //! | the ask no longer open at the broker, no reply (it expired) | closed | failed |

@@ -82,7 +82,9 @@ fn task_in(addr: std::net::SocketAddr, id: &str, state: &str) -> Value {
 }
 
 fn send(addr: std::net::SocketAddr, text: &str) -> String {
-    let params = json!({"message": message(&uuid::Uuid::new_v4().to_string(), text), "configuration": {"returnImmediately": true}});
+    let id = uuid::Uuid::new_v4().to_string();
+    let params =
+        json!({"message": message(&id, text), "configuration": {"returnImmediately": true}});
     let sent = ok(addr, "1.0", "SendMessage", params);
     sent["task"]["id"].as_str().unwrap().to_string()
 }
