@@ -4,7 +4,11 @@ Starlette + uvicorn, DefaultRequestHandler, JSON-RPC at /a2a (1.0 and 0.3 compat
 /.well-known/agent-card.json. The executor parks each new task in SUBMITTED (what
 `agent-intercom serve` does: a local agent picks it up later) and cancels on request.
 
-Usage: python sdk_server.py [--store memory|sqlite] [--db PATH] [--port N]
+With `--executor reply` the executor does, in process, what a live session does behind
+`serve --broker` (bench/a2a/roundtrip.sh): the task goes to working, gets the reply's text as an
+artifact named `reply`, and completes.
+
+Usage: python sdk_server.py [--store memory|sqlite] [--db PATH] [--port N] [--executor park|reply]
 Prints `sdk server listening on http://127.0.0.1:PORT` once it accepts connections.
 """
 
@@ -28,6 +32,7 @@ from a2a.types.a2a_pb2 import (
     AgentInterface,
     AgentProvider,
     AgentSkill,
+    Part,
 )
 
 
@@ -37,6 +42,23 @@ class ParkingExecutor(AgentExecutor):
     async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
         task = context.current_task or new_task_from_user_message(context.message)
         await event_queue.enqueue_event(task)
+
+    async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
+        updater = TaskUpdater(event_queue, context.task_id, context.context_id)
+        await updater.cancel()
+
+
+class ReplyingExecutor(AgentExecutor):
+    """Answers at once: working, the reply as an artifact, completed."""
+
+    async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
+        task = context.current_task or new_task_from_user_message(context.message)
+        await event_queue.enqueue_event(task)
+        updater = TaskUpdater(event_queue, task.id, task.context_id)
+        await updater.start_work()
+        text = ''.join(p.text for p in context.message.parts)
+        await updater.add_artifact(parts=[Part(text='done: ' + text)], name='reply')
+        await updater.complete()
 
     async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
         updater = TaskUpdater(event_queue, context.task_id, context.context_id)
@@ -79,6 +101,7 @@ async def main() -> None:
     parser.add_argument('--store', choices=['memory', 'sqlite'], default='memory')
     parser.add_argument('--db')
     parser.add_argument('--port', type=int, default=0)
+    parser.add_argument('--executor', choices=['park', 'reply'], default='park')
     args = parser.parse_args()
     if args.store == 'sqlite' and not args.db:
         parser.error('--store sqlite needs --db PATH')
@@ -92,7 +115,7 @@ async def main() -> None:
     url = f'http://127.0.0.1:{port}/a2a'
     agent_card = card(url)
     handler = DefaultRequestHandler(
-        agent_executor=ParkingExecutor(),
+        agent_executor=ReplyingExecutor() if args.executor == 'reply' else ParkingExecutor(),
         task_store=await task_store(args.store, args.db),
         agent_card=agent_card,
     )

@@ -47,21 +47,23 @@ fn chosen(option: Option<String>, variable: &str) -> Option<String> {
     })
 }
 
+/// `AGENT_INTERCOM_SCOPE_ID`, read once and sent exactly (never echoed): `None` unscoped.
+pub fn scope_from_env() -> Result<Option<String>, Failure> {
+    match scope::scope_from_env_value(std::env::var_os(SCOPE_ENV).as_deref()) {
+        Ok(Some(_)) => Ok(std::env::var(SCOPE_ENV).ok()),
+        Ok(None) => Ok(None),
+        Err(_) => Err(Failure::Error(Error::new(
+            ErrorCode::InvalidScope,
+            format!(
+                "{SCOPE_ENV} must match {}",
+                protocol::SCOPE_ID_PATTERN_SOURCE
+            ),
+        ))),
+    }
+}
+
 pub fn run(args: McpArgs) -> Outcome {
-    // Read once, sent exactly; never echoed.
-    let scope = match scope::scope_from_env_value(std::env::var_os(SCOPE_ENV).as_deref()) {
-        Ok(Some(_)) => std::env::var(SCOPE_ENV).ok(),
-        Ok(None) => None,
-        Err(_) => {
-            return Err(Failure::Error(Error::new(
-                ErrorCode::InvalidScope,
-                format!(
-                    "{SCOPE_ENV} must match {}",
-                    protocol::SCOPE_ID_PATTERN_SOURCE
-                ),
-            )));
-        }
-    };
+    let scope = scope_from_env()?;
     let session_id =
         chosen(args.session_id, SESSION_ID_ENV).unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
     if session_id.trim().is_empty() {

@@ -5,6 +5,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use agent_intercom_a2a::gateway::{self, BrokerOptions, DEFAULT_NAME};
 use agent_intercom_a2a::server::{DEFAULT_ASSIGNEE, DEFAULT_BLOCKING_TIMEOUT};
 use agent_intercom_a2a::{ServeConfig, StartError};
 use clap::Args;
@@ -60,6 +61,34 @@ pub struct ServeArgs {
         value_parser = clap::value_parser!(u64).range(0..=3600),
     )]
     request_timeout: Option<u64>,
+    /// Be a broker session: each message becomes an ask to a live session, whose reply
+    /// completes the task (docs/a2a.md)
+    #[arg(long)]
+    broker: bool,
+    /// With --broker: the gateway's session name [default: a2a-gateway]
+    #[arg(long = "as", value_name = "NAME", requires = "broker")]
+    as_name: Option<String>,
+    /// With --broker: the sessions a message may name in metadata["agent-intercom/to"]
+    #[arg(
+        long,
+        value_name = "NAME,...",
+        value_delimiter = ',',
+        requires = "broker"
+    )]
+    targets: Option<Vec<String>>,
+    /// With --broker: agent directory (default $PI_CODING_AGENT_DIR, else ~/.pi/agent); it
+    /// must exist
+    #[arg(long, value_name = "DIR", requires = "broker")]
+    agent_dir: Option<PathBuf>,
+    /// With --broker: how often asks not heard of are checked at the broker, 1 to 3600
+    /// [default: 30]
+    #[arg(
+        long,
+        value_name = "SECS",
+        requires = "broker",
+        value_parser = clap::value_parser!(u64).range(1..=3600),
+    )]
+    probe_interval: Option<u64>,
 }
 
 /// The help with serve's defaults.
@@ -67,7 +96,8 @@ pub fn help(command: clap::Command) -> clap::Command {
     command
         .mut_arg("assignee", |a| {
             a.help(format!(
-                "The local agent A2A tasks are assigned to [default: {DEFAULT_ASSIGNEE}]"
+                "The local agent A2A tasks are assigned to [default: {DEFAULT_ASSIGNEE}]; with \
+                 --broker, the session a message goes to when it names none"
             ))
         })
         .mut_arg("blocking_timeout", |a| {
@@ -89,11 +119,46 @@ fn listen_addr(text: &str) -> Result<SocketAddr, String> {
         .map_err(|_| "must be ADDR:PORT with an IP address, e.g. 127.0.0.1:8080".to_string())
 }
 
+/// The `--broker` options: the gateway's identity (its session id stable for the store, name
+/// and scope), the broker's socket in the agent directory, and how to start a broker.
+fn broker_of(args: &ServeArgs, db: &std::path::Path) -> Result<Option<BrokerOptions>, Failure> {
+    if !args.broker {
+        return Ok(None);
+    }
+    let scope = crate::mcp::scope_from_env()?;
+    if let Some(dir) = &args.agent_dir {
+        crate::paths::existing(dir, "--agent-dir")?;
+    }
+    let broker = agent_intercom_broker::embed::config(args.agent_dir.as_deref(), None, [])?;
+    let name = args
+        .as_name
+        .clone()
+        .unwrap_or_else(|| DEFAULT_NAME.to_string());
+    let session_id = gateway::session_id(db, &name, scope.as_deref());
+    let program =
+        std::env::current_exe().map_err(|e| io(format!("cannot find this program: {e}")))?;
+    Ok(Some(BrokerOptions {
+        socket: broker.socket_path.clone(),
+        start: Some((program, args.agent_dir.clone())),
+        inbox: agent_intercom_mcp::inbox_path(&broker.intercom_dir, &session_id),
+        session_id,
+        name,
+        scope,
+        default_target: args.assignee.clone(),
+        targets: args.targets.clone().unwrap_or_default(),
+        probe_interval: args
+            .probe_interval
+            .map_or(gateway::DEFAULT_PROBE_INTERVAL, Duration::from_secs),
+    }))
+}
+
 /// The options as a [`ServeConfig`].
 fn config_of(args: ServeArgs) -> Result<ServeConfig, Failure> {
     let store = crate::paths::store(args.db.as_deref());
     store.ready()?;
+    let broker = broker_of(&args, &store.path)?;
     let mut config = ServeConfig::new(store.path);
+    config.broker = broker;
     if let Some(text) = &args.config {
         config.store = agent_intercom_scratchpad::api::parse(Some(text), "--config")
             .and_then(|c| agent_intercom_scratchpad::api::config(&c))?;

@@ -216,6 +216,9 @@ fn serve_refuses_bad_options_with_a_clear_message() {
     let token = tmp.0.join("token");
     std::fs::write(&token, "0123456789abcdef0123\n").unwrap();
     let token = token.display().to_string();
+    let agent_dir = tmp.0.join("agent");
+    std::fs::create_dir(&agent_dir).unwrap();
+    let agent_dir = agent_dir.display().to_string();
     for (args, needle) in [
         (vec!["--listen", "0.0.0.0:0"], "--allow-non-loopback"),
         (
@@ -230,6 +233,26 @@ fn serve_refuses_bad_options_with_a_clear_message() {
         (vec!["--blocking-timeout", "-1"], "--blocking-timeout"),
         (vec!["--public-url", "example.com"], "http://"),
         (vec!["extra"], "unexpected argument 'extra'"),
+        (vec!["--as", "gw"], "--broker"),
+        (vec!["--targets", "a,b"], "--broker"),
+        (
+            vec!["--broker", "--probe-interval", "0"],
+            "--probe-interval",
+        ),
+        (
+            vec!["--broker", "--agent-dir", agent_dir.as_str(), "--as", ""],
+            "--as must be a non-empty name",
+        ),
+        (
+            vec![
+                "--broker",
+                "--agent-dir",
+                agent_dir.as_str(),
+                "--targets",
+                "a,,b",
+            ],
+            "--targets holds \"\"",
+        ),
     ] {
         let mut all = vec!["--db", db.as_str()];
         all.extend(args.iter());
@@ -238,6 +261,18 @@ fn serve_refuses_bad_options_with_a_clear_message() {
         assert!(err.contains(needle), "{args:?}: {err}");
     }
     assert!(!tmp.db().exists(), "a refused start created the store");
+    let made: Vec<_> = std::fs::read_dir(&agent_dir).unwrap().collect();
+    assert!(made.is_empty(), "a refused start made {made:?}");
+    // An agent directory that does not exist is not created (1: it cannot start).
+    let (code, err) = refused(&[
+        "--db",
+        db.as_str(),
+        "--broker",
+        "--agent-dir",
+        "/nonexistent/x",
+    ]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("/nonexistent"), "{err}");
     // A port in use is a failure to start (1), not a usage error.
     let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = taken.local_addr().unwrap().to_string();

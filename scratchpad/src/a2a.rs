@@ -8,6 +8,7 @@ use agent_intercom_core::scratchpad::{Privacy, TaskState};
 use agent_intercom_core::{Error, ErrorCode};
 use rusqlite::{OptionalExtension, params};
 
+use crate::gateway::insert_ask;
 use crate::messages::insert_message;
 use crate::tasks::{artifacts_after, insert_task, transitions_after};
 use crate::{Artifact, NewMessage, Observed, Store, Task, Transition, io, state_of};
@@ -50,6 +51,19 @@ pub struct A2aInbound<'a> {
     pub assignee: &'a str,
     /// Project root of new tasks and of the delivery.
     pub project_root: Option<&'a str>,
+    /// `serve --broker`: the task goes to a live session as an ask (gateway.rs), recorded with
+    /// it, instead of a scratchpad message to the assignee; such a task takes no second message
+    /// ([`Receipt::OneMessage`]).
+    pub gateway: Option<GatewayTarget<'a>>,
+}
+
+/// Where the ask of a gateway task goes, and what it says.
+#[derive(Clone, Copy, Debug)]
+pub struct GatewayTarget<'a> {
+    /// The session asked (a name or an id, as the broker resolves it).
+    pub target: &'a str,
+    /// The ask's `content` (`{text, attachments?}`) as JSON text.
+    pub content: &'a str,
 }
 
 /// An A2A task: the scratchpad task and what A2A adds.
@@ -111,6 +125,8 @@ pub enum Receipt {
     NoTask,
     /// The task named is in a terminal state and takes no more messages: refused.
     Terminal(A2aTask),
+    /// The task named is a gateway task (its one message became an ask): refused.
+    OneMessage(A2aTask),
     /// The context id given is not the task's: refused.
     ContextMismatch(A2aTask),
 }
@@ -257,6 +273,8 @@ impl Store {
                 };
                 let refusal = if state_of(state).is_terminal() {
                     Some(Receipt::Terminal as fn(A2aTask) -> Receipt)
+                } else if m.gateway.is_some() {
+                    Some(Receipt::OneMessage as fn(A2aTask) -> Receipt)
                 } else if m.context_id.is_some_and(|c| c != context) {
                     Some(Receipt::ContextMismatch as fn(A2aTask) -> Receipt)
                 } else {
@@ -300,12 +318,16 @@ impl Store {
             params![task_id, m.sender, m.message_id, m.digest, m.message, now],
         )
         .map_err(io)?;
-        delivery.task_id = Some(task_id.clone());
-        delivery.metadata = Some(
-            serde_json::json!({ "a2a": { "message_id": m.message_id, "task_id": task_id } })
-                .to_string(),
-        );
-        insert_message(&tx, &delivery, checked, caps, now, reader.team.as_deref())?;
+        if let Some(gateway) = m.gateway {
+            insert_ask(&tx, &task_id, gateway.target, gateway.content, now)?;
+        } else {
+            delivery.task_id = Some(task_id.clone());
+            delivery.metadata = Some(
+                serde_json::json!({ "a2a": { "message_id": m.message_id, "task_id": task_id } })
+                    .to_string(),
+            );
+            insert_message(&tx, &delivery, checked, caps, now, reader.team.as_deref())?;
+        }
         tx.commit().map_err(io)?;
         let task = self.a2a_task(&task_id, m.sender)?.ok_or_else(|| {
             Error::new(ErrorCode::Internal, "the A2A task just stored is missing")

@@ -32,6 +32,7 @@ pub mod api;
 mod events;
 mod export;
 pub mod file;
+mod gateway;
 mod limits;
 mod messages;
 mod nonces;
@@ -40,10 +41,11 @@ mod tasks;
 
 pub use a2a::{
     A2A_CATEGORY, A2aChanges, A2aInbound, A2aPage, A2aQuery, A2aTask, A2aView, Canceled,
-    MAX_A2A_ID_BYTES, MAX_A2A_PAGE, Receipt,
+    GatewayTarget, MAX_A2A_ID_BYTES, MAX_A2A_PAGE, Receipt,
 };
 pub use events::{EVENT_KINDS, Event, EventFilter};
 pub use export::{MAX_EXPORT_ITEMS, SNAPSHOT_SCHEMA};
+pub use gateway::{ASK_ID_PREFIX, AskState, GatewayAsk, GatewayReply};
 pub use limits::{CostRow, Pricing, RateDecision, RateLimits, Usage};
 pub use messages::{NewMessage, Page, Posted};
 pub use nonces::MAX_NONCE_BYTES;
@@ -61,7 +63,7 @@ use agent_intercom_core::{Error, ErrorCode};
 use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, params};
 
 /// The store's schema version. A newer store is refused and left untouched.
-pub const SCHEMA_VERSION: i64 = 7;
+pub const SCHEMA_VERSION: i64 = 8;
 
 /// Where time comes from (tests inject a manual clock).
 pub trait Clock: Send + Sync {
@@ -236,6 +238,13 @@ const MIGRATIONS: [&str; SCHEMA_VERSION as usize] = [
      at INTEGER NOT NULL, PRIMARY KEY (task_id, seq));
      CREATE UNIQUE INDEX a2a_messages_id ON a2a_messages (sender, message_id);
      CREATE INDEX tasks_updated ON tasks (updated_at, id);",
+    // The asks of `serve --broker` (gateway.rs): each A2A task it forwards, the ask it became
+    // (its message id at the broker), the session asked, what was asked, and how far it got.
+    "CREATE TABLE a2a_asks (
+     task_id TEXT PRIMARY KEY REFERENCES tasks(id) ON DELETE CASCADE,
+     ask_id TEXT NOT NULL UNIQUE, target TEXT NOT NULL, content TEXT NOT NULL,
+     state TEXT NOT NULL, updated_at INTEGER NOT NULL);
+     CREATE INDEX a2a_asks_state ON a2a_asks (state);",
 ];
 
 /// How long a write waits for the store's lock before failing with `STORE_IO`.

@@ -132,64 +132,7 @@ impl Store {
         let to = TaskState::parse(to, "state")?;
         let now = self.clock.now_ms();
         let tx = self.write()?;
-        let row: Option<(String, Option<String>, i64)> = tx
-            .query_row(
-                "SELECT creator, assignee, state FROM tasks WHERE id = ?1",
-                [id],
-                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
-            )
-            .optional()
-            .map_err(io)?;
-        let Some((creator, assignee, state)) = row else {
-            return Err(Error::new(ErrorCode::NotFound, "no such task"));
-        };
-        let task = TaskView {
-            creator: &creator,
-            assignee: assignee.as_deref(),
-        };
-        if !scratchpad::is_participant(&task, by) {
-            return Err(Error::new(
-                ErrorCode::Forbidden,
-                "only the task's creator and assignee may update it",
-            ));
-        }
-        if to == TaskState::Canceled && by != creator {
-            return Err(Error::new(
-                ErrorCode::Forbidden,
-                "only the task's creator may cancel it",
-            ));
-        }
-        let from = state_of(state);
-        scratchpad::check_transition(from, to)?;
-        let seq: i64 = tx
-            .query_row(
-                "SELECT coalesce(max(seq), 0) + 1 FROM task_history WHERE task_id = ?1",
-                [id],
-                |r| r.get(0),
-            )
-            .map_err(io)?;
-        tx.execute(
-            "UPDATE tasks SET state = ?2, updated_at = ?3 WHERE id = ?1",
-            params![id, to as i64, now],
-        )
-        .map_err(io)?;
-        tx.execute(
-            "INSERT INTO task_history (task_id, seq, from_state, to_state, by_agent, reason, at) \
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-            params![id, seq, from as i64, to as i64, by, reason, now],
-        )
-        .map_err(io)?;
-        let other = if by == creator {
-            assignee.as_deref()
-        } else {
-            Some(creator.as_str())
-        };
-        let root: String = tx
-            .query_row("SELECT project_root FROM tasks WHERE id = ?1", [id], |r| {
-                r.get(0)
-            })
-            .map_err(io)?;
-        emit(&tx, "task.transition", by, other, &root, id, now)?;
+        transition_in(&tx, id, by, to, reason, now)?;
         tx.commit().map_err(io)?;
         self.task_row(id)
     }
@@ -344,4 +287,75 @@ pub(crate) fn insert_task(
         now,
     )?;
     Ok(id)
+}
+
+/// Moves task `id` to `to` in an open write transaction (the caller commits): the rules of
+/// [`Store::transition_task`], its history entry and its `task.transition` event.
+pub(crate) fn transition_in(
+    tx: &Transaction<'_>,
+    id: &str,
+    by: &str,
+    to: TaskState,
+    reason: Option<&str>,
+    now: i64,
+) -> Result<(), Error> {
+    let row: Option<(String, Option<String>, i64)> = tx
+        .query_row(
+            "SELECT creator, assignee, state FROM tasks WHERE id = ?1",
+            [id],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+        .optional()
+        .map_err(io)?;
+    let Some((creator, assignee, state)) = row else {
+        return Err(Error::new(ErrorCode::NotFound, "no such task"));
+    };
+    let task = TaskView {
+        creator: &creator,
+        assignee: assignee.as_deref(),
+    };
+    if !scratchpad::is_participant(&task, by) {
+        return Err(Error::new(
+            ErrorCode::Forbidden,
+            "only the task's creator and assignee may update it",
+        ));
+    }
+    if to == TaskState::Canceled && by != creator {
+        return Err(Error::new(
+            ErrorCode::Forbidden,
+            "only the task's creator may cancel it",
+        ));
+    }
+    let from = state_of(state);
+    scratchpad::check_transition(from, to)?;
+    let seq: i64 = tx
+        .query_row(
+            "SELECT coalesce(max(seq), 0) + 1 FROM task_history WHERE task_id = ?1",
+            [id],
+            |r| r.get(0),
+        )
+        .map_err(io)?;
+    tx.execute(
+        "UPDATE tasks SET state = ?2, updated_at = ?3 WHERE id = ?1",
+        params![id, to as i64, now],
+    )
+    .map_err(io)?;
+    tx.execute(
+        "INSERT INTO task_history (task_id, seq, from_state, to_state, by_agent, reason, at) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+        params![id, seq, from as i64, to as i64, by, reason, now],
+    )
+    .map_err(io)?;
+    let other = if by == creator {
+        assignee.as_deref()
+    } else {
+        Some(creator.as_str())
+    };
+    let root: String = tx
+        .query_row("SELECT project_root FROM tasks WHERE id = ?1", [id], |r| {
+            r.get(0)
+        })
+        .map_err(io)?;
+    emit(tx, "task.transition", by, other, &root, id, now)?;
+    Ok(())
 }

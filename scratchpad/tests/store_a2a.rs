@@ -26,6 +26,7 @@ fn inbound<'a>(sender: &'a str, message_id: &'a str, digest: &'a str) -> A2aInbo
         text: "do it",
         assignee: "worker",
         project_root: None,
+        gateway: None,
     }
 }
 
@@ -306,7 +307,8 @@ fn a_schema_v6_store_migrates_and_keeps_its_tasks() {
     {
         let conn = rusqlite::Connection::open(tmp.db()).unwrap();
         conn.execute_batch(
-            "DROP TABLE a2a_messages; DROP TABLE a2a_tasks; DROP INDEX tasks_updated;
+            "DROP TABLE a2a_asks; DROP TABLE a2a_messages; DROP TABLE a2a_tasks;
+             DROP INDEX tasks_updated;
              PRAGMA user_version = 6;",
         )
         .unwrap();

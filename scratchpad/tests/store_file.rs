@@ -178,7 +178,8 @@ fn a_schema_v3_store_migrates_keeping_messages_and_read_marks() {
              DROP INDEX messages_seq; DROP INDEX messages_project_seq;
              ALTER TABLE messages DROP COLUMN seq; ALTER TABLE agents DROP COLUMN team_seq;
              DROP TABLE seen_nonces;
-             DROP TABLE a2a_messages; DROP TABLE a2a_tasks; DROP INDEX tasks_updated;
+             DROP TABLE a2a_asks; DROP TABLE a2a_messages; DROP TABLE a2a_tasks;
+             DROP INDEX tasks_updated;
              PRAGMA user_version = 3;",
         )
         .unwrap();
@@ -322,7 +323,8 @@ fn a_schema_v4_store_migrates_keeping_what_team_members_could_read() {
         let conn = rusqlite::Connection::open(tmp.db()).unwrap();
         conn.execute_batch(
             "ALTER TABLE agents DROP COLUMN team_seq; DROP TABLE seen_nonces;
-             DROP TABLE a2a_messages; DROP TABLE a2a_tasks; DROP INDEX tasks_updated;
+             DROP TABLE a2a_asks; DROP TABLE a2a_messages; DROP TABLE a2a_tasks;
+             DROP INDEX tasks_updated;
              PRAGMA user_version = 4;",
         )
         .unwrap();

@@ -7,7 +7,8 @@ use agent_intercom_core::scratchpad::TaskState;
 use agent_intercom_core::time::parse_offset_time;
 use agent_intercom_core::{Error, ErrorCode};
 use agent_intercom_scratchpad::{
-    A2aInbound, A2aQuery, A2aTask, A2aView, Canceled, MAX_A2A_ID_BYTES, MAX_A2A_PAGE, Receipt,
+    A2aInbound, A2aQuery, A2aTask, A2aView, Canceled, GatewayTarget, MAX_A2A_ID_BYTES,
+    MAX_A2A_PAGE, Receipt,
 };
 use serde_json::{Value, json};
 use tokio::sync::watch;
@@ -16,6 +17,7 @@ use crate::dialect::Dialect;
 use crate::errors::{PUSH_NOT_SUPPORTED, RpcError, TASK_NOT_CANCELABLE, UNSUPPORTED_OPERATION};
 use crate::feed::follow;
 use crate::fields::Fields;
+use crate::gateway::{Route, ask_content};
 use crate::json::digest;
 use crate::stream::{Opened, Streams, settles};
 use crate::wire::{ArtifactsField, Inbound, parse_message, render_task};
@@ -46,6 +48,8 @@ pub struct Service {
     pub shutdown: watch::Receiver<bool>,
     /// The streams open, within their limits.
     pub streams: Streams,
+    /// `serve --broker`: messages become asks to live sessions (gateway.rs).
+    pub gateway: Option<Route>,
 }
 
 /// A store failure as a JSON-RPC error: bad input the store refused is `-32602`, the rest
@@ -205,11 +209,15 @@ impl Service {
     ) -> Result<(A2aTask, i64), RpcError> {
         let digest_hex = digest(&inbound.digest_input(options.legacy_id.as_deref()));
         let message = inbound.message.to_string();
-        let (sender_, assignee, root) = (
-            sender.to_string(),
-            self.assignee.clone(),
-            self.project_root.clone(),
-        );
+        let (assignee, target) = match &self.gateway {
+            Some(route) => (route.name.clone(), Some(route.target(&inbound.message)?)),
+            None => (self.assignee.clone(), None),
+        };
+        let content = target
+            .as_ref()
+            .map(|_| ask_content(&inbound.message, &inbound.text))
+            .unwrap_or_default();
+        let (sender_, root) = (sender.to_string(), self.project_root.clone());
         let (legacy_id, message_id) = (options.legacy_id.clone(), inbound.message_id.clone());
         let receipt = {
             let inbound = inbound.clone();
@@ -228,6 +236,10 @@ impl Service {
                         text: &inbound.text,
                         assignee: &assignee,
                         project_root: root.as_deref(),
+                        gateway: target.as_deref().map(|target| GatewayTarget {
+                            target,
+                            content: &content,
+                        }),
                     })
                 })
                 .await
@@ -235,9 +247,22 @@ impl Service {
         };
         match receipt {
             Receipt::Created(t) | Receipt::Appended(t) => {
+                if let Some(route) = &self.gateway {
+                    route.wake.notify_one();
+                }
                 let after = t.transitions;
                 Ok((t, after))
             }
+            Receipt::OneMessage(t) => Err(RpcError::new(
+                UNSUPPORTED_OPERATION,
+                "ONE_MESSAGE_PER_TASK",
+                format!(
+                    "task {} went to a live session as one ask and takes no second message; \
+                     send a new message (without taskId) for more work",
+                    t.task.id
+                ),
+            )
+            .with("taskId", t.task.id.clone())),
             Receipt::Repeated(t) => Ok((t, 0)),
             Receipt::Reused { task_id } => Err(RpcError {
                 reason: "MESSAGE_ID_REUSED",
@@ -421,7 +446,12 @@ impl Service {
             .await
             .map_err(|e| RpcError::internal(&e))?;
         match outcome {
-            Canceled::Canceled(_) => {}
+            Canceled::Canceled(_) => {
+                // The bridge cancels the ask at the broker.
+                if let Some(route) = &self.gateway {
+                    route.wake.notify_one();
+                }
+            }
             Canceled::NoTask => return Err(RpcError::task_not_found(id)),
             Canceled::NotCancelable(t) => {
                 return Err(terminal(

@@ -14,7 +14,9 @@ use tokio::sync::watch;
 
 use crate::app::{AppState, Keys, Limits, Signing};
 use crate::auth::Token;
+use crate::bridge::Bridge;
 use crate::card::{CardOptions, agent_card};
+use crate::gateway::{BrokerOptions, Route};
 use crate::http::router;
 use crate::keys::KeyDir;
 use crate::listener::{Conn, Guarded, Linger, Timeouts};
@@ -61,6 +63,8 @@ pub struct ServeConfig {
     /// Where time comes from: the store's clock, and the time signatures are checked at (the
     /// system clock; tests give a manual one).
     pub clock: Arc<dyn Clock>,
+    /// `--broker`: the service is a broker session and messages become asks (gateway.rs).
+    pub broker: Option<BrokerOptions>,
 }
 
 impl std::fmt::Debug for ServeConfig {
@@ -78,6 +82,7 @@ impl std::fmt::Debug for ServeConfig {
             .field("project_root", &self.project_root)
             .field("blocking_timeout", &self.blocking_timeout)
             .field("limits", &self.limits)
+            .field("broker", &self.broker)
             .finish_non_exhaustive()
     }
 }
@@ -99,6 +104,7 @@ impl ServeConfig {
             blocking_timeout: DEFAULT_BLOCKING_TIMEOUT,
             limits: Limits::default(),
             clock: Arc::new(SystemClock),
+            broker: None,
         }
     }
 }
@@ -164,6 +170,7 @@ struct Prepared {
     base_url: String,
     worker: Worker,
     peer_keys: Keys,
+    link: Option<agent_intercom_mcp::Link>,
 }
 
 /// Checks the options, opens the store and binds the socket, in this order, so that nothing is
@@ -227,6 +234,9 @@ fn prepare(config: &ServeConfig) -> Result<Prepared, StartError> {
             "the assignee must be a non-empty name".into(),
         ));
     }
+    if let Some(broker) = &config.broker {
+        broker.check().map_err(StartError::Config)?;
+    }
     let public_url = match &config.public_url {
         Some(url) => Some(check_public_url(url).map_err(StartError::Config)?),
         None => None,
@@ -251,6 +261,11 @@ fn prepare(config: &ServeConfig) -> Result<Prepared, StartError> {
         .set_nonblocking(true)
         .map_err(|e| StartError::Io(format!("cannot configure the socket: {e}")))?;
     let base_url = public_url.unwrap_or_else(|| format!("http://{local}"));
+    // Last: the link registers at once, on a thread of its own.
+    let link = match &config.broker {
+        Some(broker) => Some(start_link(broker)?),
+        None => None,
+    };
     Ok(Prepared {
         listener,
         local,
@@ -258,7 +273,66 @@ fn prepare(config: &ServeConfig) -> Result<Prepared, StartError> {
         base_url,
         worker,
         peer_keys,
+        link,
     })
+}
+
+/// Opens the gateway's inbox and starts its broker link (it registers on a thread of its own,
+/// and again after every loss).
+fn start_link(broker: &BrokerOptions) -> Result<agent_intercom_mcp::Link, StartError> {
+    use agent_intercom_mcp::{Identity, Inbox, Reach, link};
+    agent_intercom_mcp::set_log_name("agent-intercom serve");
+    let identity = Identity {
+        session_id: broker.session_id.clone(),
+        name: broker.name.clone(),
+        cwd: std::env::current_dir()
+            .map(|d| d.display().to_string())
+            .unwrap_or_else(|_| "/".into()),
+        model: "a2a-gateway".into(),
+        scope: broker.scope.clone(),
+        pid: std::process::id(),
+        started_at: link::now_ms(),
+    };
+    link::check_identity(&identity).map_err(|e| StartError::Config(e.message().to_string()))?;
+    if let Some(dir) = broker.inbox.parent() {
+        agent_intercom_mcp::private_dir(dir).map_err(StartError::Store)?;
+    }
+    let inbox = Inbox::open(
+        &broker.inbox,
+        agent_intercom_mcp::DEFAULT_MAX_INBOX_MESSAGES,
+    )
+    .map_err(StartError::Store)?;
+    let reach = Reach {
+        socket: broker.socket.clone(),
+        start: broker.start.clone(),
+    };
+    agent_intercom_mcp::Link::start(identity, reach, inbox).map_err(StartError::Store)
+}
+
+/// The request handlers' route to the gateway, and the bridge running on a task of its own
+/// until `shutdown`.
+fn start_bridge(
+    broker: &BrokerOptions,
+    link: &agent_intercom_mcp::Link,
+    worker: &Worker,
+    shutdown: watch::Receiver<bool>,
+) -> (Route, tokio::task::JoinHandle<()>) {
+    let route = Route {
+        name: broker.name.clone(),
+        default_target: broker.default_target.clone(),
+        targets: broker.targets.clone(),
+        wake: Arc::new(tokio::sync::Notify::new()),
+    };
+    let bridge = Bridge {
+        link: link.clone(),
+        store: worker.handle(),
+        name: broker.name.clone(),
+        wake: route.wake.clone(),
+        probe_interval: broker.probe_interval,
+        sending: Arc::default(),
+        held: Arc::default(),
+    };
+    (route, tokio::spawn(bridge.run(shutdown)))
 }
 
 /// Serves until `stop` resolves, then stops gracefully: no new connections, blocking sends
@@ -274,9 +348,17 @@ async fn serve(
         base_url,
         worker,
         peer_keys,
+        link,
         ..
     } = prepared;
     let (shutdown_tx, shutdown_rx) = watch::channel(false);
+    let (route, bridge_task) = match (&config.broker, &link) {
+        (Some(broker), Some(link)) => {
+            let (route, task) = start_bridge(broker, link, &worker, shutdown_rx.clone());
+            (Some(route), Some(task))
+        }
+        _ => (None, None),
+    };
     let card = agent_card(&CardOptions {
         base_url: base_url.clone(),
         require_signatures: config.require_signatures,
@@ -293,6 +375,7 @@ async fn serve(
                 config.limits.max_streams,
                 config.limits.max_streams_per_client,
             ),
+            gateway: route,
         },
         card: Arc::new(card),
         token,
@@ -327,6 +410,14 @@ async fn serve(
     let served = axum::serve(guarded, app)
         .with_graceful_shutdown(shutdown)
         .await;
+    if let Some(link) = link {
+        // Unregisters keeping its asks: they stay answerable while the gateway is away. Its
+        // requests in flight end at once, so the bridge, told to stop, lets go of the store.
+        link.stop();
+    }
+    if let Some(task) = bridge_task {
+        let _ = tokio::time::timeout(Duration::from_secs(15), task).await;
+    }
     drop(worker);
     served.map_err(|e| StartError::Io(format!("the service failed: {e}")))
 }

@@ -104,10 +104,20 @@ pub fn inbox_path(intercom_dir: &Path, session_id: &str) -> PathBuf {
     intercom_dir.join("mcp").join(format!("{hex}.sqlite"))
 }
 
+/// Who `log!` lines say they are from ([`set_log_name`]).
+static LOG_NAME: std::sync::OnceLock<&'static str> = std::sync::OnceLock::new();
+
+/// Names the program in the link's and the server's log lines (`agent-intercom mcp` unless
+/// set; `serve --broker` runs the link too). The first call wins.
+pub fn set_log_name(name: &'static str) {
+    let _ = LOG_NAME.set(name);
+}
+
 /// What `log!` writes: a failed write of stderr is ignored.
 pub(crate) fn log_line(args: std::fmt::Arguments<'_>) {
     use std::io::Write;
-    let _ = writeln!(std::io::stderr().lock(), "agent-intercom mcp: {args}");
+    let name = LOG_NAME.get().copied().unwrap_or("agent-intercom mcp");
+    let _ = writeln!(std::io::stderr().lock(), "{name}: {args}");
 }
 
 /// Makes `dir` (0700) when missing; an existing one must be a directory.

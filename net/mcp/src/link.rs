@@ -20,7 +20,7 @@ use agent_intercom_broker::config::DEFAULT_MAX_FRAME_BYTES;
 use agent_intercom_broker::wire::ClientFrame;
 use agent_intercom_core::{Error, ErrorCode};
 use serde_json::{Value, json};
-use tokio::sync::{oneshot, watch};
+use tokio::sync::{broadcast, oneshot, watch};
 
 use crate::inbox::{ASK_CANCELLED, Inbox, Receipt, Stored};
 
@@ -99,6 +99,9 @@ struct Shared {
     /// Whether the broker speaks the opt-in extensions (docs/hub.md): asked before each
     /// registration, so an extension frame never reaches a broker without them.
     extensions: AtomicBool,
+    /// Every frame but deliveries, for whoever follows the broker's answers beyond a send's
+    /// settlement (the A2A gateway: `delivered` of a queued ask, `ask_cancelled` of its own).
+    frames: broadcast::Sender<Value>,
     stop: AtomicBool,
 }
 
@@ -149,6 +152,7 @@ impl Link {
             replies: Mutex::new(HashMap::new()),
             summary: Mutex::new(None),
             extensions: AtomicBool::new(false),
+            frames: broadcast::channel(FRAMES_BUFFER).0,
             stop: AtomicBool::new(false),
         });
         let reader = shared.clone();
@@ -185,6 +189,18 @@ impl Link {
         tokio::time::timeout(wait, rx.wait_for(|c| *c))
             .await
             .is_ok()
+    }
+
+    /// Every frame the broker sends from now on but deliveries (those are in the inbox), after
+    /// the link has handled it. A receiver that falls behind loses the oldest (it learns the
+    /// state again from the broker: `delivery_status`, `defer_ask`).
+    pub fn frames(&self) -> broadcast::Receiver<Value> {
+        self.shared.frames.subscribe()
+    }
+
+    /// A receiver of whether the link is registered (true) or reaching the broker again.
+    pub fn connection(&self) -> watch::Receiver<bool> {
+        self.shared.connected.subscribe()
     }
 
     /// A receiver of the newest stored seq, to wait for arrivals.
@@ -530,6 +546,9 @@ fn read(shared: &Shared, client: &Client) {
     }
 }
 
+/// Frames a follower of [`Link::frames`] may be behind.
+const FRAMES_BUFFER: usize = 1024;
+
 /// How long the extensions probe waits for the broker's answer.
 const PROBE: Duration = Duration::from_secs(2);
 
@@ -565,11 +584,21 @@ fn waits_for_recipient(shared: &Shared, id: &str) -> bool {
     true
 }
 
-/// One frame from the broker.
+/// One frame from the broker; then, but for a delivery, told to [`Link::frames`].
 fn frame(shared: &Shared, client: &Client, frame: Value) {
+    if frame["type"] == "message" {
+        deliver(shared, client, &frame);
+        return;
+    }
+    handle(shared, client, &frame);
+    if shared.frames.receiver_count() > 0 {
+        let _ = shared.frames.send(frame);
+    }
+}
+
+fn handle(shared: &Shared, client: &Client, frame: &Value) {
     let text = |key: &str| frame[key].as_str().unwrap_or_default().to_string();
     match frame["type"].as_str().unwrap_or_default() {
-        "message" => deliver(shared, client, &frame),
         "delivered" => settle(shared, &text("messageId"), Settled::Delivered),
         "delivery_queued" => settle(shared, &text("messageId"), Settled::Queued),
         "delivery_failed" => {
@@ -597,7 +626,7 @@ fn frame(shared: &Shared, client: &Client, frame: Value) {
         // Answers to a request carry its id.
         _ if frame.get("requestId").is_some() => {
             if let Some(waiter) = lock(&shared.waiters).remove(&text("requestId")) {
-                let _ = waiter.send(Answer::Frame(frame));
+                let _ = waiter.send(Answer::Frame(frame.clone()));
             }
         }
         // delivery_accepted, presence, joins and leaves, ask_deferred: nothing to keep.

@@ -6,6 +6,7 @@
 mod card;
 mod client;
 mod connections;
+mod gateway;
 mod handoff;
 mod limits;
 mod numbers;
