@@ -190,7 +190,10 @@ pub fn socket_of(
 
 /// Starts the broker of an agent directory in this process.
 #[pyfunction]
-#[pyo3(signature = (agent_dir = None, *, socket_path = None, idle_exit_ms = None, log_level = None, settings = None))]
+#[pyo3(signature = (
+    agent_dir = None, *, socket_path = None, idle_exit_ms = None, log_level = None,
+    settings = None,
+))]
 fn start_broker(
     py: Python<'_>,
     agent_dir: Option<&Bound<'_, PyAny>>,
@@ -211,7 +214,10 @@ fn start_broker(
 /// `wait_ms` for another starter. Returns `{"started", "socket_path", "broker"}` (`broker` the
 /// handle when this call started it, else `None`).
 #[pyfunction]
-#[pyo3(signature = (agent_dir = None, *, socket_path = None, idle_exit_ms = None, log_level = None, settings = None, wait_ms = None))]
+#[pyo3(signature = (
+    agent_dir = None, *, socket_path = None, idle_exit_ms = None, log_level = None,
+    settings = None, wait_ms = None,
+))]
 #[allow(clippy::too_many_arguments)]
 fn ensure_broker<'py>(
     py: Python<'py>,

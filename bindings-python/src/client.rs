@@ -221,7 +221,9 @@ impl Client {
     /// generation}`, on the remote gateway) registers a remote principal (`client::rules`).
     /// Returns `{"session_id"}` (and `access`, `remote_access` when the broker sent them);
     /// raises the broker's refusal.
-    #[pyo3(signature = (name = None, *, session_id = None, session = None, access = None, **kwargs))]
+    #[pyo3(signature = (
+        name = None, *, session_id = None, session = None, access = None, **kwargs,
+    ))]
     fn register<'py>(
         &self,
         py: Python<'py>,
