@@ -11,7 +11,7 @@
 // strings). Every rule (which keys, which values, which message) is then the core's; what comes
 // back is the value to return or the error to throw, as the TypeScript contract throws it.
 const { types: { isProxy } } = require('node:util')
-const { addon, constants } = require('./native.js')
+const { addon, constants, IntercomError } = require('./native.js')
 
 const { getPrototypeOf, getOwnPropertyDescriptor, freeze, isFrozen } = Object
 const { ownKeys } = Reflect
@@ -20,7 +20,10 @@ const { isView } = ArrayBuffer
 const objectProto = Object.prototype
 const quote = JSON.stringify
 const parse = JSON.parse
-const contractCall = addon.contractCall
+const { contractCall, contractKeep } = addon
+
+// An operation crosses as its index in the core's sorted list, not as its name.
+const OPERATIONS = new Map(addon.contractOperations().map((name, index) => [name, index]))
 
 /** Deepest nesting a snapshot holds (the core reads no deeper; the value itself is depth 1). */
 const MAX_DEPTH = constants.contractMaxDepth
@@ -195,6 +198,49 @@ function snapshot (args) {
   return out + ']'
 }
 
+// A deep-frozen argument is also kept parsed, on the Rust side (an External the addon reads
+// again): passed again as an argument, nothing of it is written or parsed. One such argument
+// per call crosses that way (the first); any other is written from its kept text.
+const keptValues = new WeakMap()
+// Set by `crossing`: where the kept argument is (-1: none) and its parsed form.
+let keptAt = -1
+let kept
+
+/** The snapshot text of an argument list for a call, with the first kept argument (see
+ * `keptValues`) left out as `u` and noted in `keptAt` / `kept`. */
+function crossing (args) {
+  keptAt = -1
+  kept = undefined
+  const stack = []
+  let out = '['
+  for (let i = 0; i < args.length; i++) {
+    const value = args[i]
+    if (i > 0) out += ','
+    if (keptAt < 0 && typeof value === 'object' && value !== null && !isProxy(value)) {
+      const found = keptValues.get(value)
+      if (found !== undefined) {
+        keptAt = i
+        kept = found
+        out += 'u'
+        continue
+      }
+      const text = snap(value, 1, stack)
+      // snap kept the text of what it found deep-frozen: keep its parsed form too.
+      if (frozenText.has(value)) {
+        keptAt = i
+        kept = contractKeep(text)
+        keptValues.set(value, kept)
+        out += 'u'
+        continue
+      }
+      out += text
+      continue
+    }
+    out += snap(value, 1, stack)
+  }
+  return out + ']'
+}
+
 // Error classes by the name the core gives; a module that defines a class registers how to
 // build it from the core's failure {class, message, detail, path?, code?}.
 const builders = {
@@ -230,7 +276,10 @@ function failure (text) {
  * @returns {any}
  */
 function call (op, args) {
-  const answer = contractCall(op, snapshot(args))
+  const index = OPERATIONS.get(op)
+  if (index === undefined) throw new IntercomError('INVALID_ARGUMENT', `unknown contract operation ${quote(op)}`)
+  const text = crossing(args)
+  const answer = keptAt < 0 ? contractCall(index, text) : contractCall(index, text, keptAt, kept)
   switch (answer.charCodeAt(0)) {
     case 0x75: return undefined // u
     case 0x69: return args[+answer.slice(1)] // i<index>

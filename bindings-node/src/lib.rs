@@ -16,6 +16,7 @@ use napi::bindgen_prelude::*;
 use napi_derive::napi;
 
 pub mod client;
+pub mod contract;
 
 /// The status of an addon failure: napi makes its name the thrown `Error`'s `code`.
 pub struct CodeStatus(pub ErrorCode);
@@ -369,22 +370,6 @@ pub fn frame_disposition(
     Ok(routing::frame_disposition(connection, current)
         .as_str()
         .into())
-}
-
-/// Runs a contract operation (`agent_intercom_core::registry`) over arguments in the snapshot
-/// form; answers `u`, `i<index>`, `j<json>` or `e<failure json>` (see `lib/contract.js`).
-#[napi]
-pub fn contract_call(op: String, args: String) -> Result<String> {
-    agent_intercom_core::registry::call_snapshot(&op, &args).map_err(js_error)
-}
-
-/// The name of every contract operation, sorted.
-#[napi]
-pub fn contract_operations() -> Vec<String> {
-    agent_intercom_core::registry::operations()
-        .into_iter()
-        .map(String::from)
-        .collect()
 }
 
 #[napi]

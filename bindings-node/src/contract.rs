@@ -1,0 +1,196 @@
+//! The crossing of the TypeScript contract's functions (`lib/contract.js`): an operation by its
+//! index in [`contract_operations`], the arguments in the core's snapshot form
+//! (`agent_intercom_core::contract::value`), and at most one argument already parsed: the kept
+//! form of a deep-frozen argument ([`contract_keep`]), which cannot change, so a second call with
+//! it parses nothing of it. Every rule is the core's (`agent_intercom_core::registry`).
+//!
+//! Why text and not a walk of the JavaScript values from here: napi can neither tell a proxy
+//! from an object nor read a property descriptor without running the caller's code (a getter, a
+//! proxy trap), which the contract forbids, so the descriptors are read in JavaScript anyway;
+//! and reading a value through napi costs about 0.1 µs a string (measured: an array of 30
+//! strings takes 2.7 µs to cross as values), several times what writing and parsing its text
+//! costs. What the text form still cost was the parser's allocation and the operation's name;
+//! both are gone from the call path here.
+
+use std::cell::RefCell;
+use std::sync::LazyLock;
+
+use agent_intercom_core::contract::{Js, Out};
+use agent_intercom_core::{Error, ErrorCode, registry};
+use napi::bindgen_prelude::*;
+use napi_derive::napi;
+
+use napi::JsValue;
+
+use crate::{Result, js_error};
+
+/// Every operation's name, sorted: `contract_operations` in this order, so an operation crosses
+/// as its index.
+static OPERATIONS: LazyLock<Vec<&'static str>> = LazyLock::new(registry::operations);
+
+/// The name of every contract operation, sorted (the index of each is what
+/// [`contract_call`] takes).
+#[napi]
+pub fn contract_operations() -> Vec<String> {
+    OPERATIONS.iter().map(|s| s.to_string()).collect()
+}
+
+/// The parsed form of a deep-frozen argument, kept by `lib/contract.js` beside the object.
+pub struct Kept(Js);
+
+fn parse(text: &str) -> Result<Js> {
+    Js::parse_snapshot(text).map_err(|e| {
+        js_error(Error::new(
+            ErrorCode::InvalidJson,
+            format!("contract arguments: {e}"),
+        ))
+    })
+}
+
+/// Parses one argument written in the snapshot form, to be passed again as `kept`.
+#[napi]
+pub fn contract_keep(value: Unknown<'_>) -> Result<External<Kept>> {
+    with_text(value, |text| Ok(External::new(Kept(parse(text)?))))
+}
+
+/// Runs operation `op` (an index into [`contract_operations`]) over `args`, the snapshot of the
+/// argument list; with `kept`, argument `kept_at` is that parsed value (its slot in `args` holds
+/// a placeholder). Answers as `registry::call_snapshot` does: `u`, `i<index>`, `j<json>` or
+/// `e<failure json>`.
+#[napi]
+pub fn contract_call(
+    op: u32,
+    args: Unknown<'_>,
+    kept_at: Option<u32>,
+    kept: Option<&External<Kept>>,
+) -> Result<String> {
+    let name = OPERATIONS.get(op as usize).ok_or_else(|| {
+        js_error(Error::new(
+            ErrorCode::InvalidArgument,
+            format!("unknown contract operation #{op}"),
+        ))
+    })?;
+    let value = with_text(args, parse)?;
+    let Js::Array(array) = &value else {
+        return Err(js_error(Error::new(
+            ErrorCode::InvalidArgument,
+            "the arguments must be a JSON array",
+        )));
+    };
+    let mut list = Vec::with_capacity(array.items.len());
+    for item in &array.items {
+        list.push(item.as_ref().ok_or_else(|| {
+            js_error(Error::new(
+                ErrorCode::InvalidArgument,
+                "the argument list has a hole",
+            ))
+        })?);
+    }
+    if let (Some(at), Some(kept)) = (kept_at, kept)
+        && let Some(slot) = list.get_mut(at as usize)
+    {
+        *slot = &kept.0;
+    }
+    Ok(match registry::call(name, &list).map_err(js_error)? {
+        Ok(Out::Undefined) => "u".to_string(),
+        Ok(Out::Input(index)) => format!("i{index}"),
+        Ok(Out::Json(json)) => {
+            let mut out = String::with_capacity(json.len() + 1);
+            out.push('j');
+            out.push_str(&json);
+            out
+        }
+        Err(failure) => format!("e{}", failure.to_json()),
+    })
+}
+
+thread_local! {
+    /// The buffer argument texts are copied into: one allocation for the life of the thread,
+    /// instead of one (and a length query) per call.
+    static TEXT: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Runs `f` on the text of a JavaScript string, copied once into the thread's buffer.
+fn with_text<T>(value: Unknown<'_>, f: impl FnOnce(&str) -> Result<T>) -> Result<T> {
+    let env = value.value().env;
+    let raw = value.raw();
+    TEXT.with(|cell| {
+        // A nested call (an operation cannot call back into JavaScript, but be safe) gets its
+        // own buffer.
+        let mut own = Vec::new();
+        let mut guard = cell.try_borrow_mut();
+        let buffer = match guard.as_deref_mut() {
+            Ok(buffer) => buffer,
+            Err(_) => &mut own,
+        };
+        let len = copy_utf8(env, raw, buffer)?;
+        let text = std::str::from_utf8(&buffer[..len]).map_err(|e| {
+            js_error(Error::new(
+                ErrorCode::InvalidJson,
+                format!("contract arguments: {e}"),
+            ))
+        })?;
+        f(text)
+    })
+}
+
+/// Copies the UTF-8 of string `raw` into `buffer` (grown as needed); returns its length.
+fn copy_utf8(
+    env: napi::sys::napi_env,
+    raw: napi::sys::napi_value,
+    buffer: &mut Vec<u8>,
+) -> Result<usize> {
+    if buffer.len() < 4096 {
+        buffer.resize(4096, 0);
+    }
+    let mut copied = 0usize;
+    // SAFETY: `buffer` holds `buffer.len()` writable bytes; napi writes at most len - 1 of them
+    // and a NUL, and reports how many it wrote without the NUL.
+    let status = unsafe {
+        napi::sys::napi_get_value_string_utf8(
+            env,
+            raw,
+            buffer.as_mut_ptr().cast(),
+            buffer.len(),
+            &mut copied,
+        )
+    };
+    check(status)?;
+    if copied + 1 < buffer.len() {
+        return Ok(copied);
+    }
+    // It may not have fitted: ask for the length and copy again.
+    let mut len = 0usize;
+    // SAFETY: a NULL buffer asks only for the length.
+    let status = unsafe {
+        napi::sys::napi_get_value_string_utf8(env, raw, std::ptr::null_mut(), 0, &mut len)
+    };
+    check(status)?;
+    buffer.resize(len + 1, 0);
+    // SAFETY: as above, with room for the whole text and the NUL.
+    let status = unsafe {
+        napi::sys::napi_get_value_string_utf8(
+            env,
+            raw,
+            buffer.as_mut_ptr().cast(),
+            buffer.len(),
+            &mut copied,
+        )
+    };
+    check(status)?;
+    Ok(copied)
+}
+
+fn check(status: napi::sys::napi_status) -> Result<()> {
+    match status {
+        napi::sys::Status::napi_ok => Ok(()),
+        napi::sys::Status::napi_string_expected => Err(js_error(Error::new(
+            ErrorCode::InvalidArgument,
+            "the arguments must be snapshot text",
+        ))),
+        _ => Err(js_error(Error::new(
+            ErrorCode::Internal,
+            format!("napi_get_value_string_utf8 failed ({status})"),
+        ))),
+    }
+}
