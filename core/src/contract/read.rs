@@ -21,6 +21,16 @@ pub fn member(path: &str, key: &str) -> String {
     format!("{path}.{key}")
 }
 
+/// `read(path)` with the path built only when the read fails: readers are pure, so reading again
+/// with the real path gives the very failure the caller must see, and the common case formats
+/// no path at all.
+pub fn lazily<T>(path: impl FnOnce() -> String, read: impl Fn(&str) -> Read<T>) -> Read<T> {
+    match read("") {
+        Ok(value) => Ok(value),
+        Err(_) => read(&path()),
+    }
+}
+
 /// `path[i]`.
 pub fn element(path: &str, index: usize) -> String {
     format!("{path}[{index}]")
