@@ -13,7 +13,7 @@
 const { types: { isProxy } } = require('node:util')
 const { addon, constants, IntercomError } = require('./native.js')
 
-const { getPrototypeOf, getOwnPropertyDescriptor, freeze, isFrozen } = Object
+const { getPrototypeOf, getOwnPropertyDescriptor, getOwnPropertyNames, getOwnPropertySymbols, freeze, isFrozen } = Object
 const { ownKeys } = Reflect
 const { isArray } = Array
 const { isView } = ArrayBuffer
@@ -75,15 +75,20 @@ function isIndex (key, length) {
 }
 
 function snapArray (value, depth, stack) {
-  const lengthDescriptor = getOwnPropertyDescriptor(value, 'length')
-  const length = lengthDescriptor.value
-  const keys = ownKeys(value)
-  let extra = false
+  // An array's own `length` is a data property (never an accessor), so reading it runs nothing.
+  const length = value.length
+  // The string keys and the symbol keys apart: two calls cost a third of Reflect.ownKeys.
+  const keys = getOwnPropertyNames(value)
+  const symbols = getOwnPropertySymbols(value).length !== 0
+  // Own string keys come as the indices ascending, then `length`, then the others: `length`
+  // right after `length` keys means every index is there and no other string key is.
+  if (!symbols && keys.length === length + 1 && keys[length] === 'length') return snapDense(value, keys, length, depth, stack)
+  let extra = symbols
   const present = []
   for (let i = 0; i < keys.length; i++) {
     const key = keys[i]
     if (key === 'length') continue
-    if (typeof key === 'string' && isIndex(key, length)) present.push(key)
+    if (isIndex(key, length)) present.push(key)
     else extra = true
   }
   let out = extra ? '[!' : '['
@@ -107,6 +112,23 @@ function snapArray (value, depth, stack) {
   return out + ']'
 }
 
+function snapDense (value, keys, length, depth, stack) {
+  let out = '['
+  let all = true
+  for (let i = 0; i < length; i++) {
+    if (i > 0) out += ','
+    const descriptor = getOwnPropertyDescriptor(value, keys[i])
+    if (descriptor.enumerable && 'value' in descriptor) {
+      out += snap(descriptor.value, depth + 1, stack)
+      all = all && deep
+    } else {
+      out += 'h'
+    }
+  }
+  deep = all
+  return out + ']'
+}
+
 function firstHole (present) {
   // `present` is in ascending order (own index keys are enumerated that way).
   let i = 0
@@ -123,18 +145,14 @@ function snapObject (value, depth, stack) {
     deep = false
     return '{@}'
   }
-  const keys = ownKeys(value)
+  const keys = getOwnPropertyNames(value)
   let all = true
   let out = proto === null ? '{#' : plain ? '{' : '{@'
-  let symbols = false
+  const symbols = getOwnPropertySymbols(value).length !== 0
   let first = true
   let body = ''
   for (let i = 0; i < keys.length; i++) {
     const key = keys[i]
-    if (typeof key !== 'string') {
-      symbols = true
-      continue
-    }
     const descriptor = getOwnPropertyDescriptor(value, key)
     let item = 'h'
     if (descriptor.enumerable && 'value' in descriptor) {

@@ -15,6 +15,9 @@ use agent_intercom_vendored as vendored;
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 pub mod client;
 pub mod contract;
 

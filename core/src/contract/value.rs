@@ -555,6 +555,17 @@ impl<'a> Parser<'a> {
         if !self.eat(b'"') {
             return self.fail("expected a string");
         }
+        // The common string has no escape: one scan, one allocation of the exact size.
+        let plain = self.bytes[self.at..]
+            .iter()
+            .position(|&b| b == b'"' || b == b'\\' || b < 0x20);
+        if let Some(len) = plain
+            && self.bytes[self.at + len] == b'"'
+        {
+            let text = self.text[self.at..self.at + len].to_string();
+            self.at += len + 1;
+            return Ok(JsStr { text, lone: None });
+        }
         let mut text = String::new();
         let mut lone = None;
         loop {
