@@ -185,15 +185,20 @@ function snap (value, depth, stack) {
   }
   if (value === null) return 'null'
   if (isProxy(value)) return 'p'
+  if (crossingKept !== null) {
+    const parsed = keptValues.get(value)
+    if (parsed !== undefined && parsed.call !== callId && depth + parsed.depth <= MAX_DEPTH) return reuse(parsed, depth)
+  }
   const kept = frozenText.get(value)
   if (kept !== undefined && depth + kept.depth <= MAX_DEPTH) {
     const reached = depth + kept.depth - 1
     if (reached > maxDepth) maxDepth = reached
-    return kept.text
+    return keeping(value, kept.text, kept.depth, depth)
   }
   if (depth >= MAX_DEPTH || stack.includes(value)) throw nestingError()
   stack.push(value)
   const start = maxDepth
+  const refs = crossingKept === null ? 0 : crossingKept.length
   maxDepth = depth
   let out
   try {
@@ -203,8 +208,13 @@ function snap (value, depth, stack) {
   }
   const below = maxDepth - depth + 1
   maxDepth = start > maxDepth ? start : maxDepth
-  if (deep && isFrozen(value)) frozenText.set(value, { text: out, depth: below })
-  else deep = false
+  if (deep && isFrozen(value)) {
+    // A text that stands for kept values (`r`) is not the value's own: it is not kept.
+    if (crossingKept !== null && crossingKept.length > refs) return out
+    frozenText.set(value, { text: out, depth: below })
+    return keeping(value, out, below, depth)
+  }
+  deep = false
   return out
 }
 
@@ -216,47 +226,32 @@ function snapshot (args) {
   return out + ']'
 }
 
-// A deep-frozen argument is also kept parsed, on the Rust side (an External the addon reads
-// again): passed again as an argument, nothing of it is written or parsed. One such argument
-// per call crosses that way (the first); any other is written from its kept text.
-const keptValues = new WeakMap()
-// Set by `crossing`: where the kept argument is (-1: none) and its parsed form.
-let keptAt = -1
-let kept
+// A deep-frozen value cannot change, so besides its text (frozenText) the core keeps its parsed
+// form (an External, `contractKeep`) when it is an argument itself or large: a call then writes
+// `r` in its place and passes the External, and the core moves the parsed value into the
+// argument tree and back out, so nothing of it is written, copied or parsed again. Each kept
+// value crosses at most once per call (`call`: the call that used it); a repeat is written out.
+let keptValues = new WeakMap()
+const KEEP_MIN_TEXT = 256
+// While `call` writes its arguments: the kept values its text stands for, in order.
+let crossingKept = null
+let callId = 0
 
-/** The snapshot text of an argument list for a call, with the first kept argument (see
- * `keptValues`) left out as `u` and noted in `keptAt` / `kept`. */
-function crossing (args) {
-  keptAt = -1
-  kept = undefined
-  const stack = []
-  let out = '['
-  for (let i = 0; i < args.length; i++) {
-    const value = args[i]
-    if (i > 0) out += ','
-    if (keptAt < 0 && typeof value === 'object' && value !== null && !isProxy(value)) {
-      const found = keptValues.get(value)
-      if (found !== undefined) {
-        keptAt = i
-        kept = found
-        out += 'u'
-        continue
-      }
-      const text = snap(value, 1, stack)
-      // snap kept the text of what it found deep-frozen: keep its parsed form too.
-      if (frozenText.has(value)) {
-        keptAt = i
-        kept = contractKeep(text)
-        keptValues.set(value, kept)
-        out += 'u'
-        continue
-      }
-      out += text
-      continue
-    }
-    out += snap(value, 1, stack)
-  }
-  return out + ']'
+function reuse (parsed, depth) {
+  parsed.call = callId
+  crossingKept.push(parsed.handle)
+  const reached = depth + parsed.depth - 1
+  if (reached > maxDepth) maxDepth = reached
+  return 'r'
+}
+
+/** `text`, the text of deep-frozen `value` at `depth`, or `r` when the value is worth keeping
+ * parsed for this and later calls. */
+function keeping (value, text, below, depth) {
+  if (crossingKept === null || (depth !== 1 && text.length < KEEP_MIN_TEXT) || keptValues.has(value)) return text
+  const parsed = { handle: contractKeep(text), depth: below, call: 0 }
+  keptValues.set(value, parsed)
+  return reuse(parsed, depth)
 }
 
 // Error classes by the name the core gives; a module that defines a class registers how to
@@ -296,8 +291,27 @@ function failure (text) {
 function call (op, args) {
   const index = OPERATIONS.get(op)
   if (index === undefined) throw new IntercomError('INVALID_ARGUMENT', `unknown contract operation ${quote(op)}`)
-  const text = crossing(args)
-  const answer = keptAt < 0 ? contractCall(index, text) : contractCall(index, text, keptAt, kept)
+  const kept = []
+  callId++
+  crossingKept = kept
+  let text
+  try {
+    text = snapshot(args)
+  } finally {
+    crossingKept = null
+  }
+  let answer
+  if (kept.length === 0) {
+    answer = contractCall(index, text)
+  } else {
+    try {
+      answer = contractCall(index, text, kept)
+    } catch {
+      // Only a bug gets here; a kept value it cost is parsed again when next needed.
+      keptValues = new WeakMap()
+      answer = contractCall(index, snapshot(args))
+    }
+  }
   switch (answer.charCodeAt(0)) {
     case 0x75: return undefined // u
     case 0x69: return args[+answer.slice(1)] // i<index>

@@ -35,43 +35,76 @@ pub fn contract_operations() -> Vec<String> {
     OPERATIONS.iter().map(|s| s.to_string()).collect()
 }
 
-/// The parsed form of a deep-frozen argument, kept by `lib/contract.js` beside the object.
-pub struct Kept(Js);
+/// The parsed form of a deep-frozen value, kept by `lib/contract.js` beside the object. A call
+/// that passes it moves it into its argument tree and back out when the operation returns
+/// (`None` meanwhile), so nothing of it is copied.
+pub struct Kept(RefCell<Option<Js>>);
 
 fn parse(text: &str) -> Result<Js> {
-    Js::parse_snapshot(text).map_err(|e| {
-        js_error(Error::new(
-            ErrorCode::InvalidJson,
-            format!("contract arguments: {e}"),
-        ))
+    Js::parse_snapshot(text).map_err(|e| syntax(&e))
+}
+
+fn syntax(e: &agent_intercom_core::contract::value::SyntaxError) -> napi::Error<crate::CodeStatus> {
+    js_error(Error::new(
+        ErrorCode::InvalidJson,
+        format!("contract arguments: {e}"),
+    ))
+}
+
+/// Parses one value written in the snapshot form, to be passed again in `kept`.
+#[napi]
+pub fn contract_keep(value: Unknown<'_>) -> Result<External<Kept>> {
+    with_text(value, |text| {
+        Ok(External::new(Kept(RefCell::new(Some(parse(text)?)))))
     })
 }
 
-/// Parses one argument written in the snapshot form, to be passed again as `kept`.
-#[napi]
-pub fn contract_keep(value: Unknown<'_>) -> Result<External<Kept>> {
-    with_text(value, |text| Ok(External::new(Kept(parse(text)?))))
-}
-
 /// Runs operation `op` (an index into [`contract_operations`]) over `args`, the snapshot of the
-/// argument list; with `kept`, argument `kept_at` is that parsed value (its slot in `args` holds
-/// a placeholder). Answers as `registry::call_snapshot` does: `u`, `i<index>`, `j<json>` or
-/// `e<failure json>`.
+/// argument list, in which each `r` stands for the next value of `kept` (an array of
+/// [`contract_keep`] answers). Answers as `registry::call_snapshot` does: `u`, `i<index>`,
+/// `j<json>` or `e<failure json>`.
 #[napi]
-pub fn contract_call(
-    op: u32,
-    args: Unknown<'_>,
-    kept_at: Option<u32>,
-    kept: Option<&External<Kept>>,
-) -> Result<String> {
+pub fn contract_call(op: u32, args: Unknown<'_>, kept: Option<Array<'_>>) -> Result<String> {
     let name = OPERATIONS.get(op as usize).ok_or_else(|| {
         js_error(Error::new(
             ErrorCode::InvalidArgument,
             format!("unknown contract operation #{op}"),
         ))
     })?;
-    let value = with_text(args, parse)?;
-    let Js::Array(array) = &value else {
+    let mut handles: Vec<&Kept> = Vec::new();
+    if let Some(kept) = &kept {
+        for i in 0..kept.len() {
+            let handle: &External<Kept> =
+                kept.get(i).map_err(crate::napi_failure)?.ok_or_else(|| {
+                    js_error(Error::new(ErrorCode::InvalidArgument, "kept has a hole"))
+                })?;
+            handles.push(handle);
+        }
+    }
+    let mut next = handles.iter().map(|h| h.0.borrow_mut().take());
+    let mut give = || next.next().flatten();
+    let parsed = with_text(args, |text| {
+        Js::parse_snapshot_kept(text, &mut give).map_err(|e| syntax(&e))
+    });
+    let (mut value, slots) = match parsed {
+        Ok(parsed) => parsed,
+        Err(error) => return Err(error),
+    };
+    let answer = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run(name, &value)));
+    // Every kept value goes back where it came from, whatever the operation did.
+    for (slot, handle) in slots.iter().zip(&handles) {
+        *handle.0.borrow_mut() = value.take_at(slot);
+    }
+    answer.unwrap_or_else(|_| {
+        Err(js_error(Error::new(
+            ErrorCode::Internal,
+            format!("contract operation {name} panicked"),
+        )))
+    })
+}
+
+fn run(name: &str, value: &Js) -> Result<String> {
+    let Js::Array(array) = value else {
         return Err(js_error(Error::new(
             ErrorCode::InvalidArgument,
             "the arguments must be a JSON array",
@@ -85,11 +118,6 @@ pub fn contract_call(
                 "the argument list has a hole",
             ))
         })?);
-    }
-    if let (Some(at), Some(kept)) = (kept_at, kept)
-        && let Some(slot) = list.get_mut(at as usize)
-    {
-        *slot = &kept.0;
     }
     Ok(match registry::call(name, &list).map_err(js_error)? {
         Ok(Out::Undefined) => "u".to_string(),

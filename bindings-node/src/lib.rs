@@ -33,12 +33,12 @@ impl AsRef<str> for CodeStatus {
 /// What every fallible export returns.
 type Result<T> = std::result::Result<T, napi::Error<CodeStatus>>;
 
-fn js_error(error: Error) -> napi::Error<CodeStatus> {
+pub(crate) fn js_error(error: Error) -> napi::Error<CodeStatus> {
     napi::Error::new(CodeStatus(error.code()), error.message())
 }
 
 /// A failure of napi itself (not of the input): `INTERNAL`, as for any bug at a boundary.
-fn napi_failure(error: napi::Error) -> napi::Error<CodeStatus> {
+pub(crate) fn napi_failure(error: napi::Error) -> napi::Error<CodeStatus> {
     js_error(Error::new(ErrorCode::Internal, error.reason))
 }
 
