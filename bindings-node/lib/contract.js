@@ -316,6 +316,7 @@ function call (op, args) {
     case 0x75: return undefined // u
     case 0x69: return args[+answer.slice(1)] // i<index>
     case 0x6a: return parse(answer.slice(1)) // j<json>
+    case 0x73: return answer.slice(1) // s<string>
     default: throw failure(answer.slice(1)) // e<failure>
   }
 }

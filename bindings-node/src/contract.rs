@@ -15,7 +15,7 @@
 use std::cell::RefCell;
 use std::sync::LazyLock;
 
-use agent_intercom_core::contract::{Js, Out};
+use agent_intercom_core::contract::{Js, JsStr, Out};
 use agent_intercom_core::{Error, ErrorCode, registry};
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
@@ -61,8 +61,8 @@ pub fn contract_keep(value: Unknown<'_>) -> Result<External<Kept>> {
 
 /// Runs operation `op` (an index into [`contract_operations`]) over `args`, the snapshot of the
 /// argument list, in which each `r` stands for the next value of `kept` (an array of
-/// [`contract_keep`] answers). Answers as `registry::call_snapshot` does: `u`, `i<index>`,
-/// `j<json>` or `e<failure json>`.
+/// [`contract_keep`] answers). Answers as `registry::call_snapshot` does, `u`, `i<index>`,
+/// `j<json>` or `e<failure json>`, or `s<text>` for a string.
 #[napi]
 pub fn contract_call(op: u32, args: Unknown<'_>, kept: Option<Array<'_>>) -> Result<String> {
     let name = OPERATIONS.get(op as usize).ok_or_else(|| {
@@ -122,6 +122,16 @@ fn run(name: &str, value: &Js) -> Result<String> {
     Ok(match registry::call(name, &list).map_err(js_error)? {
         Ok(Out::Undefined) => "u".to_string(),
         Ok(Out::Input(index)) => format!("i{index}"),
+        // A string answer (a canonical text, a hash) crosses as itself, not as JSON to parse.
+        Ok(Out::Json(json)) if json.starts_with('"') => match Js::parse_json(&json) {
+            Ok(Js::Str(JsStr { text, lone: None })) => {
+                let mut out = String::with_capacity(text.len() + 1);
+                out.push('s');
+                out.push_str(&text);
+                out
+            }
+            _ => format!("j{json}"),
+        },
         Ok(Out::Json(json)) => {
             let mut out = String::with_capacity(json.len() + 1);
             out.push('j');
