@@ -209,8 +209,19 @@ function snap (value, depth, stack) {
   const below = maxDepth - depth + 1
   maxDepth = start > maxDepth ? start : maxDepth
   if (deep && isFrozen(value)) {
-    // A text that stands for kept values (`r`) is not the value's own: it is not kept.
-    if (crossingKept !== null && crossingKept.length > refs) return out
+    if (crossingKept !== null && crossingKept.length > refs) {
+      // `out` stands for kept values (`r`): the value's own text is written from theirs, and
+      // the value is kept whole in their place.
+      const used = crossingKept
+      crossingKept = null
+      try {
+        out = snap(value, depth, stack)
+      } finally {
+        crossingKept = used
+      }
+      used.length = refs
+      return keeping(value, out, below, depth)
+    }
     frozenText.set(value, { text: out, depth: below })
     return keeping(value, out, below, depth)
   }
