@@ -1,26 +1,26 @@
 //! The crossing of the TypeScript contract's functions (`lib/contract.js`): an operation by its
 //! index in [`contract_operations`], the arguments in the core's snapshot form
-//! (`agent_intercom_core::contract::value`), and at most one argument already parsed: the kept
-//! form of a deep-frozen argument ([`contract_keep`]), which cannot change, so a second call with
-//! it parses nothing of it. Every rule is the core's (`agent_intercom_core::registry`).
+//! (`agent_intercom_core::contract::value`), and the parsed form of the deep-frozen values among
+//! them that were seen before ([`contract_keep`]): a frozen value cannot change, so it is parsed
+//! once and then moved into each call's argument tree and back out, never copied or parsed
+//! again. Every rule is the core's (`agent_intercom_core::registry`).
 //!
 //! Why text and not a walk of the JavaScript values from here: napi can neither tell a proxy
 //! from an object nor read a property descriptor without running the caller's code (a getter, a
 //! proxy trap), which the contract forbids, so the descriptors are read in JavaScript anyway;
 //! and reading a value through napi costs about 0.1 µs a string (measured: an array of 30
 //! strings takes 2.7 µs to cross as values), several times what writing and parsing its text
-//! costs. What the text form still cost was the parser's allocation and the operation's name;
-//! both are gone from the call path here.
+//! costs. What the text form cost besides was the parser's allocation (the addon's allocator is
+//! mimalloc), the operation's name (an index now) and, for frozen values, the parse itself.
 
 use std::cell::RefCell;
 use std::sync::LazyLock;
 
 use agent_intercom_core::contract::{Js, JsStr, Out};
 use agent_intercom_core::{Error, ErrorCode, registry};
+use napi::JsValue;
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
-
-use napi::JsValue;
 
 use crate::{Result, js_error};
 
@@ -83,13 +83,11 @@ pub fn contract_call(op: u32, args: Unknown<'_>, kept: Option<Array<'_>>) -> Res
     }
     let mut next = handles.iter().map(|h| h.0.borrow_mut().take());
     let mut give = || next.next().flatten();
-    let parsed = with_text(args, |text| {
+    // A kept value taken before a parse error is lost with the partial tree: lib/contract.js
+    // then forgets every kept value and writes the arguments out in full.
+    let (mut value, slots) = with_text(args, |text| {
         Js::parse_snapshot_kept(text, &mut give).map_err(|e| syntax(&e))
-    });
-    let (mut value, slots) = match parsed {
-        Ok(parsed) => parsed,
-        Err(error) => return Err(error),
-    };
+    })?;
     let answer = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run(name, &value)));
     let answer = answer.map(|r| r.map(Answer));
     // Every kept value goes back where it came from, whatever the operation did.

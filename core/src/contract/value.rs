@@ -16,7 +16,9 @@
 //! array hole. An array may start `[!` (it also has non-index or symbol keys); an object may start
 //! `{#` (null prototype), `{@` (another prototype; no members are written) and `{!` (it also has
 //! symbol keys). Strings are JSON strings whose `\uXXXX` escapes may leave a surrogate unpaired,
-//! as JavaScript strings can; the first such surrogate is kept as [`Lone`].
+//! as JavaScript strings can; the first such surrogate is kept as [`Lone`]. Read with
+//! [`Js::parse_snapshot_kept`], `r` also stands for a value parsed earlier (the Node package's
+//! deep-frozen values, which cannot change), moved in by the caller.
 
 use std::fmt::Write as _;
 
