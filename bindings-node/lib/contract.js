@@ -57,6 +57,12 @@ function quoteString (text) {
   return NEEDS_ESCAPE.test(text) ? quote(text) : '"' + text + '"'
 }
 
+// Short strings repeat too (ids, kinds, states): their quoted forms are kept like the keys'.
+function quoteValue (text) {
+  if (text.length > 64) return quoteString(text)
+  return quoteKey(text)
+}
+
 // Keys repeat (records of one shape); their quoted forms are kept, within a bound.
 const quotedKeys = new Map()
 function quoteKey (key) {
@@ -178,7 +184,7 @@ function snap (value, depth, stack) {
       if (value === -Infinity) return '-I'
       if (value === 0 && 1 / value < 0) return '-0'
       return '' + value
-    case 'string': return quoteString(value)
+    case 'string': return quoteValue(value)
     case 'bigint': return 'b"' + BigInt.prototype.toString.call(value) + '"'
     case 'symbol': return 's'
     case 'function': return isProxy(value) ? 'p' : 'f'
