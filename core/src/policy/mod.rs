@@ -793,7 +793,7 @@ pub fn adopt_subtree(
 /// read members of).
 fn object(value: &Js, path: &str) -> Read<()> {
     match value {
-        Js::Object(o) if o.proto != Proto::Other => read::own_data_keys(value, path).map(|_| ()),
+        Js::Object(o) if o.proto != Proto::Other => read::data_members(value, path),
         _ => fail(path, "must be a plain object"),
     }
 }
