@@ -3,18 +3,18 @@
 // inputs, and prints a Markdown table. Not a test: nothing here asserts a time.
 //
 //   npm run build
-//   node bench/contract.bench.mjs --ts-core DIR [--quick]
+//   node bench/contract.bench.mjs --ts-core DIR [--quick] [--cpu]   (--cpu: CPU time, bench/measure.mjs)
 //
 // DIR is the TypeScript core's built `dist/` folder (an export of ctliz/agent-intercom-core with
 // `npx tsc -p tsconfig.build.json` run in it). Nothing of it is part of this repository.
 import { createRequire } from 'node:module'
 import { join, resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
-import { timer, fmt } from './measure.mjs'
+import { timer, fmt, loadavg } from './measure.mjs'
 
 const require = createRequire(import.meta.url)
 const args = process.argv.slice(2)
-const measure = timer(args.includes('--quick'))
+const measure = timer(args.includes('--quick'), args.includes('--cpu'))
 const at = args.indexOf('--ts-core')
 if (at < 0 || !args[at + 1]) {
   console.error('usage: node bench/contract.bench.mjs --ts-core DIR [--quick]  (DIR: the TypeScript core\'s dist/)')
@@ -113,7 +113,7 @@ function cases (m) {
 const mine = cases(ours)
 const twin = cases(theirs)
 const version = ours.root.AGENT_INTERCOM_CORE_VERSION
-console.log(`node ${process.version}, ${process.platform}-${process.arch}, @ctliz/agent-intercom-core ${version} vs the TypeScript core 0.2.0\n`)
+console.log(`node ${process.version}, ${process.platform}-${process.arch}, @ctliz/agent-intercom-core ${version} vs the TypeScript core 0.2.0; ${args.includes('--cpu') ? 'CPU' : 'wall'} time per call; ${await loadavg()}\n`)
 console.log('| function | package (Rust core) | TypeScript core | TypeScript / package |')
 console.log('| --- | ---: | ---: | ---: |')
 for (let i = 0; i < mine.length; i++) {
@@ -123,3 +123,4 @@ for (let i = 0; i < mine.length; i++) {
   const b = measure(fnTheirs)
   console.log(`| ${name} | ${fmt(a)} | ${fmt(b)} | ${(b / a).toFixed(2)}x |`)
 }
+console.log(`\n${await loadavg()} at the end`)

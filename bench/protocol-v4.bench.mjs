@@ -2,14 +2,14 @@
 // straightforward pure-JavaScript implementation in tests/node/reference.mjs, in one run, and prints a
 // Markdown table. Not a test: nothing here asserts a time.
 //
-//   npm run build && node bench/protocol-v4.bench.mjs [--quick]
+//   npm run build && node bench/protocol-v4.bench.mjs [--quick] [--cpu]   (--cpu: CPU time, bench/measure.mjs)
 import { createRequire } from 'node:module'
 import * as ref from '../tests/node/reference.mjs'
-import { timer, fmt } from './measure.mjs'
+import { timer, fmt, loadavg } from './measure.mjs'
 
 const require = createRequire(import.meta.url)
 const pkg = require('../bindings-node/index.js')
-const measure = timer(process.argv.includes('--quick'))
+const measure = timer(process.argv.includes('--quick'), process.argv.includes('--cpu'))
 const A = pkg.PROTOCOL_V4_SCOPE_A
 const corpus = { version: pkg.INTERCOM_PROTOCOL_V4_VECTOR_SCHEMA_VERSION, vectors: pkg.INTERCOM_PROTOCOL_V4_VECTORS }
 const unfrozen = JSON.parse(JSON.stringify(corpus)) // same data, not frozen: no reuse of checks or texts
@@ -40,7 +40,7 @@ const cases = [
 // Both implementations must agree before they are timed.
 if (pkg.canonicalHash(domain, corpus) !== ref.canonicalHash(domain, corpus)) throw new Error('implementations disagree')
 
-console.log(`node ${process.version}, ${process.platform}-${process.arch}, @ctliz/agent-intercom-core ${pkg.AGENT_INTERCOM_CORE_VERSION}`)
+console.log(`node ${process.version}, ${process.platform}-${process.arch}, @ctliz/agent-intercom-core ${pkg.AGENT_INTERCOM_CORE_VERSION}; ${process.argv.includes('--cpu') ? 'CPU' : 'wall'} time per call; ${await loadavg()}`)
 console.log('')
 console.log('| function | package (Rust core) | pure JS | pure JS / package |')
 console.log('| --- | ---: | ---: | ---: |')
@@ -49,3 +49,4 @@ for (const [name, ours, theirs] of cases) {
   const b = measure(theirs)
   console.log(`| ${name} | ${fmt(a)} | ${fmt(b)} | ${(b / a).toFixed(2)}x |`)
 }
+console.log(`\n${await loadavg()} at the end`)

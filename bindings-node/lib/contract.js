@@ -11,16 +11,19 @@
 // strings). Every rule (which keys, which values, which message) is then the core's; what comes
 // back is the value to return or the error to throw, as the TypeScript contract throws it.
 const { types: { isProxy } } = require('node:util')
-const { addon, constants } = require('./native.js')
+const { addon, constants, IntercomError } = require('./native.js')
 
-const { getPrototypeOf, getOwnPropertyDescriptor, freeze, isFrozen } = Object
+const { getPrototypeOf, getOwnPropertyDescriptor, getOwnPropertyNames, getOwnPropertySymbols, freeze, isFrozen } = Object
 const { ownKeys } = Reflect
 const { isArray } = Array
 const { isView } = ArrayBuffer
 const objectProto = Object.prototype
 const quote = JSON.stringify
 const parse = JSON.parse
-const contractCall = addon.contractCall
+const { contractCall, contractKeep } = addon
+
+// An operation crosses as its index in the core's sorted list, not as its name.
+const OPERATIONS = new Map(addon.contractOperations().map((name, index) => [name, index]))
 
 /** Deepest nesting a snapshot holds (the core reads no deeper; the value itself is depth 1). */
 const MAX_DEPTH = constants.contractMaxDepth
@@ -54,6 +57,12 @@ function quoteString (text) {
   return NEEDS_ESCAPE.test(text) ? quote(text) : '"' + text + '"'
 }
 
+// Short strings repeat too (ids, kinds, states): their quoted forms are kept like the keys'.
+function quoteValue (text) {
+  if (text.length > 64) return quoteString(text)
+  return quoteKey(text)
+}
+
 // Keys repeat (records of one shape); their quoted forms are kept, within a bound.
 const quotedKeys = new Map()
 function quoteKey (key) {
@@ -72,15 +81,20 @@ function isIndex (key, length) {
 }
 
 function snapArray (value, depth, stack) {
-  const lengthDescriptor = getOwnPropertyDescriptor(value, 'length')
-  const length = lengthDescriptor.value
-  const keys = ownKeys(value)
-  let extra = false
+  // An array's own `length` is a data property (never an accessor), so reading it runs nothing.
+  const length = value.length
+  // The string keys and the symbol keys apart: two calls cost a third of Reflect.ownKeys.
+  const keys = getOwnPropertyNames(value)
+  const symbols = getOwnPropertySymbols(value).length !== 0
+  // Own string keys come as the indices ascending, then `length`, then the others: `length`
+  // right after `length` keys means every index is there and no other string key is.
+  if (!symbols && keys.length === length + 1 && keys[length] === 'length') return snapDense(value, keys, length, depth, stack)
+  let extra = symbols
   const present = []
   for (let i = 0; i < keys.length; i++) {
     const key = keys[i]
     if (key === 'length') continue
-    if (typeof key === 'string' && isIndex(key, length)) present.push(key)
+    if (isIndex(key, length)) present.push(key)
     else extra = true
   }
   let out = extra ? '[!' : '['
@@ -104,6 +118,23 @@ function snapArray (value, depth, stack) {
   return out + ']'
 }
 
+function snapDense (value, keys, length, depth, stack) {
+  let out = '['
+  let all = true
+  for (let i = 0; i < length; i++) {
+    if (i > 0) out += ','
+    const descriptor = getOwnPropertyDescriptor(value, keys[i])
+    if (descriptor.enumerable && 'value' in descriptor) {
+      out += snap(descriptor.value, depth + 1, stack)
+      all = all && deep
+    } else {
+      out += 'h'
+    }
+  }
+  deep = all
+  return out + ']'
+}
+
 function firstHole (present) {
   // `present` is in ascending order (own index keys are enumerated that way).
   let i = 0
@@ -120,18 +151,14 @@ function snapObject (value, depth, stack) {
     deep = false
     return '{@}'
   }
-  const keys = ownKeys(value)
+  const keys = getOwnPropertyNames(value)
   let all = true
   let out = proto === null ? '{#' : plain ? '{' : '{@'
-  let symbols = false
+  const symbols = getOwnPropertySymbols(value).length !== 0
   let first = true
   let body = ''
   for (let i = 0; i < keys.length; i++) {
     const key = keys[i]
-    if (typeof key !== 'string') {
-      symbols = true
-      continue
-    }
     const descriptor = getOwnPropertyDescriptor(value, key)
     let item = 'h'
     if (descriptor.enumerable && 'value' in descriptor) {
@@ -157,22 +184,27 @@ function snap (value, depth, stack) {
       if (value === -Infinity) return '-I'
       if (value === 0 && 1 / value < 0) return '-0'
       return '' + value
-    case 'string': return quoteString(value)
+    case 'string': return quoteValue(value)
     case 'bigint': return 'b"' + BigInt.prototype.toString.call(value) + '"'
     case 'symbol': return 's'
     case 'function': return isProxy(value) ? 'p' : 'f'
   }
   if (value === null) return 'null'
   if (isProxy(value)) return 'p'
+  if (crossingKept !== null) {
+    const parsed = keptValues.get(value)
+    if (parsed !== undefined && parsed.call !== callId && depth + parsed.depth <= MAX_DEPTH) return reuse(parsed, depth)
+  }
   const kept = frozenText.get(value)
   if (kept !== undefined && depth + kept.depth <= MAX_DEPTH) {
     const reached = depth + kept.depth - 1
     if (reached > maxDepth) maxDepth = reached
-    return kept.text
+    return keeping(value, kept.text, kept.depth, depth)
   }
   if (depth >= MAX_DEPTH || stack.includes(value)) throw nestingError()
   stack.push(value)
   const start = maxDepth
+  const refs = crossingKept === null ? 0 : crossingKept.length
   maxDepth = depth
   let out
   try {
@@ -182,8 +214,24 @@ function snap (value, depth, stack) {
   }
   const below = maxDepth - depth + 1
   maxDepth = start > maxDepth ? start : maxDepth
-  if (deep && isFrozen(value)) frozenText.set(value, { text: out, depth: below })
-  else deep = false
+  if (deep && isFrozen(value)) {
+    if (crossingKept !== null && crossingKept.length > refs) {
+      // `out` stands for kept values (`r`): the value's own text is written from theirs, and
+      // the value is kept whole in their place.
+      const used = crossingKept
+      crossingKept = null
+      try {
+        out = snap(value, depth, stack)
+      } finally {
+        crossingKept = used
+      }
+      used.length = refs
+      return keeping(value, out, below, depth)
+    }
+    frozenText.set(value, { text: out, depth: below })
+    return keeping(value, out, below, depth)
+  }
+  deep = false
   return out
 }
 
@@ -193,6 +241,34 @@ function snapshot (args) {
   let out = '['
   for (let i = 0; i < args.length; i++) out += (i > 0 ? ',' : '') + snap(args[i], 1, stack)
   return out + ']'
+}
+
+// A deep-frozen value cannot change, so besides its text (frozenText) the core keeps its parsed
+// form (an External, `contractKeep`) when it is an argument itself or large: a call then writes
+// `r` in its place and passes the External, and the core moves the parsed value into the
+// argument tree and back out, so nothing of it is written, copied or parsed again. Each kept
+// value crosses at most once per call (`call`: the call that used it); a repeat is written out.
+let keptValues = new WeakMap()
+const KEEP_MIN_TEXT = 256
+// While `call` writes its arguments: the kept values its text stands for, in order.
+let crossingKept = null
+let callId = 0
+
+function reuse (parsed, depth) {
+  parsed.call = callId
+  crossingKept.push(parsed.handle)
+  const reached = depth + parsed.depth - 1
+  if (reached > maxDepth) maxDepth = reached
+  return 'r'
+}
+
+/** `text`, the text of deep-frozen `value` at `depth`, or `r` when the value is worth keeping
+ * parsed for this and later calls. */
+function keeping (value, text, below, depth) {
+  if (crossingKept === null || (depth !== 1 && text.length < KEEP_MIN_TEXT) || keptValues.has(value)) return text
+  const parsed = { handle: contractKeep(text), depth: below, call: 0 }
+  keptValues.set(value, parsed)
+  return reuse(parsed, depth)
 }
 
 // Error classes by the name the core gives; a module that defines a class registers how to
@@ -230,11 +306,34 @@ function failure (text) {
  * @returns {any}
  */
 function call (op, args) {
-  const answer = contractCall(op, snapshot(args))
+  const index = OPERATIONS.get(op)
+  if (index === undefined) throw new IntercomError('INVALID_ARGUMENT', `unknown contract operation ${quote(op)}`)
+  const kept = []
+  callId++
+  crossingKept = kept
+  let text
+  try {
+    text = snapshot(args)
+  } finally {
+    crossingKept = null
+  }
+  let answer
+  if (kept.length === 0) {
+    answer = contractCall(index, text)
+  } else {
+    try {
+      answer = contractCall(index, text, kept)
+    } catch {
+      // Only a bug gets here; a kept value it cost is parsed again when next needed.
+      keptValues = new WeakMap()
+      answer = contractCall(index, snapshot(args))
+    }
+  }
   switch (answer.charCodeAt(0)) {
     case 0x75: return undefined // u
     case 0x69: return args[+answer.slice(1)] // i<index>
     case 0x6a: return parse(answer.slice(1)) // j<json>
+    case 0x73: return answer.slice(1) // s<string>
     default: throw failure(answer.slice(1)) // e<failure>
   }
 }

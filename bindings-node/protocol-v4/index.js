@@ -51,12 +51,30 @@ function stringArg (value, path) {
 }
 
 // Candidates reach the core as JSON text, plain JSON data only (lib/plain.js); an undefined field
-// of a candidate is absent, as in the TypeScript core.
+// of a candidate is absent, as in the TypeScript core. A deep-frozen list (the vectors' own, a
+// caller's frozen roster) cannot change: it is checked and read once, and the core keeps what it
+// read (an External) for every later call with the same list.
+const keptCandidates = new WeakMap()
+
 function candidatesArg (candidates) {
   if (candidates === null || typeof candidates !== 'object') fail('INVALID_ARGUMENT', 'candidates must be an array of {id, name?, scope?}')
+  const kept = keptCandidates.get(candidates)
+  if (kept !== undefined) return kept
   const text = jsonText(candidates, RECORDS, 'candidates')
   if (!Array.isArray(candidates)) fail('INVALID_ARGUMENT', 'candidates must be an array of {id, name?, scope?}')
-  return text
+  if (!deepFrozen(candidates)) return text
+  const read = addon.keepCandidates(text)
+  keptCandidates.set(candidates, read)
+  return read
+}
+
+/** Whether checked plain data (no accessor, no proxy: jsonText refused those) is frozen all the
+ * way down. */
+function deepFrozen (value) {
+  if (value === null || typeof value !== 'object') return true
+  if (!Object.isFrozen(value)) return false
+  for (const key of Object.keys(value)) if (!deepFrozen(value[key])) return false
+  return true
 }
 
 // An options object is required; its own keys only, each one the function takes (UNKNOWN_KEY

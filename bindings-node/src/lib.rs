@@ -15,7 +15,11 @@ use agent_intercom_vendored as vendored;
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 pub mod client;
+pub mod contract;
 
 /// The status of an addon failure: napi makes its name the thrown `Error`'s `code`.
 pub struct CodeStatus(pub ErrorCode);
@@ -29,12 +33,12 @@ impl AsRef<str> for CodeStatus {
 /// What every fallible export returns.
 type Result<T> = std::result::Result<T, napi::Error<CodeStatus>>;
 
-fn js_error(error: Error) -> napi::Error<CodeStatus> {
+pub(crate) fn js_error(error: Error) -> napi::Error<CodeStatus> {
     napi::Error::new(CodeStatus(error.code()), error.message())
 }
 
 /// A failure of napi itself (not of the input): `INTERNAL`, as for any bug at a boundary.
-fn napi_failure(error: napi::Error) -> napi::Error<CodeStatus> {
+pub(crate) fn napi_failure(error: napi::Error) -> napi::Error<CodeStatus> {
     js_error(Error::new(ErrorCode::Internal, error.reason))
 }
 
@@ -235,14 +239,63 @@ pub fn same_scope(left: Option<String>, right: Option<String>) -> Result<bool> {
     ))
 }
 
+/// Routing candidates: their JSON text (checked by `lib/plain.js`), or, for a deep-frozen list,
+/// the list read once ([`keep_candidates`]).
+pub type Candidates<'a> = Either<String, &'a External<KeptCandidates>>;
+
 fn with_sessions<T>(
-    candidates_json: &str,
+    candidates: Candidates<'_>,
     f: impl FnOnce(&[Session<'_>]) -> Result<T>,
 ) -> Result<T> {
-    let doc = canonical::parse(candidates_json).map_err(js_error)?;
+    match candidates {
+        Either::A(text) => {
+            let doc = canonical::parse(&text).map_err(js_error)?;
+            let parsed = corpus::parse_candidates(&doc, "candidates").map_err(js_error)?;
+            let sessions = corpus::to_sessions(&parsed, "candidates").map_err(js_error)?;
+            f(&sessions)
+        }
+        Either::B(kept) => {
+            let sessions: Vec<Session<'_>> = kept
+                .0
+                .iter()
+                .map(|c| Session {
+                    id: &c.id,
+                    name: c.name.as_deref(),
+                    scope: c.scope.as_deref().and_then(scope::ScopeId::parse),
+                })
+                .collect();
+            f(&sessions)
+        }
+    }
+}
+
+/// One candidate of a kept list: its scope was checked when it was read.
+pub struct KeptCandidate {
+    id: String,
+    name: Option<String>,
+    scope: Option<String>,
+}
+
+/// A deep-frozen candidate list, read and checked once (it cannot change): the routing
+/// functions take it in place of the list's text.
+pub struct KeptCandidates(Vec<KeptCandidate>);
+
+/// Reads and checks a candidate list given as JSON text, to be passed again in its place.
+#[napi]
+pub fn keep_candidates(candidates_json: String) -> Result<External<KeptCandidates>> {
+    let doc = canonical::parse(&candidates_json).map_err(js_error)?;
     let parsed = corpus::parse_candidates(&doc, "candidates").map_err(js_error)?;
     let sessions = corpus::to_sessions(&parsed, "candidates").map_err(js_error)?;
-    f(&sessions)
+    Ok(External::new(KeptCandidates(
+        sessions
+            .iter()
+            .map(|s| KeptCandidate {
+                id: s.id.to_string(),
+                name: s.name.map(str::to_string),
+                scope: s.scope.map(|scope| scope.as_str().to_string()),
+            })
+            .collect(),
+    )))
 }
 
 fn ids(sessions: &[Session<'_>], indices: &[usize]) -> Vec<String> {
@@ -260,12 +313,12 @@ pub struct NativeResolution {
 
 #[napi]
 pub fn resolve_target(
-    candidates_json: String,
+    candidates: Candidates<'_>,
     actor_scope: Option<String>,
     selector: String,
 ) -> Result<NativeResolution> {
     let actor_scope = scope_arg(&actor_scope, "actorScope")?;
-    with_sessions(&candidates_json, |sessions| {
+    with_sessions(candidates, |sessions| {
         let r = routing::resolve_target(actor_scope, &selector, sessions);
         Ok(NativeResolution {
             kind: r.kind.as_str().into(),
@@ -276,12 +329,12 @@ pub fn resolve_target(
 
 #[napi]
 pub fn list_visible(
-    candidates_json: String,
+    candidates: Candidates<'_>,
     actor_id: String,
     actor_scope: Option<String>,
 ) -> Result<Vec<String>> {
     let actor_scope = scope_arg(&actor_scope, "actorScope")?;
-    with_sessions(&candidates_json, |sessions| {
+    with_sessions(candidates, |sessions| {
         Ok(ids(
             sessions,
             &routing::list_visible(&actor_id, actor_scope, sessions),
@@ -292,7 +345,7 @@ pub fn list_visible(
 #[napi]
 pub fn audience(
     event: String,
-    candidates_json: String,
+    candidates: Candidates<'_>,
     subject_id: String,
     subject_scope: Option<String>,
 ) -> Result<Vec<String>> {
@@ -304,7 +357,7 @@ pub fn audience(
         ))
     })?;
     let subject_scope = scope_arg(&subject_scope, "subjectScope")?;
-    with_sessions(&candidates_json, |sessions| {
+    with_sessions(candidates, |sessions| {
         Ok(ids(
             sessions,
             &routing::audience(event, &subject_id, subject_scope, sessions),
@@ -369,22 +422,6 @@ pub fn frame_disposition(
     Ok(routing::frame_disposition(connection, current)
         .as_str()
         .into())
-}
-
-/// Runs a contract operation (`agent_intercom_core::registry`) over arguments in the snapshot
-/// form; answers `u`, `i<index>`, `j<json>` or `e<failure json>` (see `lib/contract.js`).
-#[napi]
-pub fn contract_call(op: String, args: String) -> Result<String> {
-    agent_intercom_core::registry::call_snapshot(&op, &args).map_err(js_error)
-}
-
-/// The name of every contract operation, sorted.
-#[napi]
-pub fn contract_operations() -> Vec<String> {
-    agent_intercom_core::registry::operations()
-        .into_iter()
-        .map(String::from)
-        .collect()
 }
 
 #[napi]
@@ -472,8 +509,12 @@ mod tests {
         assert_eq!(super::frame_disposition(2, Some(2)).unwrap(), "accept");
         let err = super::frame_disposition(-1, None).unwrap_err();
         assert_eq!(err.status.as_ref(), "INVALID_ARGUMENT");
-        let r =
-            super::resolve_target(r#"[{"id":"a1","name":"x"}]"#.into(), None, "x".into()).unwrap();
+        let r = super::resolve_target(
+            super::Either::A(r#"[{"id":"a1","name":"x"}]"#.into()),
+            None,
+            "x".into(),
+        )
+        .unwrap();
         assert_eq!(
             (r.kind.as_str(), r.target_ids),
             ("same_scope_name", vec!["a1".to_string()])

@@ -62,3 +62,32 @@ test('call returns the argument itself, undefined, a fresh value, or the named e
   assert.throws(() => call('canonical.readString', [1, '$.a']), { name: 'ContractValidationError', path: '$.a', message: '$.a: must be a non-empty string' })
   assert.throws(() => call('no.such', []), { code: 'INVALID_ARGUMENT' })
 })
+
+test('a deep-frozen value kept parsed in the core answers as its unfrozen copy, call after call', () => {
+  const { canonicalHash, canonicalJson } = require('../../bindings-node/canonical/index.js')
+  const { INTERCOM_PROTOCOL_V4_VECTORS: vectors } = require('../../bindings-node/index.js')
+  const copy = JSON.parse(JSON.stringify(vectors))
+  const want = canonicalHash('kept/v1', copy)
+  const wrapper = { vectors } // unfrozen around a kept (large, frozen) value
+  for (let i = 0; i < 3; i++) {
+    assert.strictEqual(canonicalHash('kept/v1', vectors), want, 'as an argument')
+    assert.strictEqual(canonicalHash('kept/v1', wrapper), canonicalHash('kept/v1', { vectors: copy }), 'inside one')
+  }
+  // The same kept value twice in one call: the second is written out, the answer is the same.
+  assert.strictEqual(canonicalJson([vectors, vectors]), canonicalJson([copy, copy]))
+  // A refusal on a kept value is the same each time, and the value stays usable after it.
+  const bad = Object.freeze({ n: Object.freeze([1, 2.5]), pad: 'x'.repeat(300) })
+  for (let i = 0; i < 2; i++) {
+    assert.throws(() => canonicalHash('kept/v1', bad), { name: 'ContractValidationError', path: '$.n[1]' })
+  }
+  assert.strictEqual(call('canonical.readString', [bad.pad, '$']), bad.pad)
+  assert.strictEqual(canonicalHash('kept/v1', vectors), want)
+})
+
+test('a kept argument the operation answers with is the caller\'s own object', () => {
+  const record = Object.freeze({ a: 1, b: 'x' })
+  for (let i = 0; i < 3; i++) {
+    assert.strictEqual(call('canonical.assertExactKeys', [record, ['a', 'b'], [], '$']), undefined)
+    assert.throws(() => call('canonical.assertExactKeys', [record, ['a'], [], '$']), { path: '$.b' })
+  }
+})

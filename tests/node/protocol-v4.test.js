@@ -86,3 +86,20 @@ test('names resolve case-sensitively; a full id wins over an equal name', () => 
   assert.deepStrictEqual(p.resolveIntercomTarget({ candidates, actorScope: A, selector: 'WORKER' }), { kind: 'SESSION_NOT_FOUND', targetIds: [] })
   assert.deepStrictEqual(p.resolveIntercomTarget({ candidates, actorScope: A, selector: 'id-1' }), { kind: 'global_exact_id', targetIds: ['id-1'] })
 })
+
+test('a deep-frozen candidate list is read once and answers as its unfrozen copy', () => {
+  const deepFreeze = (v) => { if (v && typeof v === 'object') { for (const k of Object.keys(v)) deepFreeze(v[k]); Object.freeze(v) } return v }
+  const A = p.PROTOCOL_V4_SCOPE_A
+  const list = [{ id: 'aaaa-1', name: 'x', scope: A }, { id: 'bbbb-2', name: 'x', scope: A }, { id: 'cccc-3', name: 'y', scope: null }]
+  const frozen = deepFreeze(JSON.parse(JSON.stringify(list)))
+  for (let i = 0; i < 3; i++) {
+    for (const candidates of [list, frozen]) {
+      assert.deepStrictEqual(p.resolveIntercomTarget({ candidates, actorScope: A, selector: 'x' }), { kind: 'AMBIGUOUS_TARGET', targetIds: ['aaaa-1', 'bbbb-2'] })
+      assert.deepStrictEqual(p.listVisibleIntercomSessions({ candidates, actorId: 'cccc-3', actorScope: undefined }), ['cccc-3'])
+      assert.deepStrictEqual(p.intercomEventAudience({ event: 'session_joined', candidates, subjectId: 'aaaa-1', subjectScope: A }), ['bbbb-2'])
+    }
+  }
+  // A frozen list the core refuses is refused every time (nothing of it is kept).
+  const bad = deepFreeze([{ id: 'a', scope: 'not a scope' }])
+  for (let i = 0; i < 2; i++) throwsCode(assert, () => p.listVisibleIntercomSessions({ candidates: bad, actorId: 'a' }), 'INVALID_SCOPE')
+})

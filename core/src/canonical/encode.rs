@@ -117,8 +117,16 @@ pub(super) fn encode(value: &Value<'_>, out: &mut String, depth: usize) -> Resul
 pub(super) fn escape_into(s: &str, out: &mut String) {
     out.push('"');
     let bytes = s.as_bytes();
-    let mut start = 0;
-    for (i, &b) in bytes.iter().enumerate() {
+    // Most strings need no escape: copy them whole after a word-at-a-time scan.
+    let plain = plain_prefix(bytes);
+    if plain == bytes.len() {
+        out.push_str(s);
+        out.push('"');
+        return;
+    }
+    out.push_str(&s[..plain]);
+    let mut start = plain;
+    for (i, &b) in bytes.iter().enumerate().skip(plain) {
         let escaped: &str = match b {
             b'"' => "\\\"",
             b'\\' => "\\\\",

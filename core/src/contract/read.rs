@@ -21,6 +21,16 @@ pub fn member(path: &str, key: &str) -> String {
     format!("{path}.{key}")
 }
 
+/// `read(path)` with the path built only when the read fails: readers are pure, so reading again
+/// with the real path gives the very failure the caller must see, and the common case formats
+/// no path at all.
+pub fn lazily<T>(path: impl FnOnce() -> String, read: impl Fn(&str) -> Read<T>) -> Read<T> {
+    match read("") {
+        Ok(value) => Ok(value),
+        Err(_) => read(&path()),
+    }
+}
+
 /// `path[i]`.
 pub fn element(path: &str, index: usize) -> String {
     format!("{path}[{index}]")
@@ -38,30 +48,39 @@ pub fn well_formed(s: &JsStr, path: &str) -> Read<()> {
 /// The own keys of an object after checking that each is an enumerable data property and that
 /// none is a symbol (in JavaScript's key order: strings, then symbols).
 pub fn own_data_keys<'v>(value: &'v Js, path: &str) -> Read<Vec<&'v JsStr>> {
+    data_members(value, path)?;
+    Ok(match value {
+        Js::Object(object) => object.members.iter().map(|(key, _)| key).collect(),
+        _ => Vec::new(),
+    })
+}
+
+/// The checks of [`own_data_keys`] without the list (nothing allocated when they pass).
+pub fn data_members(value: &Js, path: &str) -> Read<()> {
     let Js::Object(object) = value else {
-        return Ok(Vec::new());
+        return Ok(());
     };
-    let mut keys = Vec::with_capacity(object.members.len());
-    for (key, item) in &object.members {
-        if matches!(item, Js::Hidden) {
-            return fail(
-                &member(path, &key.text),
-                "must be an enumerable data property",
-            );
-        }
-        keys.push(key);
+    if let Some((key, _)) = object
+        .members
+        .iter()
+        .find(|(_, item)| matches!(item, Js::Hidden))
+    {
+        return fail(
+            &member(path, &key.text),
+            "must be an enumerable data property",
+        );
     }
     if object.symbols {
         return fail(path, "symbol properties are not supported");
     }
-    Ok(keys)
+    Ok(())
 }
 
 /// `assertRecord`: an object whose prototype is exactly `Object.prototype`, holding only
 /// enumerable data properties.
 pub fn record(value: &Js, path: &str) -> Read<()> {
     match value {
-        Js::Object(o) if o.proto == Proto::Plain => own_data_keys(value, path).map(|_| ()),
+        Js::Object(o) if o.proto == Proto::Plain => data_members(value, path),
         _ => fail(path, "must be a plain object"),
     }
 }
@@ -73,7 +92,11 @@ pub fn exact_keys(value: &Js, required: &[&str], optional: &[&str], path: &str) 
             return fail(&member(path, key), "is required");
         }
     }
-    for key in own_data_keys(value, path)? {
+    data_members(value, path)?;
+    let Js::Object(object) = value else {
+        return Ok(());
+    };
+    for (key, _) in &object.members {
         let permitted = key.lone.is_none()
             && (required.contains(&key.text.as_str()) || optional.contains(&key.text.as_str()));
         if !permitted {

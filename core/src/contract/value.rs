@@ -16,7 +16,9 @@
 //! array hole. An array may start `[!` (it also has non-index or symbol keys); an object may start
 //! `{#` (null prototype), `{@` (another prototype; no members are written) and `{!` (it also has
 //! symbol keys). Strings are JSON strings whose `\uXXXX` escapes may leave a surrogate unpaired,
-//! as JavaScript strings can; the first such surrogate is kept as [`Lone`].
+//! as JavaScript strings can; the first such surrogate is kept as [`Lone`]. Read with
+//! [`Js::parse_snapshot_kept`], `r` also stands for a value parsed earlier (the Node package's
+//! deep-frozen values, which cannot change), moved in by the caller.
 
 use std::fmt::Write as _;
 
@@ -163,6 +165,47 @@ impl Js {
     /// Reads the snapshot form (see the module documentation).
     pub fn parse_snapshot(text: &str) -> Result<Js, SyntaxError> {
         Parser::new(text, true).document()
+    }
+
+    /// Reads the snapshot form in which `r` also stands for a value read earlier: the next one
+    /// `kept` gives (moved in, not copied). Returns the value and, for each `r` in order, the
+    /// child indices from the value down to where it was placed, to move it out again with
+    /// [`Js::take_at`].
+    pub fn parse_snapshot_kept(
+        text: &str,
+        kept: &mut dyn FnMut() -> Option<Js>,
+    ) -> Result<(Js, Vec<Vec<usize>>), SyntaxError> {
+        let mut parser = Parser::new(text, true);
+        parser.kept = Some(kept);
+        parser.skip_ws();
+        let value = parser.value()?;
+        parser.skip_ws();
+        if parser.at != parser.bytes.len() {
+            return parser.fail("unexpected text after the value");
+        }
+        Ok((value, parser.slots))
+    }
+
+    /// Moves out the value at `path` (child indices: an array's element, an object's member in
+    /// order), leaving `undefined` in its place.
+    pub fn take_at(&mut self, path: &[usize]) -> Option<Js> {
+        let Some((&last, above)) = path.split_last() else {
+            return Some(std::mem::replace(self, Js::Undefined));
+        };
+        let mut here = self;
+        for &i in above {
+            here = here.child_mut(i)?;
+        }
+        here.child_mut(last)
+            .map(|slot| std::mem::replace(slot, Js::Undefined))
+    }
+
+    fn child_mut(&mut self, index: usize) -> Option<&mut Js> {
+        match self {
+            Js::Array(a) => a.items.get_mut(index)?.as_mut(),
+            Js::Object(o) => o.members.get_mut(index).map(|(_, v)| v),
+            _ => None,
+        }
     }
 
     /// The string's text, when this is a well-formed string.
@@ -375,21 +418,28 @@ pub fn number_to_string(n: f64) -> String {
 /// Appends `text` as `JSON.stringify` writes a string.
 pub fn write_json_string(out: &mut String, text: &str) {
     out.push('"');
-    for c in text.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if (c as u32) < 0x20 => {
-                let _ = write!(out, "\\u{:04x}", c as u32);
+    // Runs that need no escape are copied whole: every byte that does is ASCII.
+    let mut rest = text;
+    while let Some(at) = rest
+        .bytes()
+        .position(|b| b == b'"' || b == b'\\' || b < 0x20)
+    {
+        out.push_str(&rest[..at]);
+        match rest.as_bytes()[at] {
+            b'"' => out.push_str("\\\""),
+            b'\\' => out.push_str("\\\\"),
+            0x08 => out.push_str("\\b"),
+            0x0c => out.push_str("\\f"),
+            b'\n' => out.push_str("\\n"),
+            b'\r' => out.push_str("\\r"),
+            b'\t' => out.push_str("\\t"),
+            b => {
+                let _ = write!(out, "\\u{b:04x}");
             }
-            c => out.push(c),
         }
+        rest = &rest[at + 1..];
     }
+    out.push_str(rest);
     out.push('"');
 }
 
@@ -399,6 +449,11 @@ struct Parser<'a> {
     at: usize,
     snapshot: bool,
     depth: usize,
+    /// With [`Js::parse_snapshot_kept`]: where `r` takes its value from, the child indices down
+    /// to the value being read, and where each `r` was placed.
+    kept: Option<&'a mut dyn FnMut() -> Option<Js>>,
+    path: Vec<usize>,
+    slots: Vec<Vec<usize>>,
 }
 
 type Parsed<T> = Result<T, SyntaxError>;
@@ -411,6 +466,9 @@ impl<'a> Parser<'a> {
             at: 0,
             snapshot,
             depth: 0,
+            kept: None,
+            path: Vec::new(),
+            slots: Vec::new(),
         }
     }
 
@@ -486,6 +544,14 @@ impl<'a> Parser<'a> {
             Some(b's') => self.marker(Js::Symbol),
             Some(b'p') => self.marker(Js::Proxy),
             Some(b'h') => self.marker(Js::Hidden),
+            Some(b'r') if self.kept.is_some() => {
+                let Some(value) = self.kept.as_mut().and_then(|next| next()) else {
+                    return self.fail("no kept value for r");
+                };
+                self.at += 1;
+                self.slots.push(self.path.clone());
+                Ok(value)
+            }
             Some(b'b') if self.snapshot => {
                 self.at += 1;
                 let digits = self.string()?;
@@ -555,16 +621,25 @@ impl<'a> Parser<'a> {
         if !self.eat(b'"') {
             return self.fail("expected a string");
         }
+        // The common string has no escape: one scan, one allocation of the exact size.
+        let plain = self.bytes[self.at..]
+            .iter()
+            .position(|&b| b == b'"' || b == b'\\' || b < 0x20);
+        if let Some(len) = plain
+            && self.bytes[self.at + len] == b'"'
+        {
+            let text = self.text[self.at..self.at + len].to_string();
+            self.at += len + 1;
+            return Ok(JsStr { text, lone: None });
+        }
         let mut text = String::new();
         let mut lone = None;
         loop {
             let run = self.at;
-            while let Some(b) = self.peek() {
-                if b == b'"' || b == b'\\' || b < 0x20 {
-                    break;
-                }
-                self.at += 1;
-            }
+            self.at += self.bytes[run..]
+                .iter()
+                .position(|&b| b == b'"' || b == b'\\' || b < 0x20)
+                .unwrap_or(self.bytes.len() - run);
             text.push_str(&self.text[run..self.at]);
             match self.peek() {
                 None => return self.fail("unterminated string"),
@@ -646,7 +721,9 @@ impl<'a> Parser<'a> {
                 if self.snapshot && self.eat(b'_') {
                     items.push(None);
                 } else {
+                    self.path.push(items.len());
                     items.push(Some(self.value()?));
+                    self.path.pop();
                 }
                 self.skip_ws();
                 if self.eat(b',') {
@@ -691,7 +768,9 @@ impl<'a> Parser<'a> {
                     return self.fail("expected ':'");
                 }
                 self.skip_ws();
+                self.path.push(members.len());
                 let value = self.value()?;
+                self.path.pop();
                 if !self.snapshot
                     && let Some(slot) = members.iter_mut().find(|(k, _)| *k == key)
                 {
@@ -745,85 +824,4 @@ pub fn array_index(key: &str) -> Option<u32> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn plain_json_keeps_javascript_order_and_last_duplicate() {
-        let v = Js::parse_json(r#"{"b":1,"10":2,"9":3,"b":4}"#).unwrap();
-        let Js::Object(o) = &v else { panic!() };
-        let keys: Vec<&str> = o.members.iter().map(|(k, _)| k.text.as_str()).collect();
-        assert_eq!(keys, ["9", "10", "b"]);
-        assert_eq!(v.get("b"), Some(&Js::Num(4.0)));
-    }
-
-    #[test]
-    fn snapshot_markers() {
-        let v = Js::parse_snapshot(r#"[!u,N,I,-I,-0,b"12",f,s,p,h,_,{#"a":1},{@},{!}]"#).unwrap();
-        let Js::Array(a) = &v else { panic!() };
-        assert!(a.extra_keys);
-        assert_eq!(a.items[0], Some(Js::Undefined));
-        assert!(matches!(a.items[1], Some(Js::Num(n)) if n.is_nan()));
-        assert_eq!(a.items[3], Some(Js::Num(f64::NEG_INFINITY)));
-        assert!(matches!(a.items[4], Some(Js::Num(n)) if n == 0.0 && n.is_sign_negative()));
-        assert_eq!(a.items[5], Some(Js::BigInt("12".into())));
-        assert_eq!(a.items[10], None);
-        assert!(matches!(&a.items[11], Some(Js::Object(o)) if o.proto == Proto::Null));
-        assert!(matches!(&a.items[12], Some(Js::Object(o)) if o.proto == Proto::Other));
-        assert!(matches!(&a.items[13], Some(Js::Object(o)) if o.symbols));
-        assert!(Js::parse_json("u").is_err());
-        assert!(Js::parse_json("[_]").is_err());
-    }
-
-    #[test]
-    fn lone_surrogates_are_kept_by_kind() {
-        let Js::Str(s) = Js::parse_json(r#""a\ud800b""#).unwrap() else {
-            panic!()
-        };
-        assert_eq!(s.lone, Some(Lone::High));
-        let Js::Str(s) = Js::parse_json(r#""\udc00\ud83d\ude00""#).unwrap() else {
-            panic!()
-        };
-        assert_eq!(s.lone, Some(Lone::Low));
-        assert!(s.text.ends_with('😀'));
-        let Js::Str(s) = Js::parse_json(r#""\ud83d\ude00""#).unwrap() else {
-            panic!()
-        };
-        assert_eq!((s.text.as_str(), s.lone), ("😀", None));
-    }
-
-    #[test]
-    fn numbers_print_as_javascript_does() {
-        for (n, text) in [
-            (1.0, "1"),
-            (-1.5, "-1.5"),
-            (1e21, "1e+21"),
-            (1e20, "100000000000000000000"),
-            (0.000001, "0.000001"),
-            (1e-7, "1e-7"),
-            (123.456, "123.456"),
-            (9007199254740993.0, "9007199254740992"),
-            (f64::NAN, "NaN"),
-            (-0.0, "0"),
-        ] {
-            assert_eq!(number_to_string(n), text);
-        }
-    }
-
-    #[test]
-    fn js_string_and_json() {
-        let v = Js::parse_json(r#"[1,null,"a",[2,3],{"x":1}]"#).unwrap();
-        assert_eq!(v.js_string(), "1,,a,2,3,[object Object]");
-        assert_eq!(v.to_json().unwrap(), r#"[1,null,"a",[2,3],{"x":1}]"#);
-        assert_eq!(Js::parse_snapshot("[p]").unwrap().to_json(), None);
-    }
-
-    #[test]
-    fn malformed_text_is_refused() {
-        for text in ["", "[1,", "{\"a\"}", "01", "1.", "\"\\x\"", "[1] 2", "tru"] {
-            assert!(Js::parse_json(text).is_err(), "{text}");
-        }
-        let deep = "[".repeat(MAX_PARSE_DEPTH + 1) + &"]".repeat(MAX_PARSE_DEPTH + 1);
-        assert!(Js::parse_json(&deep).is_err());
-    }
-}
+mod tests;

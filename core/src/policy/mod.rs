@@ -266,21 +266,25 @@ impl Principal {
     pub fn from_js(value: &Js, path: &str) -> Read<Principal> {
         object(value, path)?;
         read::exact_keys(value, &PRINCIPAL_KEYS, &PRINCIPAL_OPTIONAL_KEYS, path)?;
-        let at = |key: &str| member(path, key);
-        let field = |key: &str| read::field(value, key);
+        // Each member's path is formatted only if reading it fails.
+        fn at<'v, T>(
+            value: &'v Js,
+            path: &str,
+            key: &str,
+            read: impl Fn(&'v Js, &str) -> Read<T>,
+        ) -> Read<T> {
+            let field = read::field(value, key);
+            read::lazily(|| member(path, key), |p| read(field, p))
+        }
         Ok(Principal {
-            id: read::string(field("id"), &at("id"))?.to_string(),
-            kind: PrincipalKind::from_js(field("kind"), &at("kind"))?,
-            state: PrincipalState::from_js(field("state"), &at("state"))?,
-            generation: generation(field("generation"), &at("generation"))?,
-            policy: PrincipalPolicy::from_js(field("policy"), &at("policy"))?,
-            parent_session_id: read::optional_string(
-                field("parentSessionId"),
-                &at("parentSessionId"),
-            )?
-            .map(str::to_string),
-            root_session_id: read::string(field("rootSessionId"), &at("rootSessionId"))?
-                .to_string(),
+            id: at(value, path, "id", read::string)?.to_string(),
+            kind: at(value, path, "kind", PrincipalKind::from_js)?,
+            state: at(value, path, "state", PrincipalState::from_js)?,
+            generation: at(value, path, "generation", generation)?,
+            policy: at(value, path, "policy", PrincipalPolicy::from_js)?,
+            parent_session_id: at(value, path, "parentSessionId", read::optional_string)?
+                .map(str::to_string),
+            root_session_id: at(value, path, "rootSessionId", read::string)?.to_string(),
         })
     }
 
@@ -440,9 +444,10 @@ impl PolicyState {
         };
         let mut state = PolicyState::new();
         for (key, item) in &map.members {
-            let at = member(&path, &key.text);
-            read::well_formed(key, &at)?;
-            state.insert_keyed(key.text.clone(), Principal::from_js(item, &at)?);
+            let at = || member(&path, &key.text);
+            read::lazily(at, |p| read::well_formed(key, p))?;
+            let principal = read::lazily(at, |p| Principal::from_js(item, p))?;
+            state.insert_keyed(key.text.clone(), principal);
         }
         Ok(state)
     }
@@ -788,7 +793,7 @@ pub fn adopt_subtree(
 /// read members of).
 fn object(value: &Js, path: &str) -> Read<()> {
     match value {
-        Js::Object(o) if o.proto != Proto::Other => read::own_data_keys(value, path).map(|_| ()),
+        Js::Object(o) if o.proto != Proto::Other => read::data_members(value, path),
         _ => fail(path, "must be a plain object"),
     }
 }

@@ -1,0 +1,277 @@
+//! The crossing of the TypeScript contract's functions (`lib/contract.js`): an operation by its
+//! index in [`contract_operations`], the arguments in the core's snapshot form
+//! (`agent_intercom_core::contract::value`), and the parsed form of the deep-frozen values among
+//! them that were seen before ([`contract_keep`]): a frozen value cannot change, so it is parsed
+//! once and then moved into each call's argument tree and back out, never copied or parsed
+//! again. Every rule is the core's (`agent_intercom_core::registry`).
+//!
+//! Why text and not a walk of the JavaScript values from here: napi can neither tell a proxy
+//! from an object nor read a property descriptor without running the caller's code (a getter, a
+//! proxy trap), which the contract forbids, so the descriptors are read in JavaScript anyway;
+//! and reading a value through napi costs about 0.1 µs a string (measured: an array of 30
+//! strings takes 2.7 µs to cross as values), several times what writing and parsing its text
+//! costs. What the text form cost besides was the parser's allocation (the addon's allocator is
+//! mimalloc), the operation's name (an index now) and, for frozen values, the parse itself.
+
+use std::cell::RefCell;
+use std::sync::LazyLock;
+
+use agent_intercom_core::contract::{Js, JsStr, Out};
+use agent_intercom_core::{Error, ErrorCode, registry};
+use napi::JsValue;
+use napi::bindgen_prelude::*;
+use napi_derive::napi;
+
+use crate::{Result, js_error};
+
+/// Every operation's name, sorted: `contract_operations` in this order, so an operation crosses
+/// as its index.
+static OPERATIONS: LazyLock<Vec<&'static str>> = LazyLock::new(registry::operations);
+
+/// The name of every contract operation, sorted (the index of each is what
+/// [`contract_call`] takes).
+#[napi]
+pub fn contract_operations() -> Vec<String> {
+    OPERATIONS.iter().map(|s| s.to_string()).collect()
+}
+
+/// The parsed form of a deep-frozen value, kept by `lib/contract.js` beside the object. A call
+/// that passes it moves it into its argument tree and back out when the operation returns
+/// (`None` meanwhile), so nothing of it is copied.
+pub struct Kept(RefCell<Option<Js>>);
+
+fn parse(text: &str) -> Result<Js> {
+    Js::parse_snapshot(text).map_err(|e| syntax(&e))
+}
+
+fn syntax(e: &agent_intercom_core::contract::value::SyntaxError) -> napi::Error<crate::CodeStatus> {
+    js_error(Error::new(
+        ErrorCode::InvalidJson,
+        format!("contract arguments: {e}"),
+    ))
+}
+
+/// Parses one value written in the snapshot form, to be passed again in `kept`.
+#[napi]
+pub fn contract_keep(value: Unknown<'_>) -> Result<External<Kept>> {
+    with_text(value, |text| {
+        Ok(External::new(Kept(RefCell::new(Some(parse(text)?)))))
+    })
+}
+
+/// Runs operation `op` (an index into [`contract_operations`]) over `args`, the snapshot of the
+/// argument list, in which each `r` stands for the next value of `kept` (an array of
+/// [`contract_keep`] answers). Answers as `registry::call_snapshot` does, `u`, `i<index>`,
+/// `j<json>` or `e<failure json>`, or `s<text>` for a string.
+#[napi]
+pub fn contract_call(op: u32, args: Unknown<'_>, kept: Option<Array<'_>>) -> Result<Answer> {
+    let name = OPERATIONS.get(op as usize).ok_or_else(|| {
+        js_error(Error::new(
+            ErrorCode::InvalidArgument,
+            format!("unknown contract operation #{op}"),
+        ))
+    })?;
+    let mut handles: Vec<&Kept> = Vec::new();
+    if let Some(kept) = &kept {
+        for i in 0..kept.len() {
+            let handle: &External<Kept> =
+                kept.get(i).map_err(crate::napi_failure)?.ok_or_else(|| {
+                    js_error(Error::new(ErrorCode::InvalidArgument, "kept has a hole"))
+                })?;
+            handles.push(handle);
+        }
+    }
+    let mut next = handles.iter().map(|h| h.0.borrow_mut().take());
+    let mut give = || next.next().flatten();
+    // A kept value taken before a parse error is lost with the partial tree: lib/contract.js
+    // then forgets every kept value and writes the arguments out in full.
+    let (mut value, slots) = with_text(args, |text| {
+        Js::parse_snapshot_kept(text, &mut give).map_err(|e| syntax(&e))
+    })?;
+    let answer = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run(name, &value)));
+    let answer = answer.map(|r| r.map(Answer));
+    // Every kept value goes back where it came from, whatever the operation did.
+    for (slot, handle) in slots.iter().zip(&handles) {
+        *handle.0.borrow_mut() = value.take_at(slot);
+    }
+    answer.unwrap_or_else(|_| {
+        Err(js_error(Error::new(
+            ErrorCode::Internal,
+            format!("contract operation {name} panicked"),
+        )))
+    })
+}
+
+fn run(name: &str, value: &Js) -> Result<String> {
+    let Js::Array(array) = value else {
+        return Err(js_error(Error::new(
+            ErrorCode::InvalidArgument,
+            "the arguments must be a JSON array",
+        )));
+    };
+    let mut list = Vec::with_capacity(array.items.len());
+    for item in &array.items {
+        list.push(item.as_ref().ok_or_else(|| {
+            js_error(Error::new(
+                ErrorCode::InvalidArgument,
+                "the argument list has a hole",
+            ))
+        })?);
+    }
+    Ok(match registry::call(name, &list).map_err(js_error)? {
+        Ok(Out::Undefined) => "u".to_string(),
+        Ok(Out::Input(index)) => format!("i{index}"),
+        // A string answer (a canonical text, a hash) crosses as itself, not as JSON to parse.
+        Ok(Out::Json(json)) if json.starts_with('"') => match Js::parse_json(&json) {
+            Ok(Js::Str(JsStr { text, lone: None })) => {
+                let mut out = String::with_capacity(text.len() + 1);
+                out.push('s');
+                out.push_str(&text);
+                out
+            }
+            _ => format!("j{json}"),
+        },
+        Ok(Out::Json(json)) => {
+            let mut out = String::with_capacity(json.len() + 1);
+            out.push('j');
+            out.push_str(&json);
+            out
+        }
+        Err(failure) => format!("e{}", failure.to_json()),
+    })
+}
+
+/// An answer's text as a JavaScript string. Answers are mostly ASCII, which crosses as Latin-1: a
+/// copy, where UTF-8 would be decoded (measured: decoding was an eighth of a call answering a
+/// 2.5 KB record).
+pub struct Answer(String);
+
+impl TypeName for Answer {
+    fn type_name() -> &'static str {
+        "string"
+    }
+
+    fn value_type() -> ValueType {
+        ValueType::String
+    }
+}
+
+impl ToNapiValue for Answer {
+    unsafe fn to_napi_value(
+        env: napi::sys::napi_env,
+        answer: Answer,
+    ) -> napi::Result<napi::sys::napi_value> {
+        if !answer.0.is_ascii() {
+            // SAFETY: forwarded from the caller (napi-rs, with a live env).
+            return unsafe { String::to_napi_value(env, answer.0) };
+        }
+        let mut out = std::ptr::null_mut();
+        // SAFETY: the pointer and length are those of a live string; ASCII is Latin-1.
+        let status = unsafe {
+            napi::sys::napi_create_string_latin1(
+                env,
+                answer.0.as_ptr().cast(),
+                answer.0.len() as isize,
+                &mut out,
+            )
+        };
+        if status == napi::sys::Status::napi_ok {
+            Ok(out)
+        } else {
+            Err(napi::Error::from_reason(format!(
+                "napi_create_string_latin1 failed ({status})"
+            )))
+        }
+    }
+}
+
+thread_local! {
+    /// The buffer argument texts are copied into: one allocation for the life of the thread,
+    /// instead of one (and a length query) per call.
+    static TEXT: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Runs `f` on the text of a JavaScript string, copied once into the thread's buffer.
+fn with_text<T>(value: Unknown<'_>, f: impl FnOnce(&str) -> Result<T>) -> Result<T> {
+    let env = value.value().env;
+    let raw = value.raw();
+    TEXT.with(|cell| {
+        // A nested call (an operation cannot call back into JavaScript, but be safe) gets its
+        // own buffer.
+        let mut own = Vec::new();
+        let mut guard = cell.try_borrow_mut();
+        let buffer = match guard.as_deref_mut() {
+            Ok(buffer) => buffer,
+            Err(_) => &mut own,
+        };
+        let len = copy_utf8(env, raw, buffer)?;
+        let text = std::str::from_utf8(&buffer[..len]).map_err(|e| {
+            js_error(Error::new(
+                ErrorCode::InvalidJson,
+                format!("contract arguments: {e}"),
+            ))
+        })?;
+        f(text)
+    })
+}
+
+/// Copies the UTF-8 of string `raw` into `buffer` (grown as needed); returns its length.
+fn copy_utf8(
+    env: napi::sys::napi_env,
+    raw: napi::sys::napi_value,
+    buffer: &mut Vec<u8>,
+) -> Result<usize> {
+    if buffer.len() < 4096 {
+        buffer.resize(4096, 0);
+    }
+    let mut copied = 0usize;
+    // SAFETY: `buffer` holds `buffer.len()` writable bytes; napi writes at most len - 1 of them
+    // and a NUL, and reports how many it wrote without the NUL.
+    let status = unsafe {
+        napi::sys::napi_get_value_string_utf8(
+            env,
+            raw,
+            buffer.as_mut_ptr().cast(),
+            buffer.len(),
+            &mut copied,
+        )
+    };
+    check(status)?;
+    if copied + 1 < buffer.len() {
+        return Ok(copied);
+    }
+    // It may not have fitted: ask for the length and copy again.
+    let mut len = 0usize;
+    // SAFETY: a NULL buffer asks only for the length.
+    let status = unsafe {
+        napi::sys::napi_get_value_string_utf8(env, raw, std::ptr::null_mut(), 0, &mut len)
+    };
+    check(status)?;
+    buffer.resize(len + 1, 0);
+    // SAFETY: as above, with room for the whole text and the NUL.
+    let status = unsafe {
+        napi::sys::napi_get_value_string_utf8(
+            env,
+            raw,
+            buffer.as_mut_ptr().cast(),
+            buffer.len(),
+            &mut copied,
+        )
+    };
+    check(status)?;
+    Ok(copied)
+}
+
+fn check(status: napi::sys::napi_status) -> Result<()> {
+    match status {
+        napi::sys::Status::napi_ok => Ok(()),
+        napi::sys::Status::napi_string_expected => Err(js_error(Error::new(
+            ErrorCode::InvalidArgument,
+            "the arguments must be snapshot text",
+        ))),
+        _ => Err(js_error(Error::new(
+            ErrorCode::Internal,
+            format!("napi_get_value_string_utf8 failed ({status})"),
+        ))),
+    }
+}
