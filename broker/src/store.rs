@@ -677,10 +677,21 @@ fn connect(path: &Path) -> rusqlite::Result<Connection> {
         | OpenFlags::SQLITE_OPEN_CREATE
         | OpenFlags::SQLITE_OPEN_NO_MUTEX
         | OpenFlags::SQLITE_OPEN_NOFOLLOW;
-    let conn = Connection::open_with_flags(path, flags)?;
-    conn.busy_timeout(std::time::Duration::from_secs(5))?;
+    let mut conn = Connection::open_with_flags(path, flags)?;
+    conn.busy_handler(Some(busy_wait))?;
     conn.pragma_update(None, "synchronous", "NORMAL")?;
     Ok(conn)
+}
+
+/// SQLite's own busy handler sleeps 1, 2, 5, 10 and up to 100 ms between tries: the broker,
+/// waiting for a checkpoint that blocks writers (RESTART past the log's bound, TRUNCATE when
+/// idle) for a few milliseconds, would oversleep it. Tries every 200 µs, for about 5 s.
+fn busy_wait(attempt: i32) -> bool {
+    if attempt >= 25_000 {
+        return false;
+    }
+    std::thread::sleep(std::time::Duration::from_micros(200));
+    true
 }
 
 /// `CREATE TABLE IF NOT EXISTS` for a [`KEYED`] table, under `name`.

@@ -162,7 +162,13 @@ impl Shared {
 
     /// The thread: checkpoints while there is work, truncates the log once the writer is idle.
     fn run(self: Arc<Shared>) {
-        let conn = match (self.open)() {
+        // A checkpoint copies frames through a buffer of its own, not the page cache: a small
+        // cache keeps the thread's memory small.
+        let opened = (self.open)().and_then(|conn| {
+            conn.pragma_update(None, "cache_size", -64)?;
+            Ok(conn)
+        });
+        let conn = match opened {
             Ok(conn) => conn,
             Err(_) => {
                 self.lock().failed = true;
