@@ -102,6 +102,13 @@ pub enum Event {
         /// Why.
         message: String,
     },
+    /// A plain `message_received` frame, read by [`crate::fast::parse_ack`].
+    Acknowledged {
+        /// From which connection.
+        conn: ConnId,
+        /// The delivery acknowledged.
+        delivery_id: String,
+    },
     /// The connection is gone (always the last event of a connection).
     Closed {
         /// Which.
@@ -452,6 +459,7 @@ impl State {
                 kill,
             } => self.accepted(conn, origin, tx, queued, kill),
             Event::Frame { conn, value } => self.frame(conn, value),
+            Event::Acknowledged { conn, delivery_id } => self.acknowledged(conn, delivery_id),
             Event::Reject {
                 conn,
                 code,
@@ -676,6 +684,18 @@ impl State {
         match wire::parse_client_frame(&value, &self.config) {
             Ok(parsed) => self.dispatch(conn, origin, bound, parsed, &value),
             Err(Rejection { code, message }) => self.refuse(conn, code, &message),
+        }
+    }
+
+    /// A `message_received` the server read without a `Value`: the checks and the handler of
+    /// [`State::frame`] for that kind (neither reads the frame's other members).
+    fn acknowledged(&mut self, conn: ConnId, delivery_id: String) {
+        let Some((origin, bound)) = self.sender(conn) else {
+            return;
+        };
+        if self.screen(conn, "message_received", &Value::Null, bound.as_deref()) {
+            let parsed = ClientFrame::MessageReceived { delivery_id };
+            self.dispatch(conn, origin, bound, parsed, &Value::Null);
         }
     }
 
