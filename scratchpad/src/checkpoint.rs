@@ -163,9 +163,12 @@ impl Shared {
     /// The thread: checkpoints while there is work, truncates the log once the writer is idle.
     fn run(self: Arc<Shared>) {
         // A checkpoint copies frames through a buffer of its own, not the page cache: a small
-        // cache keeps the thread's memory small.
+        // cache keeps the thread's memory small. A RESTART or TRUNCATE that cannot have the locks
+        // it waits for within a second gives up (and is tried again later): dropping the store
+        // waits for this thread, and must not wait for another process's long transaction.
         let opened = (self.open)().and_then(|conn| {
             conn.pragma_update(None, "cache_size", -64)?;
+            conn.busy_timeout(Duration::from_secs(1))?;
             Ok(conn)
         });
         let conn = match opened {
