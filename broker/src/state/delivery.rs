@@ -607,6 +607,18 @@ impl State {
         }
     }
 
+    /// A `message_received` the server read without a `Value` (`crate::fast`): the checks and
+    /// the handler of `State::frame` for that kind (neither reads the frame's other members).
+    pub(super) fn acknowledged(&mut self, conn: ConnId, delivery_id: String) {
+        let Some((origin, bound)) = self.sender(conn) else {
+            return;
+        };
+        if self.screen(conn, "message_received", &Value::Null, bound.as_deref()) {
+            let parsed = wire::ClientFrame::MessageReceived { delivery_id };
+            self.dispatch(conn, origin, bound, parsed, &Value::Null);
+        }
+    }
+
     pub(super) fn acknowledge(&mut self, conn: ConnId, actor: &str, delivery_id: &str) {
         let Some(p) = self.pending.get(delivery_id) else {
             return;

@@ -687,18 +687,6 @@ impl State {
         }
     }
 
-    /// A `message_received` the server read without a `Value`: the checks and the handler of
-    /// [`State::frame`] for that kind (neither reads the frame's other members).
-    fn acknowledged(&mut self, conn: ConnId, delivery_id: String) {
-        let Some((origin, bound)) = self.sender(conn) else {
-            return;
-        };
-        if self.screen(conn, "message_received", &Value::Null, bound.as_deref()) {
-            let parsed = ClientFrame::MessageReceived { delivery_id };
-            self.dispatch(conn, origin, bound, parsed, &Value::Null);
-        }
-    }
-
     /// Who sent a frame on `conn`: the socket it came through and the session it is bound to.
     /// None when the connection is gone, or when it is a superseded connection of its session:
     /// then the frame is dropped, nothing emitted, and the connection closed.
