@@ -28,6 +28,8 @@ quick=0
 [ "${1:-}" = "--quick" ] && quick=1
 skip=" ${AIC_SKIP:-} "
 load() { cut -d' ' -f1-3 /proc/loadavg; }
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
 
 # section NAME: a heading and the load before; `done_section` prints the load after.
 section() {
@@ -74,7 +76,7 @@ if wanted broker; then
   section "The broker (broker/examples/load.rs, 64 sessions, $messages messages, $asks asks)"
   echo "| broker | measurement | result |"
   echo "| --- | --- | ---: |"
-  broker_rows "agent-intercom (this build)"
+  broker_rows "agent-intercom (this build)" | tee "$work/broker.txt"
   if [ -n "${AIC_BEFORE_BIN:-}" ]; then
     broker_rows "agent-intercom ($AIC_BEFORE_BIN)" --broker "$AIC_BEFORE_BIN"
   fi
@@ -88,7 +90,18 @@ if wanted relay; then
   section "The relay floor (bench/relay-floor.mjs: Node relay, A -> R -> B -> R -> A)"
   echo "| relay | measurement | result |"
   echo "| --- | --- | ---: |"
-  node bench/relay-floor.mjs --pairs 32 --rounds "$asks" | awk '{ print "| Node echo relay " $0 }'
+  node bench/relay-floor.mjs --pairs 32 --rounds "$asks" | awk '{ print "| Node echo relay " $0 }' |
+    tee "$work/relay.txt"
+  if [ -s "$work/broker.txt" ]; then
+    # The issue's target: the broker's ask p99 within 2x of the relay floor's, same run.
+    p99() { grep -e "$1" "$2" | awk -F'|' '{ split($(NF-1), v, "/"); print v[2] + 0 }'; }
+    echo
+    for shape in "one asker:round trip, [0-9]* asks:2 sessions" "64 sessions:64 sessions asking:64 sessions"; do
+      IFS=: read -r name ours floor <<<"$shape"
+      awk -v n="$name" -v a="$(p99 "$ours" "$work/broker.txt")" -v b="$(p99 "$floor" "$work/relay.txt")" \
+        'BEGIN { if (b > 0) printf "ask p99 / relay floor p99, %s: %.2fx\n", n, a / b }'
+    done
+  fi
   done_section
 fi
 
