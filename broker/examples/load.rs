@@ -1,13 +1,14 @@
 //! The broker load tool (a benchmark, not a test).
 //!
 //!   cargo run --release -p agent-intercom-broker --example load -- [--sessions N] [--messages M]
-//!       [--window W] [--asks K] [--hold H] [--big B]
-//!       [--broker PATH-TO-agent-intercom | --socket PATH]
+//!       [--window W] [--asks K] [--ask-pairs P] [--hold H] [--big B]
+//!       [--broker PATH-TO-agent-intercom | --socket PATH] [--perf OUT]
 //!
 //! Starts `agent-intercom broker` as a child process in a private directory (limits raised with
 //! --set so that the rate limiter measures nothing but itself), then measures: registration time
 //! for N sessions; delivered messages per second with receiver acknowledgements (each session
-//! sends to the next one); ask -> reply round trips p50/p99/max; fan-in N-1 -> 1; holding H idle
+//! sends to the next one); ask -> reply round trips p50/p99/max, one asker alone, then P askers
+//! at once (each asking its own session; 2P sessions); fan-in N-1 -> 1; holding H idle
 //! sessions; and the broker's peak RSS (VmHWM) and current RSS after each phase.
 
 use std::path::{Path, PathBuf};
@@ -53,6 +54,25 @@ fn rss_kib(pid: u32, field: &str) -> u64 {
                 .and_then(|l| l.split_whitespace().nth(1)?.parse().ok())
         })
         .unwrap_or(0)
+}
+
+/// The process's CPU time (user + system) so far, in milliseconds (`/proc`, clock ticks).
+fn cpu_ms(pid: u32) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    // The fields after the command name (which may hold spaces) start at its closing paren.
+    let fields: Vec<&str> = stat
+        .rsplit_once(')')
+        .map_or(vec![], |(_, rest)| rest.split_whitespace().collect());
+    // SAFETY: sysconf has no memory preconditions.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
+    let ticks = |i: usize| {
+        fields
+            .get(i)
+            .and_then(|f| f.parse::<f64>().ok())
+            .unwrap_or(0.0)
+    };
+    // utime and stime are fields 14 and 15 of stat(5), 12 and 13 after the paren.
+    (ticks(11) + ticks(12)) * 1e3 / hz
 }
 
 struct Conn {
@@ -240,16 +260,16 @@ async fn throughput(
     (total as f64 / secs, total)
 }
 
-async fn ask_round_trips(socket: &Path, count: usize) -> Vec<Duration> {
-    let mut asker = Conn::register(socket, "asker").await;
-    let mut asked = Conn::register(socket, "asked").await;
+async fn ask_round_trips(socket: &Path, count: usize, tag: usize) -> Vec<Duration> {
+    let mut asker = Conn::register(socket, &format!("asker{tag}")).await;
+    let mut asked = Conn::register(socket, &format!("asked{tag}")).await;
     let mut samples = Vec::with_capacity(count);
     for i in 0..count {
         let t = Instant::now();
         asker
             .send(&json!({
                 "type": "send",
-                "to": "asked",
+                "to": format!("asked{tag}"),
                 "message": {
                     "id": format!("q{i}"),
                     "timestamp": 1,
@@ -267,7 +287,7 @@ async fn ask_round_trips(socket: &Path, count: usize) -> Vec<Duration> {
                 asked
                     .send(&json!({
                         "type": "send",
-                        "to": "asker",
+                        "to": format!("asker{tag}"),
                         "message": {
                             "id": format!("r{i}"),
                             "timestamp": 1,
@@ -331,6 +351,7 @@ fn main() {
     let asks = arg("--asks", 5_000) as usize;
     let hold = arg("--hold", 10_000) as usize;
     let big = arg("--big", 1_000) as usize;
+    let ask_pairs = arg("--ask-pairs", 32) as usize;
     let dir = std::env::temp_dir().join(format!("aic-load-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
@@ -357,6 +378,26 @@ fn main() {
     {
         std::thread::sleep(Duration::from_millis(20));
     }
+    // --perf OUT: the broker's CPU profile over the run (perf record, the cpu-clock event).
+    let mut perf = args.iter().position(|a| a == "--perf").map(|i| {
+        let perf = Command::new("perf")
+            .args([
+                "record",
+                "-q",
+                "-e",
+                "cpu-clock",
+                "-F",
+                "1999",
+                "-o",
+                &args[i + 1],
+            ])
+            .args(["-p", &pid.to_string()])
+            .stdout(Stdio::null())
+            .spawn()
+            .expect("start perf");
+        std::thread::sleep(Duration::from_millis(300));
+        perf
+    });
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -381,6 +422,7 @@ fn main() {
         tokio::time::sleep(Duration::from_millis(200)).await;
 
         let per = messages / sessions as u64;
+        let cpu = cpu_ms(pid);
         let (rate, total) = throughput(
             &socket,
             sessions,
@@ -395,6 +437,10 @@ fn main() {
              {rate:.0} ({total} msgs; broker RSS after {} KiB) |",
             rss_kib(pid, "VmRSS:")
         );
+        println!(
+            "| broker CPU per delivered message (ring) | {:.2} µs |",
+            (cpu_ms(pid) - cpu) * 1e3 / total.max(1) as f64
+        );
 
         let (rate, total) = throughput(&socket, sessions, per, window, |_| 0, "fanin").await;
         println!(
@@ -402,13 +448,37 @@ fn main() {
             sessions - 1
         );
 
-        let samples = ask_round_trips(&socket, asks.max(1)).await;
+        let samples = ask_round_trips(&socket, asks.max(1), 0).await;
         println!(
             "| ask -> reply round trip, {asks} asks: p50 / p99 / max | {:.0} / {:.0} / {:.0} µs |",
             percentile(&samples, 0.5).as_secs_f64() * 1e6,
             percentile(&samples, 0.99).as_secs_f64() * 1e6,
             samples.last().unwrap().as_secs_f64() * 1e6
         );
+        if let Some(per) = asks.checked_div(ask_pairs) {
+            // `ask_pairs` askers at once, each asking its own session (2 x ask_pairs sessions).
+            let per = per.max(1);
+            let pairs: Vec<_> = (1..=ask_pairs)
+                .map(|tag| {
+                    let socket = socket.clone();
+                    tokio::spawn(async move { ask_round_trips(&socket, per, tag).await })
+                })
+                .collect();
+            let mut samples = Vec::new();
+            for pair in pairs {
+                samples.extend(pair.await.unwrap());
+            }
+            samples.sort();
+            println!(
+                "| ask -> reply round trip, {} sessions asking in pairs, {} asks: \
+                 p50 / p99 / max | {:.0} / {:.0} / {:.0} µs |",
+                2 * ask_pairs,
+                samples.len(),
+                percentile(&samples, 0.5).as_secs_f64() * 1e6,
+                percentile(&samples, 0.99).as_secs_f64() * 1e6,
+                samples.last().unwrap().as_secs_f64() * 1e6
+            );
+        }
 
         if big > 0 {
             let per = (messages / big as u64).max(1);
@@ -454,6 +524,11 @@ fn main() {
         "| broker peak RSS (VmHWM) over the run | {} KiB |",
         rss_kib(pid, "VmHWM:")
     );
+    if let Some(mut perf) = perf.take() {
+        // SAFETY: kill has no memory preconditions; `perf` is our own child.
+        unsafe { libc::kill(perf.id() as i32, libc::SIGINT) };
+        let _ = perf.wait();
+    }
     if let Some(mut child) = child.take() {
         // SAFETY: kill has no memory preconditions; `pid` is our own child.
         unsafe { libc::kill(pid as i32, libc::SIGTERM) };

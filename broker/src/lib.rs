@@ -19,6 +19,7 @@ pub mod client;
 pub mod config;
 pub mod embed;
 mod ensure;
+pub mod fast;
 pub mod jstext;
 pub mod lifecycle;
 mod server;

@@ -499,14 +499,26 @@ async fn connection<S: Stream>(
     // socket with unread input makes the peer lose the error frame (a reset), so read it away.
     let linger = loop {
         let refusal = match read_frame(&mut reader, &stop, &kill, &config).await {
-            Read::Frame(payload) => match admit(&payload, &mut bucket, &config) {
-                Ok(value) => {
-                    if events.send(Event::Frame { conn, value }).is_err() {
+            Read::Frame(payload) => match crate::fast::parse_ack(&payload, &config) {
+                // Acknowledgements are never rate limited (see `admit`).
+                Some(delivery_id) => {
+                    if events
+                        .send(Event::Acknowledged { conn, delivery_id })
+                        .is_err()
+                    {
                         break false;
                     }
                     continue;
                 }
-                Err(refusal) => refusal,
+                None => match admit(&payload, &mut bucket, &config) {
+                    Ok(value) => {
+                        if events.send(Event::Frame { conn, value }).is_err() {
+                            break false;
+                        }
+                        continue;
+                    }
+                    Err(refusal) => refusal,
+                },
             },
             Read::Refused(refusal) => refusal,
             Read::Ended => break false,

@@ -5,7 +5,9 @@
 use std::fs::OpenOptions;
 use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
+use agent_intercom_scratchpad::checkpoint::{Checkpointer, Policy};
 use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
 
 /// The store's schema version. A store with a newer version is refused, never rewritten.
@@ -13,8 +15,51 @@ use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
 /// The offline queue added tables (`known_sessions`, `offline_queue`, `message_status`) and a
 /// column (`deliveries.kept`, default 0) without changing what was there: a broker of before
 /// reads and writes such a store as it always did (it ignores the additions), so the version
-/// stays 1 and brokers of either kind can own the same directory in turn.
+/// stays 1 and brokers of either kind can own the same directory in turn. The same holds for
+/// the keyed tables becoming `WITHOUT ROWID` (see [`KEYED`]): same columns, same keys, same SQL.
 pub const SCHEMA_VERSION: i64 = 1;
+
+/// The tables keyed by text (a session id and a message id), whose rows each message writes:
+/// name, columns, key. They are `WITHOUT ROWID`: a row lives once, in its key's b-tree, where a
+/// rowid table writes it twice (the table, and the index its text key needs), so a commit
+/// writes about half the pages to the log. A store made before is rebuilt into this form when
+/// it opens (see [`Store::open`]), keeping every row.
+const KEYED: [(&str, &str, &str); 4] = [
+    (
+        "ask_edges",
+        "from_id TEXT NOT NULL, message_id TEXT NOT NULL, to_id TEXT NOT NULL, \
+         created_at INTEGER NOT NULL, expires_at INTEGER NOT NULL, state TEXT NOT NULL",
+        "from_id, message_id",
+    ),
+    (
+        "deliveries",
+        "from_id TEXT NOT NULL, message_id TEXT NOT NULL, fingerprint TEXT NOT NULL, \
+         to_id TEXT NOT NULL, response TEXT NOT NULL, retryable INTEGER NOT NULL, \
+         expires_at INTEGER NOT NULL, kept INTEGER NOT NULL DEFAULT 0",
+        "from_id, message_id",
+    ),
+    (
+        "message_status",
+        "from_id TEXT NOT NULL, message_id TEXT NOT NULL, delivery_id TEXT NOT NULL, \
+         to_id TEXT NOT NULL, state TEXT NOT NULL, receipts INTEGER NOT NULL, \
+         expires_at INTEGER NOT NULL",
+        "from_id, message_id",
+    ),
+    (
+        "known_sessions",
+        "id TEXT NOT NULL, last_seen INTEGER NOT NULL, remote INTEGER NOT NULL",
+        "id",
+    ),
+];
+
+/// The columns of a [`KEYED`] table's definition, by name.
+fn column_names(columns: &str) -> String {
+    columns
+        .split(',')
+        .filter_map(|c| c.split_whitespace().next())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
 
 /// Why the store could not be used.
 #[derive(Debug)]
@@ -147,6 +192,8 @@ pub struct StatusRow {
 pub struct Store {
     conn: Connection,
     path: PathBuf,
+    /// Copies the write-ahead log back on a thread of its own (dropped after `conn`).
+    checkpoints: Checkpointer,
 }
 
 fn restrict(path: &Path) {
@@ -208,30 +255,19 @@ impl Store {
             .open(path)
             .map_err(|e| StoreError::Io(format!("{}: {e}", path.display())))?;
         restrict(path);
-        // No SQLITE_OPEN_URI: the path is a file name, whatever it looks like.
-        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
-            | OpenFlags::SQLITE_OPEN_CREATE
-            | OpenFlags::SQLITE_OPEN_NO_MUTEX
-            | OpenFlags::SQLITE_OPEN_NOFOLLOW;
-        let conn = Connection::open_with_flags(path, flags)?;
-        conn.busy_timeout(std::time::Duration::from_secs(5))?;
-        // The broker owns the directory (broker.owner): no other process opens the store while it
-        // runs, so the store is locked once instead of on every transaction.
-        conn.pragma_update(None, "locking_mode", "EXCLUSIVE")?;
+        let mut conn = connect(path)?;
+        // The broker owns the directory (broker.owner), so no other broker writes the store
+        // while it runs; the locking is SQLite's normal one all the same, because the
+        // checkpoints run on a second connection (an exclusive lock would shut it out).
         conn.pragma_update(None, "journal_mode", "WAL")?;
         conn.pragma_update(None, "synchronous", "NORMAL")?;
-        conn.execute_batch(
-            "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
-             CREATE TABLE IF NOT EXISTS ask_edges (
-               from_id TEXT NOT NULL, message_id TEXT NOT NULL, to_id TEXT NOT NULL,
-               created_at INTEGER NOT NULL, expires_at INTEGER NOT NULL, state TEXT NOT NULL,
-               PRIMARY KEY (from_id, message_id));
-             CREATE TABLE IF NOT EXISTS deliveries (
-               from_id TEXT NOT NULL, message_id TEXT NOT NULL, fingerprint TEXT NOT NULL, \
-               to_id TEXT NOT NULL,
-               response TEXT NOT NULL, retryable INTEGER NOT NULL, expires_at INTEGER NOT NULL,
-               PRIMARY KEY (from_id, message_id));",
-        )?;
+        let mut tables = String::from(
+            "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);",
+        );
+        for (name, columns, key) in &KEYED[..2] {
+            tables.push_str(&keyed_table(name, columns, key));
+        }
+        conn.execute_batch(&tables)?;
         let version: Option<i64> = conn
             .query_row(
                 "SELECT value FROM meta WHERE key = 'schema_version'",
@@ -251,21 +287,18 @@ impl Store {
         }
         // The additions of the offline queue (see SCHEMA_VERSION), made only once the version
         // was found to be ours.
+        let mut tables = String::new();
+        for (name, columns, key) in &KEYED[2..] {
+            tables.push_str(&keyed_table(name, columns, key));
+        }
+        conn.execute_batch(&tables)?;
         conn.execute_batch(
-            "CREATE TABLE IF NOT EXISTS known_sessions (
-               id TEXT PRIMARY KEY, last_seen INTEGER NOT NULL, remote INTEGER NOT NULL);
-             CREATE TABLE IF NOT EXISTS offline_queue (
+            "CREATE TABLE IF NOT EXISTS offline_queue (
                seq INTEGER PRIMARY KEY, delivery_id TEXT NOT NULL UNIQUE, to_id TEXT NOT NULL,
                from_id TEXT NOT NULL, message_id TEXT NOT NULL, fingerprint TEXT NOT NULL,
                from_info TEXT NOT NULL, message TEXT NOT NULL, expects_reply INTEGER NOT NULL,
                reply_to TEXT, receipts INTEGER NOT NULL, queued_at INTEGER NOT NULL,
-               expires_at INTEGER NOT NULL, UNIQUE (from_id, message_id));
-             CREATE TABLE IF NOT EXISTS message_status (
-               from_id TEXT NOT NULL, message_id TEXT NOT NULL, delivery_id TEXT NOT NULL,
-               to_id TEXT NOT NULL, state TEXT NOT NULL, receipts INTEGER NOT NULL,
-               expires_at INTEGER NOT NULL, PRIMARY KEY (from_id, message_id));
-             CREATE INDEX IF NOT EXISTS message_status_delivery
-               ON message_status (delivery_id);",
+               expires_at INTEGER NOT NULL, UNIQUE (from_id, message_id));",
         )?;
         let kept: bool = conn
             .prepare("SELECT 1 FROM pragma_table_info('deliveries') WHERE name = 'kept'")?
@@ -275,6 +308,16 @@ impl Store {
                 "ALTER TABLE deliveries ADD COLUMN kept INTEGER NOT NULL DEFAULT 0",
             )?;
         }
+        without_rowid(&conn)?;
+        conn.execute_batch(
+            "CREATE INDEX IF NOT EXISTS message_status_delivery ON message_status (delivery_id);",
+        )?;
+        let own = path.to_path_buf();
+        let checkpoints = Checkpointer::install(
+            &mut conn,
+            Policy::default(),
+            Arc::new(move || connect(&own)),
+        )?;
         // Make sure every byte of the file is readable: a damaged page fails here, not later.
         let check: String = conn.query_row("PRAGMA quick_check", [], |r| r.get(0))?;
         if check != "ok" {
@@ -288,7 +331,13 @@ impl Store {
         Ok(Store {
             conn,
             path: path.to_path_buf(),
+            checkpoints,
         })
+    }
+
+    /// How many PASSIVE, RESTART and TRUNCATE checkpoints the store's thread ran.
+    pub fn checkpoints(&self) -> [u64; 3] {
+        self.checkpoints.counts()
     }
 
     /// The file.
@@ -619,6 +668,64 @@ impl Store {
             .execute([seen_before])?;
         Ok(())
     }
+}
+
+/// A connection to the store file (the broker's, or its checkpoints'): on a plain path (no
+/// SQLITE_OPEN_URI: a file name, whatever it looks like), never through a symbolic link.
+fn connect(path: &Path) -> rusqlite::Result<Connection> {
+    let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
+        | OpenFlags::SQLITE_OPEN_CREATE
+        | OpenFlags::SQLITE_OPEN_NO_MUTEX
+        | OpenFlags::SQLITE_OPEN_NOFOLLOW;
+    let mut conn = Connection::open_with_flags(path, flags)?;
+    conn.busy_handler(Some(busy_wait))?;
+    conn.pragma_update(None, "synchronous", "NORMAL")?;
+    Ok(conn)
+}
+
+/// SQLite's own busy handler sleeps 1, 2, 5, 10 and up to 100 ms between tries: the broker,
+/// waiting for a checkpoint that blocks writers (RESTART past the log's bound, TRUNCATE when
+/// idle) for a few milliseconds, would oversleep it. Tries every 200 µs, for about 5 s.
+fn busy_wait(attempt: i32) -> bool {
+    if attempt >= 25_000 {
+        return false;
+    }
+    std::thread::sleep(std::time::Duration::from_micros(200));
+    true
+}
+
+/// `CREATE TABLE IF NOT EXISTS` for a [`KEYED`] table, under `name`.
+fn keyed_table(name: &str, columns: &str, key: &str) -> String {
+    format!("CREATE TABLE IF NOT EXISTS {name} ({columns}, PRIMARY KEY ({key})) WITHOUT ROWID;")
+}
+
+/// Rebuilds each [`KEYED`] table a store of before has as a rowid table into its `WITHOUT ROWID`
+/// form, rows and all, in one transaction: a failure leaves the store as it was.
+fn without_rowid(conn: &Connection) -> Result<(), StoreError> {
+    let mut rebuild = String::new();
+    for (name, columns, key) in KEYED {
+        let rowid: bool = conn
+            .prepare(
+                "SELECT 1 FROM pragma_table_list WHERE schema = 'main' AND name = ?1 AND wr = 0",
+            )?
+            .exists([name])?;
+        if rowid {
+            let names = column_names(columns);
+            rebuild.push_str(&keyed_table(&format!("{name}_keyed"), columns, key));
+            rebuild.push_str(&format!(
+                "INSERT INTO {name}_keyed ({names}) SELECT {names} FROM {name};
+                 DROP TABLE {name};
+                 ALTER TABLE {name}_keyed RENAME TO {name};"
+            ));
+        }
+    }
+    if !rebuild.is_empty() {
+        conn.execute_batch(&format!("BEGIN IMMEDIATE; {rebuild} COMMIT;"))
+            .inspect_err(|_| {
+                let _ = conn.execute_batch("ROLLBACK");
+            })?;
+    }
+    Ok(())
 }
 
 fn delivery_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<DeliveryRow> {

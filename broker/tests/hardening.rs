@@ -285,3 +285,29 @@ fn a_lone_surrogate_in_message_text_is_delivered_as_javascript_wrote_it() {
     a.expect("delivery_accepted");
     assert_eq!(b.expect("message")["message"]["content"]["text"], "plain");
 }
+
+/// Delivery ids come from a generator seeded once, not from a system call each: they are still
+/// RFC 9562 version-4 UUIDs, and distinct.
+#[test]
+fn delivery_ids_are_distinct_version_4_uuids() {
+    let dir = TempDir::new("ids");
+    let handle = agent_intercom_broker::start(config(&dir.0)).unwrap();
+    let mut a = Client::connect(handle.socket_path());
+    a.register("a", Some(A));
+    let mut b = Client::connect(handle.socket_path());
+    b.register("b", Some(A));
+    let mut seen = std::collections::HashSet::new();
+    for i in 0..200 {
+        a.send_message("b", &format!("m{i}"), "x");
+        let m = b.expect("message");
+        let id = m["deliveryId"].as_str().unwrap().to_string();
+        let parsed = uuid::Uuid::parse_str(&id).unwrap();
+        assert_eq!(parsed.get_version(), Some(uuid::Version::Random), "{id}");
+        assert_eq!(parsed.get_variant(), uuid::Variant::RFC4122, "{id}");
+        assert_eq!(id, parsed.hyphenated().to_string(), "lowercase, hyphenated");
+        assert!(seen.insert(id));
+        b.send(serde_json::json!({ "type": "message_received", "deliveryId": m["deliveryId"] }));
+        a.expect("delivered");
+    }
+    handle.close();
+}

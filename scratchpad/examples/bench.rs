@@ -133,10 +133,13 @@ fn main() {
             .unwrap();
     }
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    let mut fill = Stats(Vec::with_capacity(total));
     let (_, fill_ms) = timed(|| {
         for i in 0..total {
             let from = rng.below(AGENTS);
-            store.post(&message(&mut rng, from, i)).unwrap();
+            let m = message(&mut rng, from, i);
+            let (_, ms) = timed(|| store.post(&m).unwrap());
+            fill.0.push(ms);
         }
     });
     println!(
@@ -187,6 +190,7 @@ fn main() {
     println!("| operation (SQLite store, {total} live) | samples | p50 ms | p99 ms | max ms |");
     println!("|---|---:|---:|---:|---:|");
     post.row("post");
+    fill.row(&format!("post while filling (0 to {total} live)"));
     unread.row("unread (after one new post)");
     catch_up.row(&format!(
         "first unread per agent (catch-up, {} messages avg)",

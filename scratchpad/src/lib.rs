@@ -29,6 +29,7 @@
 // inserts of messages and tasks (no cycle).
 mod a2a;
 pub mod api;
+pub mod checkpoint;
 mod events;
 mod export;
 pub mod file;
@@ -141,6 +142,8 @@ pub struct Store {
     conn: Connection,
     clock: Arc<dyn Clock>,
     config: Config,
+    /// Copies the write-ahead log back off the posting thread (dropped after `conn`).
+    checkpoints: checkpoint::Checkpointer,
 }
 
 /// The schema, one forward step per version: `MIGRATIONS[i]` takes a store from version `i` to
@@ -359,12 +362,22 @@ impl Store {
     /// `-journal` side files is refused (`STORE_IO`) with nothing created or written through it.
     /// A new store file is created with mode 0600.
     pub fn open(path: &Path, config: Config, clock: Arc<dyn Clock>) -> Result<Store, Error> {
-        let conn = file::open_private(path, STORE)?;
-        // The write-ahead log is folded back into the database every ~40 MB instead of
-        // SQLite's ~4 MB: the post that triggers the checkpoint pays for it, and fewer, larger
-        // checkpoints keep the p99 of posts low.
-        conn.pragma_update(None, "wal_autocheckpoint", 10_000)
-            .map_err(io)?;
+        let mut conn = file::open_private(path, STORE)?;
+        // No post pays for a checkpoint: a thread of this store copies the log back on its own
+        // connection (see `checkpoint`).
+        // The file as SQLite resolved it (a relative path would follow a later chdir).
+        let own = conn
+            .path()
+            .map_or_else(|| path.to_path_buf(), std::path::PathBuf::from);
+        let checkpoints = checkpoint::Checkpointer::install(
+            &mut conn,
+            checkpoint::Policy::default(),
+            Arc::new(move || {
+                file::open_private(&own, STORE)
+                    .map_err(|_| rusqlite::Error::InvalidPath(own.clone()))
+            }),
+        )
+        .map_err(io)?;
         let version: i64 = conn
             .pragma_query_value(None, "user_version", |r| r.get(0))
             .map_err(io)?;
@@ -381,9 +394,16 @@ impl Store {
             conn,
             clock,
             config,
+            checkpoints,
         };
         store.migrate(version)?;
         Ok(store)
+    }
+
+    /// How many PASSIVE, RESTART and TRUNCATE checkpoints this store's thread ran (see
+    /// [`checkpoint`]).
+    pub fn checkpoints(&self) -> [u64; 3] {
+        self.checkpoints.counts()
     }
 
     /// Forward migrations from `from`, each step in its own transaction; a step another process

@@ -343,3 +343,36 @@ fn a_schema_v4_store_migrates_keeping_what_team_members_could_read() {
             .is_empty()
     );
 }
+
+/// No post checkpoints: the store's own thread copies the log back (PASSIVE), then truncates it
+/// once the store is idle, and every post is still there for another process's reader.
+#[test]
+fn the_store_checkpoints_on_its_own_thread_and_an_idle_store_keeps_no_log() {
+    let tmp = Tmp::new("checkpoint");
+    let clock = Arc::new(ManualClock(AtomicI64::new(1)));
+    let mut store = open(&tmp, &clock, Config::default());
+    store.register_agent("a", None, None).unwrap();
+    let big = "x".repeat(3000);
+    for i in 0..1_500 {
+        store.post(&msg("a", &format!("{i} {big}"))).unwrap();
+    }
+    let wal = PathBuf::from(format!("{}-wal", tmp.db().display()));
+    let start = std::time::Instant::now();
+    // A liveness bound, not a timing claim.
+    while store.checkpoints()[0] == 0
+        || store.checkpoints()[2] == 0
+        || std::fs::metadata(&wal).map_or(0, |m| m.len()) != 0
+    {
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(60),
+            "{:?}",
+            store.checkpoints()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    let other = rusqlite::Connection::open(tmp.db()).unwrap();
+    let rows: i64 = other
+        .query_row("SELECT count(*) FROM messages", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(rows, 1_500);
+}

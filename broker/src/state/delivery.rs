@@ -87,12 +87,13 @@ fn fingerprint(to: &str, message: &Value) -> String {
         digest.write_all(b"]")
     };
     write().expect("hashing cannot fail");
-    digest
-        .0
-        .finalize()
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    let mut hex = String::with_capacity(64);
+    for b in digest.0.finalize() {
+        const DIGITS: &[u8; 16] = b"0123456789abcdef";
+        hex.push(DIGITS[usize::from(b >> 4)] as char);
+        hex.push(DIGITS[usize::from(b & 15)] as char);
+    }
+    hex
 }
 
 /// A send refused before it was accepted: the `delivery_failed` code and reason.
@@ -523,7 +524,7 @@ impl State {
     /// the connection it sent from, or, for a delivery from the queue, wherever it is connected.
     fn settle(&mut self, delivery_id: &str, p: &Pending, response: Value, retryable: bool) {
         let kept = p.tracking.queue;
-        self.remember(&p.key, &p.fingerprint, &p.to, &response, retryable, kept);
+        let encoded = self.remember(&p.key, &p.fingerprint, &p.to, &response, retryable, kept);
         if p.tracking.tracked() {
             let state = if response["type"] == "delivered" {
                 delivery_state::DELIVERED
@@ -537,13 +538,14 @@ impl State {
             Some(e) if p.tracking.from_queue || e.conn == p.from_conn => e.conn,
             _ => return,
         };
-        self.send_value(to, response);
+        self.send(to, encoded);
     }
 
     /// Keeps a settled delivery's answer for duplicate suppression: in memory and in the store
     /// for `recent_delivery_ttl_ms`; when `kept` (a send with `queue`, whose sender may be away
     /// for long and repeat it when it comes back), in the store for the retention window, where a
-    /// repeat of the send finds it once it left memory (see `answered_from_recent`).
+    /// repeat of the send finds it once it left memory (see `answered_from_recent`). Returns the
+    /// answer's frame, encoded once for the memory and the sender.
     pub(super) fn remember(
         &mut self,
         key: &(String, String),
@@ -552,7 +554,7 @@ impl State {
         response: &Value,
         retryable: bool,
         kept: bool,
-    ) {
+    ) -> Arc<Vec<u8>> {
         let now = self.clock.now_ms();
         let expires_at = now + self.config.recent_delivery_ttl.as_millis() as i64;
         let retained = now + self.config.offline_retention.as_millis() as i64;
@@ -571,17 +573,17 @@ impl State {
             kept,
         };
         self.persist(|s| s.put_delivery(&row));
-        self.recent.insert(
-            key.clone(),
-            Recent::new(
-                fingerprint.to_string(),
-                to.to_string(),
-                response,
-                retryable,
-                expires_at,
-                kept,
-            ),
+        let recent = Recent::new(
+            row.fingerprint,
+            row.to,
+            response,
+            retryable,
+            expires_at,
+            kept,
         );
+        let encoded = recent.response.clone();
+        self.recent.insert(key.clone(), recent);
+        encoded
     }
 
     /// Keeps a delivery result in memory, evicting the oldest past `max_recent_in_memory` (the
@@ -600,6 +602,18 @@ impl State {
         if self.recent_order.len() > 2 * self.config.max_recent_in_memory.max(1) {
             let recent = &self.recent;
             self.recent_order.retain(|k| recent.contains_key(k));
+        }
+    }
+
+    /// A `message_received` the server read without a `Value` (`crate::fast`): the checks and
+    /// the handler of `State::frame` for that kind (neither reads the frame's other members).
+    pub(super) fn acknowledged(&mut self, conn: ConnId, delivery_id: String) {
+        let Some((origin, bound)) = self.sender(conn) else {
+            return;
+        };
+        if self.screen(conn, "message_received", &Value::Null, bound.as_deref()) {
+            let parsed = wire::ClientFrame::MessageReceived { delivery_id };
+            self.dispatch(conn, origin, bound, parsed, &Value::Null);
         }
     }
 

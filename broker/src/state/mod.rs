@@ -103,6 +103,13 @@ pub enum Event {
         /// Why.
         message: String,
     },
+    /// A plain `message_received` frame, read by [`crate::fast::parse_ack`].
+    Acknowledged {
+        /// From which connection.
+        conn: ConnId,
+        /// The delivery acknowledged.
+        delivery_id: String,
+    },
     /// The connection is gone (always the last event of a connection).
     Closed {
         /// Which.
@@ -457,6 +464,7 @@ impl State {
                 kill,
             } => self.accepted(conn, origin, tx, queued, kill),
             Event::Frame { conn, value } => self.frame(conn, value),
+            Event::Acknowledged { conn, delivery_id } => self.acknowledged(conn, delivery_id),
             Event::Reject {
                 conn,
                 code,
