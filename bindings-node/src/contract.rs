@@ -224,19 +224,7 @@ fn copy_utf8(
     if buffer.len() < 4096 {
         buffer.resize(4096, 0);
     }
-    let mut copied = 0usize;
-    // SAFETY: `buffer` holds `buffer.len()` writable bytes; napi writes at most len - 1 of them
-    // and a NUL, and reports how many it wrote without the NUL.
-    let status = unsafe {
-        napi::sys::napi_get_value_string_utf8(
-            env,
-            raw,
-            buffer.as_mut_ptr().cast(),
-            buffer.len(),
-            &mut copied,
-        )
-    };
-    check(status)?;
+    let copied = copy_into(env, raw, buffer)?;
     if copied + 1 < buffer.len() {
         return Ok(copied);
     }
@@ -248,7 +236,18 @@ fn copy_utf8(
     };
     check(status)?;
     buffer.resize(len + 1, 0);
-    // SAFETY: as above, with room for the whole text and the NUL.
+    copy_into(env, raw, buffer)
+}
+
+/// One copy of string `raw` into the whole of `buffer`: the bytes written, without the NUL.
+fn copy_into(
+    env: napi::sys::napi_env,
+    raw: napi::sys::napi_value,
+    buffer: &mut [u8],
+) -> Result<usize> {
+    let mut copied = 0usize;
+    // SAFETY: `buffer` holds `buffer.len()` writable bytes; napi writes at most len - 1 of them
+    // and a NUL, and reports how many it wrote without the NUL.
     let status = unsafe {
         napi::sys::napi_get_value_string_utf8(
             env,
