@@ -12,27 +12,14 @@ npm_dir=target/a2a-npm
 py_dir=tests/a2a/python
 js_dir=tests/a2a/js
 
-digest() { cat "$@" | sha256sum | cut -d' ' -f1; }
-
 bash scripts/a2a-venv.sh
-js_pins=$(digest "$js_dir/package.json" "$js_dir/package-lock.json")
-if [ ! -f "$npm_dir/node_modules/@a2a-js/sdk/package.json" ] \
-  || [ "$(cat "$npm_dir/.pins" 2>/dev/null)" != "$js_pins" ]; then
-  rm -rf "$npm_dir"
-  mkdir -p "$npm_dir"
-  cp "$js_dir/package.json" "$js_dir/package-lock.json" "$npm_dir/"
-  (cd "$npm_dir" && npm ci --no-audit --no-fund --loglevel=error)
-  echo "$js_pins" >"$npm_dir/.pins"
-fi
+source scripts/suites/deps.sh
+npm_pinned "$npm_dir" "$js_dir" @a2a-js/sdk/package.json
 
 cargo build --workspace --bins --locked
-# The Node scratchpad API (the end-to-end test's local agent) needs the addon: build it when it
-# is missing or older than the sources it is made of.
-addon=bindings-node/agent_intercom.node
-if [ ! -f "$addon" ] || [ -n "$(find core/src scratchpad/src bindings-node/src -newer "$addon" \
-  -name '*.rs' -print -quit)" ]; then
-  bash scripts/build-node.sh debug
-fi
+# The Node scratchpad API (the end-to-end test's local agent) and the live sessions of the
+# serve --broker tests (connect()) need the addon.
+addon_fresh
 
 export AIC_BIN="$PWD/target/debug/agent-intercom" A2A_NPM_DIR="$PWD/$npm_dir"
 export A2A_PYTHON="$PWD/$venv/bin/python" PYTHONDONTWRITEBYTECODE=1

@@ -15,24 +15,12 @@ py_dir=tests/mcp/python
 js_dir=tests/mcp/js
 
 bash scripts/a2a-venv.sh
-js_pins=$(cat "$js_dir/package.json" "$js_dir/package-lock.json" | sha256sum | cut -d' ' -f1)
-if [ ! -f "$npm_dir/node_modules/@modelcontextprotocol/sdk/package.json" ] \
-  || [ "$(cat "$npm_dir/.pins" 2>/dev/null)" != "$js_pins" ]; then
-  rm -rf "$npm_dir"
-  mkdir -p "$npm_dir"
-  cp "$js_dir/package.json" "$js_dir/package-lock.json" "$npm_dir/"
-  (cd "$npm_dir" && npm ci --no-audit --no-fund --loglevel=error)
-  echo "$js_pins" >"$npm_dir/.pins"
-fi
+source scripts/suites/deps.sh
+npm_pinned "$npm_dir" "$js_dir" @modelcontextprotocol/sdk/package.json
 
 cargo build --workspace --bins --locked
-# The JS suite's Node sessions (connect()) need the addon: built when it is missing or older
-# than the sources it is made of.
-addon=bindings-node/agent_intercom.node
-if [ ! -f "$addon" ] || [ -n "$(find core/src broker/src bindings-node/src -newer "$addon" \
-  -name '*.rs' -print -quit)" ]; then
-  bash scripts/build-node.sh debug
-fi
+# The JS suite's Node sessions (connect()) need the addon.
+addon_fresh
 
 export AIC_BIN="$PWD/target/debug/agent-intercom" MCP_NPM_DIR="$PWD/$npm_dir"
 export PYTHONDONTWRITEBYTECODE=1

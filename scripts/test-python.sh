@@ -19,13 +19,10 @@ fi
 flag=(); [ "$profile" = release ] && flag=(--release)
 rm -rf target/wheels-python
 (cd bindings-python && "../$tools/bin/maturin" build --locked "${flag[@]}" -o ../target/wheels-python)
-# The Node peer of the cross-language test loads the checkout's addon: built when it is missing
-# or older than the sources it is made of (in the full test command the Node step built it).
-addon=bindings-node/agent_intercom.node
-if [ ! -f "$addon" ] || [ -n "$(find core/src broker/src scratchpad/src bindings-node/src -newer "$addon" \
-  -name '*.rs' -print -quit)" ]; then
-  bash scripts/build-node.sh "$profile"
-fi
+# The Node peer of the cross-language test loads the checkout's addon (in the full test command
+# the Node step built it).
+source scripts/suites/deps.sh
+addon_fresh "$profile"
 venv=target/python-venv
 rm -rf "$venv"
 python3 -m venv "$venv"
