@@ -262,6 +262,23 @@ mod tests {
         Ok(conn)
     }
 
+    /// A store in a fresh directory of its own, with the test table: the directory (removed on
+    /// drop), the database's path and the writer's connection.
+    fn store(tag: &str) -> (Dir, PathBuf, Connection) {
+        let d = dir(tag);
+        let path = d.0.join("s.sqlite");
+        let conn = open(&path).unwrap();
+        conn.execute_batch("CREATE TABLE t (k INTEGER PRIMARY KEY, v TEXT NOT NULL)")
+            .unwrap();
+        (d, path, conn)
+    }
+
+    /// The checkpoint thread's connection factory: its own connection to `path`.
+    fn opener(path: &Path) -> Opener {
+        let own = path.to_path_buf();
+        Arc::new(move || open(&own))
+    }
+
     fn wal_len(path: &Path) -> u64 {
         std::fs::metadata(format!("{}-wal", path.display())).map_or(0, |m| m.len())
     }
@@ -294,13 +311,8 @@ mod tests {
 
     #[test]
     fn the_thread_copies_the_log_and_truncates_it_once_the_writer_is_idle() {
-        let d = dir("idle");
-        let path = d.0.join("s.sqlite");
-        let mut conn = open(&path).unwrap();
-        conn.execute_batch("CREATE TABLE t (k INTEGER PRIMARY KEY, v TEXT NOT NULL)")
-            .unwrap();
-        let own = path.clone();
-        let ck = Checkpointer::install(&mut conn, SMALL, Arc::new(move || open(&own))).unwrap();
+        let (_d, path, mut conn) = store("idle");
+        let ck = Checkpointer::install(&mut conn, SMALL, opener(&path)).unwrap();
         let auto: i64 = conn
             .pragma_query_value(None, "wal_autocheckpoint", |r| r.get(0))
             .unwrap();
@@ -328,13 +340,8 @@ mod tests {
 
     #[test]
     fn the_next_commit_wakes_a_thread_that_truncated_and_sleeps() {
-        let d = dir("wake");
-        let path = d.0.join("s.sqlite");
-        let mut conn = open(&path).unwrap();
-        conn.execute_batch("CREATE TABLE t (k INTEGER PRIMARY KEY, v TEXT NOT NULL)")
-            .unwrap();
-        let own = path.clone();
-        let ck = Checkpointer::install(&mut conn, SMALL, Arc::new(move || open(&own))).unwrap();
+        let (_d, path, mut conn) = store("wake");
+        let ck = Checkpointer::install(&mut conn, SMALL, opener(&path)).unwrap();
         write(&conn, 0, 100);
         eventually("the first truncation", || {
             ck.counts()[2] >= 1 && ck.shared.lock().deep
@@ -347,18 +354,13 @@ mod tests {
 
     #[test]
     fn a_log_past_the_bound_is_restarted() {
-        let d = dir("restart");
-        let path = d.0.join("s.sqlite");
-        let mut conn = open(&path).unwrap();
-        conn.execute_batch("CREATE TABLE t (k INTEGER PRIMARY KEY, v TEXT NOT NULL)")
-            .unwrap();
-        let own = path.clone();
+        let (_d, path, mut conn) = store("restart");
         let policy = Policy {
             passive_at: 16,
             restart_at: 32,
             idle: Duration::from_secs(3600),
         };
-        let ck = Checkpointer::install(&mut conn, policy, Arc::new(move || open(&own))).unwrap();
+        let ck = Checkpointer::install(&mut conn, policy, opener(&path)).unwrap();
         // One commit of many pages: the log is past the bound at once.
         conn.execute_batch("BEGIN").unwrap();
         write(&conn, 0, 100);
@@ -368,11 +370,7 @@ mod tests {
 
     #[test]
     fn without_its_connection_the_writer_checkpoints_as_sqlite_would() {
-        let d = dir("fail");
-        let path = d.0.join("s.sqlite");
-        let mut conn = open(&path).unwrap();
-        conn.execute_batch("CREATE TABLE t (k INTEGER PRIMARY KEY, v TEXT NOT NULL)")
-            .unwrap();
+        let (_d, path, mut conn) = store("fail");
         let ck = Checkpointer::install(
             &mut conn,
             SMALL,
