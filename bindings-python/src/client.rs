@@ -542,14 +542,16 @@ impl Client {
         }
         let shared = &self.shared;
         let answer = shared.send(py, checked.frame()).and_then(|()| {
-            shared.wait(
-                py,
-                Some(Instant::now() + ANSWER_TIMEOUT),
-                |s| match &mut s.registration {
-                    Some(slot @ Some(_)) => slot.take(),
-                    _ => None,
-                },
-            )
+            // The answer is taken and the registration ended under one lock: a frame right
+            // behind the answer (a queued message handed over at registration) is never read
+            // as the answer of a registration still marked in progress, and lost.
+            shared.wait(py, Some(Instant::now() + ANSWER_TIMEOUT), |s| {
+                if matches!(s.registration, Some(Some(_))) {
+                    s.registration.take().flatten()
+                } else {
+                    None
+                }
+            })
         });
         lock(shared).registration = None;
         let Some(answer) = answer? else {
