@@ -512,7 +512,9 @@ fn classify_control(control: Option<&Value>) -> Control {
     }
 }
 
-fn parse_send(map: &Map<String, Value>, config: &BrokerConfig) -> ClientFrame {
+/// `copy`: the message is copied into the frame; otherwise it is left `null` for the caller to
+/// move in ([`parse_client_frame_owned`]).
+fn parse_send(map: &Map<String, Value>, config: &BrokerConfig, copy: bool) -> ClientFrame {
     let message = map.get("message").unwrap_or(&Value::Null);
     let message_id = message
         .get("id")
@@ -632,7 +634,7 @@ fn parse_send(map: &Map<String, Value>, config: &BrokerConfig) -> ClientFrame {
         id: message_id,
         reply_to,
         expects_reply,
-        message: message.clone(),
+        message: if copy { message.clone() } else { Value::Null },
         queue,
         receipts,
     }))
@@ -660,6 +662,25 @@ fn frame_parts(value: &Value) -> Result<(&Map<String, Value>, &str), Rejection> 
 /// Validates a client frame. `Err` is a protocol violation: the broker answers with an `error`
 /// frame carrying the rejection and closes the connection.
 pub fn parse_client_frame(value: &Value, config: &BrokerConfig) -> Result<ClientFrame, Rejection> {
+    parse_frame(value, config, true)
+}
+
+/// [`parse_client_frame`] of a frame the caller owns: a `send`'s message is moved out of `value`
+/// into the frame, not copied (what is left of `value` is the rest of the frame).
+pub fn parse_client_frame_owned(
+    value: &mut Value,
+    config: &BrokerConfig,
+) -> Result<ClientFrame, Rejection> {
+    let mut frame = parse_frame(value, config, false)?;
+    if let ClientFrame::Send(send) = &mut frame
+        && let Some(message) = value.get_mut("message")
+    {
+        send.message = message.take();
+    }
+    Ok(frame)
+}
+
+fn parse_frame(value: &Value, config: &BrokerConfig, copy: bool) -> Result<ClientFrame, Rejection> {
     let (map, kind) = frame_parts(value)?;
     // Pi words a malformed frame of a kind as `Invalid <kind> message`, whichever field is wrong.
     let id_field = |key: &str| -> Result<String, Rejection> {
@@ -684,7 +705,7 @@ pub fn parse_client_frame(value: &Value, config: &BrokerConfig) -> Result<Client
         "list" => ClientFrame::List {
             request_id: id_field("requestId")?,
         },
-        "send" => parse_send(map, config),
+        "send" => parse_send(map, config, copy),
         "message_received" => ClientFrame::MessageReceived {
             delivery_id: id_field("deliveryId")?,
         },

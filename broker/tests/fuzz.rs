@@ -6,7 +6,7 @@ mod common;
 
 use std::time::Duration;
 
-use agent_intercom_broker::wire::{ClientFrame, parse_client_frame};
+use agent_intercom_broker::wire::{ClientFrame, parse_client_frame, parse_client_frame_owned};
 use common::*;
 use proptest::prelude::*;
 use serde_json::{Map, Value, json};
@@ -96,6 +96,33 @@ proptest! {
     fn client_frame_parser_never_panics(value in arb_json()) {
         let config = config(std::path::Path::new("/unused"));
         let _ = parse_client_frame(&value, &config);
+    }
+
+    /// The broker's own path, which moves a send's message into the frame instead of copying
+    /// it, reads every frame as the general parser does: any value, a send around any message,
+    /// and a valid send (which must read as a send, message and all).
+    #[test]
+    fn an_owned_frame_reads_as_a_borrowed_one(value in arb_json(), message in arb_json(), queue in arb_json()) {
+        let config = config(std::path::Path::new("/unused"));
+        let valid = json!({
+            "type": "send", "to": "b",
+            "message": { "id": "m1", "timestamp": 1, "content": { "text": "hi" }, "expectsReply": true },
+        });
+        let frames = [
+            value,
+            json!({ "type": "send", "to": "b", "message": message }),
+            json!({ "type": "send", "to": "b", "queue": queue, "message": valid["message"].clone() }),
+            valid.clone(),
+        ];
+        for frame in frames {
+            let mut owned = frame.clone();
+            prop_assert_eq!(parse_client_frame_owned(&mut owned, &config), parse_client_frame(&frame, &config));
+        }
+        let mut owned = valid.clone();
+        match parse_client_frame_owned(&mut owned, &config) {
+            Ok(ClientFrame::Send(send)) => prop_assert_eq!(&send.message, &valid["message"]),
+            other => prop_assert!(false, "not a send: {:?}", other),
+        }
     }
 
     /// Mutations of a valid registration: removing, retyping or adding a field is refused; the

@@ -20,6 +20,12 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
 use crate::config::{BrokerConfig, LogLevel};
+
+/// The state's maps, keyed by session, delivery and message ids and read on every frame: hashed
+/// with foldhash (seeded at random per process, as std's SipHash is, so keys a client chooses
+/// cannot be aimed at one bucket) rather than SipHash, which was a twentieth of the broker's
+/// profile.
+pub(super) type Map<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
 use crate::store::Store;
 use crate::wire::{self, ClientFrame, Rejection, error_code, failure_code};
 
@@ -178,26 +184,26 @@ pub struct State {
     config: BrokerConfig,
     clock: Box<dyn Clock>,
     store: Option<Store>,
-    conns: HashMap<ConnId, Conn>,
+    conns: Map<ConnId, Conn>,
     unregistered: VecDeque<(ConnId, u64)>,
-    sessions: HashMap<String, Entry>,
-    by_scope: HashMap<Option<String>, BTreeMap<u64, String>>,
-    pending: HashMap<String, Pending>,
-    pending_by_key: HashMap<(String, String), String>,
-    pending_from: HashMap<String, usize>,
+    sessions: Map<String, Entry>,
+    by_scope: Map<Option<String>, BTreeMap<u64, String>>,
+    pending: Map<String, Pending>,
+    pending_by_key: Map<(String, String), String>,
+    pending_from: Map<String, usize>,
     /// Pending deliveries handed out from the offline queue.
     pending_from_queue: usize,
     /// The offline queue.
     queue: queue::Queue,
     /// Delivery results kept in memory (a bounded cache: all of them are in the store).
-    recent: HashMap<(String, String), Recent>,
+    recent: Map<(String, String), Recent>,
     /// Insertion order of `recent`, for evicting the oldest past the bound.
     recent_order: VecDeque<(String, String)>,
     /// Set once a result left memory: from then on a miss is looked up in the store.
     recent_evicted: bool,
-    edges: HashMap<(String, String), Edge>,
-    edge_by_pair: HashMap<(String, String), String>,
-    edges_from: HashMap<String, usize>,
+    edges: Map<(String, String), Edge>,
+    edge_by_pair: Map<(String, String), String>,
+    edges_from: Map<String, usize>,
     /// Pending timers by (deadline, sequence). Delivery timeouts are removed as soon as their
     /// delivery settles, so memory follows what is pending, not the message rate.
     timers: BTreeMap<(Instant, u64), Timer>,
@@ -249,21 +255,21 @@ impl State {
             config,
             clock,
             store,
-            conns: HashMap::new(),
+            conns: Map::default(),
             unregistered: VecDeque::new(),
-            sessions: HashMap::new(),
-            by_scope: HashMap::new(),
-            pending: HashMap::new(),
-            pending_by_key: HashMap::new(),
-            pending_from: HashMap::new(),
+            sessions: Map::default(),
+            by_scope: Map::default(),
+            pending: Map::default(),
+            pending_by_key: Map::default(),
+            pending_from: Map::default(),
             pending_from_queue: 0,
             queue: queue::Queue::default(),
-            recent: HashMap::new(),
+            recent: Map::default(),
             recent_order: VecDeque::new(),
             recent_evicted: false,
-            edges: HashMap::new(),
-            edge_by_pair: HashMap::new(),
-            edges_from: HashMap::new(),
+            edges: Map::default(),
+            edge_by_pair: Map::default(),
+            edges_from: Map::default(),
             timers: BTreeMap::new(),
             timer_seq: 0,
             outbox: std::cell::RefCell::new(Vec::new()),
@@ -672,7 +678,7 @@ impl State {
         }
     }
 
-    fn frame(&mut self, conn: ConnId, value: Value) {
+    fn frame(&mut self, conn: ConnId, mut value: Value) {
         let Some((origin, bound)) = self.sender(conn) else {
             return;
         };
@@ -686,7 +692,9 @@ impl State {
         if !self.screen(conn, kind, &value, bound.as_deref()) {
             return;
         }
-        match wire::parse_client_frame(&value, &self.config) {
+        // A send's message moves into the parsed frame (dispatch reads `value` only for the
+        // kinds that keep theirs: access_control and register).
+        match wire::parse_client_frame_owned(&mut value, &self.config) {
             Ok(parsed) => self.dispatch(conn, origin, bound, parsed, &value),
             Err(Rejection { code, message }) => self.refuse(conn, code, &message),
         }

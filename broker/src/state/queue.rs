@@ -13,12 +13,12 @@
 //! - Tracked messages (`message_status`): a send with `queue` or `receipts` has a state the
 //!   sender may ask for (`delivery_status`), kept `offline_retention_ms`.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
 use serde_json::{Value, json};
 
 use super::records::{Enqueue, Pending, Route, Tracking};
-use super::{ConnId, State, Timer, js, text_frame};
+use super::{ConnId, Map, State, Timer, js, text_frame};
 use crate::store::{QueuedRow, StatusRow};
 use crate::wire::{delivery_state, failure_code};
 
@@ -50,11 +50,11 @@ impl Queued {
 /// The offline queue in memory: every queued message (the store holds them too).
 #[derive(Default)]
 pub(super) struct Queue {
-    items: HashMap<String, Queued>,
+    items: Map<String, Queued>,
     /// Per recipient: its messages by queue order.
-    of: HashMap<String, BTreeMap<i64, String>>,
-    by_key: HashMap<(String, String), String>,
-    bytes_of: HashMap<String, usize>,
+    of: Map<String, BTreeMap<i64, String>>,
+    by_key: Map<(String, String), String>,
+    bytes_of: Map<String, usize>,
     total_bytes: usize,
     next_seq: i64,
 }
