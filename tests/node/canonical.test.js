@@ -2,6 +2,7 @@
 const test = require('node:test')
 const assert = require('node:assert')
 const c = require('@ctliz/agent-intercom-core/canonical')
+const policy = require('@ctliz/agent-intercom-core/policy')
 const { throwsCode } = require('./helpers.js')
 
 test('known answer and frame layout', () => {
@@ -10,6 +11,19 @@ test('known answer and frame layout', () => {
   assert.strictEqual(c.CANONICAL_HASH_FRAME, 'agent-intercom-canonical-frame-v1')
   assert.strictEqual(c.CANONICAL_ENCODING_VERSION, 1)
   assert.strictEqual(c.CANONICAL_UNICODE_NORMALIZATION, 'none')
+})
+
+test('answers cross whole whatever their characters: ASCII, Latin-1, wider, astral', () => {
+  // The addon makes an ASCII or Latin-1 answer as Latin-1 and anything wider as UTF-16: each
+  // comes back as written, as a string answer and inside a JSON (object) answer.
+  for (const text of ['plain', 'caf\u00e9 \u00ff\u0080', 'caf\u00e9 \u20ac', '\u{1f600} \u00e9', '\u0100']) {
+    assert.strictEqual(c.canonicalJson({ k: text }), JSON.stringify({ k: text }))
+    // A fresh record (JSON crossing): the revoked state names the principal by the text.
+    const principal = { id: text, kind: 'local', state: 'active', generation: 1, policy: 'local-public', rootSessionId: text }
+    const { state, changedPrincipalIds } = policy.revokeSubtree({ principals: { [text]: principal } }, text)
+    assert.deepStrictEqual(changedPrincipalIds, [text])
+    assert.deepStrictEqual(state.principals[text], { ...principal, state: 'revoked', generation: 2 })
+  }
 })
 
 test('integer-like keys follow JavaScript order, like JSON.stringify', () => {

@@ -9,8 +9,8 @@ use crate::boss::participant::LEGACY_WORKER_STATES;
 use crate::boss::string_array_json;
 use crate::contract::Js;
 use crate::contract::read::{
-    Read, boolean, exact_record, fail, field, integer, member, one_of, optional, optional_string,
-    optional_timestamp, string, string_array, timestamp,
+    Read, boolean, exact_record, fail, field, integer, lazily, member, one_of, optional,
+    optional_string, optional_timestamp, string, string_array, timestamp,
 };
 
 /// Where notices for the worker go: the Manager that owns it, bound to a binding epoch, and
@@ -132,25 +132,26 @@ fn owned(value: Option<&str>) -> Option<String> {
     value.map(str::to_string)
 }
 
+/// `read` of member `key` of `v`, whose path (`path.key`) is formatted only if the read fails
+/// (see [`lazily`]).
+pub(super) fn read_at<'v, T>(
+    v: &'v Js,
+    path: &str,
+    key: &str,
+    read: impl Fn(&'v Js, &str) -> Read<T>,
+) -> Read<T> {
+    lazily(|| member(path, key), |p| read(field(v, key), p))
+}
+
 /// The owning Manager recipient at `path`: its context decides which keys it may have, and
 /// its three common fields are read before its keys are checked.
 fn parse_recipient(v: &Js, path: &str) -> Read<OwningManagerRecipient> {
     crate::contract::read::record(v, path)?;
-    let at = |key: &str| member(path, key);
-    let context = one_of(
-        field(v, "recipientContext"),
-        WORKER_STORE_MANAGER_RECIPIENT_CONTEXTS,
-        &at("recipientContext"),
-    )?;
-    let principal_id = string(
-        field(v, "recipientPrincipalId"),
-        &at("recipientPrincipalId"),
-    )?;
-    let binding_epoch = integer(
-        field(v, "recipientBindingEpoch"),
-        &at("recipientBindingEpoch"),
-        1,
-    )?;
+    let context = read_at(v, path, "recipientContext", |x, p| {
+        one_of(x, WORKER_STORE_MANAGER_RECIPIENT_CONTEXTS, p)
+    })?;
+    let principal_id = read_at(v, path, "recipientPrincipalId", string)?;
+    let binding_epoch = read_at(v, path, "recipientBindingEpoch", |x, p| integer(x, p, 1))?;
     const COMMON: [&str; 3] = [
         "recipientPrincipalId",
         "recipientBindingEpoch",
@@ -162,11 +163,8 @@ fn parse_recipient(v: &Js, path: &str) -> Read<OwningManagerRecipient> {
     } else {
         let required = [COMMON[0], COMMON[1], COMMON[2], "recipientSessionId"];
         exact_record(v, &required, &["recipientTargetSessionId"], path)?;
-        let session = string(field(v, "recipientSessionId"), &at("recipientSessionId"))?;
-        let target = optional_string(
-            field(v, "recipientTargetSessionId"),
-            &at("recipientTargetSessionId"),
-        )?;
+        let session = read_at(v, path, "recipientSessionId", string)?;
+        let target = read_at(v, path, "recipientTargetSessionId", optional_string)?;
         Some((session.to_string(), owned(target)))
     };
     Ok(OwningManagerRecipient {
@@ -200,14 +198,11 @@ pub fn parse_compatibility_fields(v: &Js, path: &str) -> Read<CompatibilityField
         &["AGENT_INTERCOM_WORKER_ID", "AGENT_INTERCOM_RUN_ID"],
         &["workspacePath"],
     )?;
-    let read = |key: &str| string(field(g, key), &member(&at, key)).map(str::to_string);
+    let read = |key: &str| read_at(g, &at, key, string).map(str::to_string);
     let environment = Environment {
         worker_id: read("AGENT_INTERCOM_WORKER_ID")?,
         run_id: read("AGENT_INTERCOM_RUN_ID")?,
-        workspace_path: owned(optional_string(
-            field(g, "workspacePath"),
-            &member(&at, "workspacePath"),
-        )?),
+        workspace_path: owned(read_at(g, &at, "workspacePath", optional_string)?),
     };
 
     let (g, at) = group(
@@ -218,19 +213,11 @@ pub fn parse_compatibility_fields(v: &Js, path: &str) -> Read<CompatibilityField
         &["lastConfirmedAt", "failureCode"],
     )?;
     let health = Health {
-        observed_legacy_state: one_of(
-            field(g, "observedLegacyState"),
-            LEGACY_WORKER_STATES,
-            &member(&at, "observedLegacyState"),
-        )?,
-        last_confirmed_at: owned(optional_timestamp(
-            field(g, "lastConfirmedAt"),
-            &member(&at, "lastConfirmedAt"),
-        )?),
-        failure_code: owned(optional_string(
-            field(g, "failureCode"),
-            &member(&at, "failureCode"),
-        )?),
+        observed_legacy_state: read_at(g, &at, "observedLegacyState", |x, p| {
+            one_of(x, LEGACY_WORKER_STATES, p)
+        })?,
+        last_confirmed_at: owned(read_at(g, &at, "lastConfirmedAt", optional_timestamp)?),
+        failure_code: owned(read_at(g, &at, "failureCode", optional_string)?),
     };
 
     let (g, at) = group(
@@ -241,18 +228,12 @@ pub fn parse_compatibility_fields(v: &Js, path: &str) -> Read<CompatibilityField
         &["processId", "leaseExpiresAt", "maxRuntimeAt"],
     )?;
     let runtime = Runtime {
-        runtime_id: string(field(g, "runtimeId"), &member(&at, "runtimeId"))?.to_string(),
-        process_id: optional(field(g, "processId"), |p| {
-            integer(p, &member(&at, "processId"), 1)
+        runtime_id: read_at(g, &at, "runtimeId", string)?.to_string(),
+        process_id: read_at(g, &at, "processId", |x, p| {
+            optional(x, |x| integer(x, p, 1))
         })?,
-        lease_expires_at: owned(optional_timestamp(
-            field(g, "leaseExpiresAt"),
-            &member(&at, "leaseExpiresAt"),
-        )?),
-        max_runtime_at: owned(optional_timestamp(
-            field(g, "maxRuntimeAt"),
-            &member(&at, "maxRuntimeAt"),
-        )?),
+        lease_expires_at: owned(read_at(g, &at, "leaseExpiresAt", optional_timestamp)?),
+        max_runtime_at: owned(read_at(g, &at, "maxRuntimeAt", optional_timestamp)?),
     };
 
     let (g, at) = group(
@@ -263,17 +244,10 @@ pub fn parse_compatibility_fields(v: &Js, path: &str) -> Read<CompatibilityField
         &["sessionId"],
     )?;
     let adapter = Adapter {
-        adapter_id: string(field(g, "adapterId"), &member(&at, "adapterId"))?.to_string(),
-        adapter_version: string(field(g, "adapterVersion"), &member(&at, "adapterVersion"))?
-            .to_string(),
-        session_id: owned(optional_string(
-            field(g, "sessionId"),
-            &member(&at, "sessionId"),
-        )?),
-        readiness_reported: boolean(
-            field(g, "readinessReported"),
-            &member(&at, "readinessReported"),
-        )?,
+        adapter_id: read_at(g, &at, "adapterId", string)?.to_string(),
+        adapter_version: read_at(g, &at, "adapterVersion", string)?.to_string(),
+        session_id: owned(read_at(g, &at, "sessionId", optional_string)?),
+        readiness_reported: read_at(g, &at, "readinessReported", boolean)?,
     };
 
     let (g, at) = group(
@@ -283,12 +257,12 @@ pub fn parse_compatibility_fields(v: &Js, path: &str) -> Read<CompatibilityField
         &["unitName", "activeState", "subState", "observedAt"],
         &[],
     )?;
-    let read = |key: &str| string(field(g, key), &member(&at, key)).map(str::to_string);
+    let read = |key: &str| read_at(g, &at, key, string).map(str::to_string);
     let systemd = Systemd {
         unit_name: read("unitName")?,
         active_state: read("activeState")?,
         sub_state: read("subState")?,
-        observed_at: timestamp(field(g, "observedAt"), &member(&at, "observedAt"))?.to_string(),
+        observed_at: read_at(g, &at, "observedAt", timestamp)?.to_string(),
     };
 
     let (g, at) = group(
@@ -306,23 +280,14 @@ pub fn parse_compatibility_fields(v: &Js, path: &str) -> Read<CompatibilityField
     }
     let notice = Notice {
         pending_notice_ids: ids.iter().map(|s| s.to_string()).collect(),
-        last_delivered_notice_id: owned(optional_string(
-            field(g, "lastDeliveredNoticeId"),
-            &member(&at, "lastDeliveredNoticeId"),
-        )?),
-        owning_manager_recipient: parse_recipient(
-            field(g, "owningManagerRecipient"),
-            &member(&at, "owningManagerRecipient"),
-        )?,
+        last_delivered_notice_id: owned(read_at(g, &at, "lastDeliveredNoticeId", optional_string)?),
+        owning_manager_recipient: read_at(g, &at, "owningManagerRecipient", parse_recipient)?,
     };
 
     let (g, at) = group(v, "controller", path, &["revision"], &["projectionId"])?;
     let controller = Controller {
-        projection_id: owned(optional_string(
-            field(g, "projectionId"),
-            &member(&at, "projectionId"),
-        )?),
-        revision: integer(field(g, "revision"), &member(&at, "revision"), 0)?,
+        projection_id: owned(read_at(g, &at, "projectionId", optional_string)?),
+        revision: read_at(g, &at, "revision", |x, p| integer(x, p, 0))?,
     };
     Ok(CompatibilityFields {
         environment,

@@ -7,7 +7,7 @@
 //! again as a migration input would (from a fresh object, so paths inside the groups read
 //! `$compatibility.<group>...`, as in the TypeScript core), then rebuilds the record.
 
-use super::fields::{CompatibilityFields, parse_compatibility_fields};
+use super::fields::{CompatibilityFields, parse_compatibility_fields, read_at};
 use super::{FULL_WORKER_STORE_MIGRATION_VERSION, FULL_WORKER_STORE_V2_RECORD_VERSION, JsonObject};
 use crate::boss::participant::migration::{
     MigratedWorkerRecord, MigrationInput, migrate_input, parse_migrated_record,
@@ -145,15 +145,8 @@ fn unbind(
     let mut keys = required.to_vec();
     keys.extend(["workerIncarnationId", "workerGeneration"]);
     exact_record(surface, &keys, optional, &path)?;
-    let incarnation = string(
-        field(surface, "workerIncarnationId"),
-        &member(&path, "workerIncarnationId"),
-    )?;
-    let generation = integer(
-        field(surface, "workerGeneration"),
-        &member(&path, "workerGeneration"),
-        1,
-    )?;
+    let incarnation = read_at(surface, &path, "workerIncarnationId", string)?;
+    let generation = read_at(surface, &path, "workerGeneration", |x, p| integer(x, p, 1))?;
     if incarnation != worker.worker_incarnation_id || generation != worker.worker_generation {
         return fail(
             &path,
@@ -183,7 +176,7 @@ pub fn parse_worker_store_record(v: &Js) -> Read<WorkerStoreRecord> {
 
     let env = field(v, "environment");
     exact_record(env, ENVIRONMENT_KEYS, &["workspacePath"], "$.environment")?;
-    let read = |key: &str| string(field(env, key), &member("$.environment", key));
+    let read = |key: &str| read_at(env, "$.environment", key, string);
     let env_worker = read("AGENT_INTERCOM_WORKER_ID")?;
     let env_incarnation = read("AGENT_INTERCOM_WORKER_INCARNATION_ID")?;
     let env_generation = read("AGENT_INTERCOM_WORKER_GENERATION")?;
