@@ -132,7 +132,18 @@ pub(crate) fn string_array_json(items: &[&str]) -> String {
 mod tests {
     #[test]
     fn push_int_writes_what_to_string_writes() {
-        for value in [0, 7, -7, 10, -10, 99, 100, 1_234_567_890_123, i64::MIN, i64::MAX] {
+        for value in [
+            0,
+            7,
+            -7,
+            10,
+            -10,
+            99,
+            100,
+            1_234_567_890_123,
+            i64::MIN,
+            i64::MAX,
+        ] {
             let mut out = String::from("x");
             super::push_int(&mut out, value);
             assert_eq!(out, format!("x{value}"));
