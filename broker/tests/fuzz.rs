@@ -102,21 +102,32 @@ proptest! {
     /// it, reads every frame as the general parser does: any value, a send around any message,
     /// and a valid send (which must read as a send, message and all).
     #[test]
-    fn an_owned_frame_reads_as_a_borrowed_one(value in arb_json(), message in arb_json(), queue in arb_json()) {
+    fn an_owned_frame_reads_as_a_borrowed_one(
+        value in arb_json(),
+        message in arb_json(),
+        queue in arb_json(),
+    ) {
         let config = config(std::path::Path::new("/unused"));
         let valid = json!({
             "type": "send", "to": "b",
-            "message": { "id": "m1", "timestamp": 1, "content": { "text": "hi" }, "expectsReply": true },
+            "message": {
+                "id": "m1", "timestamp": 1, "content": { "text": "hi" }, "expectsReply": true,
+            },
         });
         let frames = [
             value,
             json!({ "type": "send", "to": "b", "message": message }),
-            json!({ "type": "send", "to": "b", "queue": queue, "message": valid["message"].clone() }),
+            json!({
+                "type": "send", "to": "b", "queue": queue, "message": valid["message"].clone(),
+            }),
             valid.clone(),
         ];
         for frame in frames {
             let mut owned = frame.clone();
-            prop_assert_eq!(parse_client_frame_owned(&mut owned, &config), parse_client_frame(&frame, &config));
+            prop_assert_eq!(
+                parse_client_frame_owned(&mut owned, &config),
+                parse_client_frame(&frame, &config)
+            );
         }
         let mut owned = valid.clone();
         match parse_client_frame_owned(&mut owned, &config) {
