@@ -11,7 +11,8 @@
 //!   frame is copied, the writer's next commit starts the log over from its beginning, so the
 //!   file stops growing). Not one per commit: a checkpoint copies the newest version of each
 //!   page, so under a steady writer fewer, larger checkpoints copy the same hot pages fewer
-//!   times (a broker's checkpointing thread spent a seventh of its CPU copying them again);
+//!   times (copying them again after every commit, a broker's checkpointing thread took a
+//!   seventh of the broker process's CPU);
 //! - a RESTART checkpoint if the log reached [`Policy::restart_at`] pages anyway (the writer
 //!   outran the copies): the bound on the log's size, paid by a writer that waits briefly;
 //! - a TRUNCATE checkpoint once no commit came for [`Policy::idle`]: an idle store keeps no log.
