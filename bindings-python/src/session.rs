@@ -111,8 +111,11 @@ impl Shared {
             };
         let kind = frame.get("type").and_then(Value::as_str).unwrap_or("");
         let taken = match kind {
+            // An answer to a request: never an event, also when nobody waits for it any more
+            // (the best-effort cancel_ask after an ask timed out, an answer past its timeout).
             "sessions" | "ask_control_result" | "delivery_status" => {
-                fill(&mut s.requests, key("requestId"), &frame)
+                fill(&mut s.requests, key("requestId"), &frame);
+                true
             }
             "delivery_accepted" => true,
             "delivered" | "delivery_failed" => fill(&mut s.deliveries, key("messageId"), &frame),

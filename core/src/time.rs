@@ -58,26 +58,13 @@ pub fn format_ms(ms: i64) -> String {
     let ms = ms.clamp(MIN, MAX);
     let (year, month, day) = civil_from_days(ms.div_euclid(86_400_000));
     let rest = ms.rem_euclid(86_400_000);
-    // Written digit by digit (no formatting machinery: timestamps are written by the thousand
-    // in the Boss records). Every field is non-negative and fits its width after the clamp.
-    let mut out = String::with_capacity(24);
-    let fields = [
-        (year, 4, '-'),
-        (month, 2, '-'),
-        (day, 2, 'T'),
-        (rest / 3_600_000, 2, ':'),
-        (rest / 60_000 % 60, 2, ':'),
-        (rest / 1000 % 60, 2, '.'),
-        (rest % 1000, 3, 'Z'),
-    ];
-    for (value, width, after) in fields {
-        for place in (0..width).rev() {
-            let digit = value / 10i64.pow(place) % 10;
-            out.push(char::from(b'0' + digit as u8));
-        }
-        out.push(after);
-    }
-    out
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
+        rest / 3_600_000,
+        rest / 60_000 % 60,
+        rest / 1000 % 60,
+        rest % 1000
+    )
 }
 
 /// Milliseconds since the epoch of an RFC 3339 `date-time` (section 5.6) that carries its
