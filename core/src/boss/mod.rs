@@ -18,26 +18,9 @@ pub mod wire;
 pub mod worker;
 pub mod worker_store;
 
-use crate::contract::value::write_json_string;
+use std::fmt::Write as _;
 
-/// Appends the decimal text of `value` (what `to_string` writes, without its allocation).
-fn push_int(out: &mut String, value: i64) {
-    let mut digits = [0u8; 20];
-    let mut n = value.unsigned_abs();
-    let mut at = digits.len();
-    loop {
-        at -= 1;
-        digits[at] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    if value < 0 {
-        out.push('-');
-    }
-    out.push_str(std::str::from_utf8(&digits[at..]).expect("ASCII digits"));
-}
+use crate::contract::value::write_json_string;
 
 /// A JSON object written member by member, in the order given (what a TypeScript object
 /// literal keeps).
@@ -71,7 +54,7 @@ impl JsonObject {
 
     /// An integer member.
     pub(crate) fn int(mut self, key: &str, value: i64) -> JsonObject {
-        push_int(self.key(key), value);
+        let _ = write!(self.key(key), "{value}");
         self
     }
 
@@ -126,27 +109,4 @@ pub(crate) fn string_array_json(items: &[&str]) -> String {
     }
     out.push(']');
     out
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn push_int_writes_what_to_string_writes() {
-        for value in [
-            0,
-            7,
-            -7,
-            10,
-            -10,
-            99,
-            100,
-            1_234_567_890_123,
-            i64::MIN,
-            i64::MAX,
-        ] {
-            let mut out = String::from("x");
-            super::push_int(&mut out, value);
-            assert_eq!(out, format!("x{value}"));
-        }
-    }
 }

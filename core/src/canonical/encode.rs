@@ -114,7 +114,7 @@ pub(super) fn encode(value: &Value<'_>, out: &mut String, depth: usize) -> Resul
     Ok(())
 }
 
-pub(super) fn escape_into(s: &str, out: &mut String) {
+pub(crate) fn escape_into(s: &str, out: &mut String) {
     out.push('"');
     let bytes = s.as_bytes();
     // Most strings need no escape: copy them whole after a word-at-a-time scan.
@@ -169,7 +169,7 @@ static SPECIAL: [bool; 256] = {
 /// Length of the longest prefix without a quote, backslash or control character. Checks eight
 /// bytes at a time (a word holds such a byte when one of the classic "has a zero byte" tests
 /// fires), then finishes byte by byte.
-pub(super) fn plain_prefix(bytes: &[u8]) -> usize {
+pub(crate) fn plain_prefix(bytes: &[u8]) -> usize {
     const ONES: u64 = 0x0101_0101_0101_0101;
     const HIGH: u64 = 0x8080_8080_8080_8080;
     let has_zero = |x: u64| x.wrapping_sub(ONES) & !x & HIGH;

@@ -226,7 +226,8 @@ pub fn canonical_hash_of_text(domain: &str, text: &str) -> Result<String, Error>
     hash_of_payload(domain, &canonical_json_of_text(text)?)
 }
 
-fn to_hex(bytes: &[u8]) -> String {
+/// Lowercase hexadecimal of `bytes` (a digest's usual text form).
+pub fn to_hex(bytes: &[u8]) -> String {
     const DIGITS: &[u8; 16] = b"0123456789abcdef";
     let mut out = String::with_capacity(bytes.len() * 2);
     for &b in bytes {
@@ -293,5 +294,7 @@ mod stream;
 mod tests;
 
 use encode::{Fault, encode};
+// The JSON string escaping, shared with the contract's writer and snapshot parser.
+pub(crate) use encode::{escape_into, plain_prefix};
 use parse::Parser;
 use stream::Canon;

@@ -21,6 +21,17 @@ pub fn member(path: &str, key: &str) -> String {
     format!("{path}.{key}")
 }
 
+/// `read` of member `key` of `v`, at `path.key`: the path is formatted only if the read fails
+/// (see [`lazily`]).
+pub fn read_at<'v, T>(
+    v: &'v Js,
+    path: &str,
+    key: &str,
+    read: impl Fn(&'v Js, &str) -> Read<T>,
+) -> Read<T> {
+    lazily(|| member(path, key), |p| read(field(v, key), p))
+}
+
 /// `read(path)` with the path built only when the read fails: readers are pure, so reading again
 /// with the real path gives the very failure the caller must see, and the common case formats
 /// no path at all.

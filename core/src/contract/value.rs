@@ -22,6 +22,8 @@
 
 use std::fmt::Write as _;
 
+use crate::canonical::plain_prefix;
+
 /// The first unpaired surrogate of a string, which the contract reports by kind.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Lone {
@@ -415,32 +417,10 @@ pub fn number_to_string(n: f64) -> String {
     out
 }
 
-/// Appends `text` as `JSON.stringify` writes a string.
+/// Appends `text` as `JSON.stringify` writes a string (the canonical encoder's escaping, which
+/// is the same).
 pub fn write_json_string(out: &mut String, text: &str) {
-    out.push('"');
-    // Runs that need no escape are copied whole: every byte that does is ASCII.
-    let mut rest = text;
-    while let Some(at) = rest
-        .bytes()
-        .position(|b| b == b'"' || b == b'\\' || b < 0x20)
-    {
-        out.push_str(&rest[..at]);
-        match rest.as_bytes()[at] {
-            b'"' => out.push_str("\\\""),
-            b'\\' => out.push_str("\\\\"),
-            0x08 => out.push_str("\\b"),
-            0x0c => out.push_str("\\f"),
-            b'\n' => out.push_str("\\n"),
-            b'\r' => out.push_str("\\r"),
-            b'\t' => out.push_str("\\t"),
-            b => {
-                let _ = write!(out, "\\u{b:04x}");
-            }
-        }
-        rest = &rest[at + 1..];
-    }
-    out.push_str(rest);
-    out.push('"');
+    crate::canonical::escape_into(text, out);
 }
 
 struct Parser<'a> {
@@ -622,12 +602,8 @@ impl<'a> Parser<'a> {
             return self.fail("expected a string");
         }
         // The common string has no escape: one scan, one allocation of the exact size.
-        let plain = self.bytes[self.at..]
-            .iter()
-            .position(|&b| b == b'"' || b == b'\\' || b < 0x20);
-        if let Some(len) = plain
-            && self.bytes[self.at + len] == b'"'
-        {
+        let len = plain_prefix(&self.bytes[self.at..]);
+        if self.bytes.get(self.at + len) == Some(&b'"') {
             let text = self.text[self.at..self.at + len].to_string();
             self.at += len + 1;
             return Ok(JsStr { text, lone: None });
@@ -636,10 +612,7 @@ impl<'a> Parser<'a> {
         let mut lone = None;
         loop {
             let run = self.at;
-            self.at += self.bytes[run..]
-                .iter()
-                .position(|&b| b == b'"' || b == b'\\' || b < 0x20)
-                .unwrap_or(self.bytes.len() - run);
+            self.at += plain_prefix(&self.bytes[run..]);
             text.push_str(&self.text[run..self.at]);
             match self.peek() {
                 None => return self.fail("unterminated string"),

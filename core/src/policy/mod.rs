@@ -267,15 +267,7 @@ impl Principal {
         object(value, path)?;
         read::exact_keys(value, &PRINCIPAL_KEYS, &PRINCIPAL_OPTIONAL_KEYS, path)?;
         // Each member's path is formatted only if reading it fails.
-        fn at<'v, T>(
-            value: &'v Js,
-            path: &str,
-            key: &str,
-            read: impl Fn(&'v Js, &str) -> Read<T>,
-        ) -> Read<T> {
-            let field = read::field(value, key);
-            read::lazily(|| member(path, key), |p| read(field, p))
-        }
+        use read::read_at as at;
         Ok(Principal {
             id: at(value, path, "id", read::string)?.to_string(),
             kind: at(value, path, "kind", PrincipalKind::from_js)?,

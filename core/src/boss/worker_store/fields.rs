@@ -9,8 +9,8 @@ use crate::boss::participant::LEGACY_WORKER_STATES;
 use crate::boss::string_array_json;
 use crate::contract::Js;
 use crate::contract::read::{
-    Read, boolean, exact_record, fail, field, integer, lazily, member, one_of, optional,
-    optional_string, optional_timestamp, string, string_array, timestamp,
+    Read, boolean, exact_record, fail, field, integer, member, one_of, optional, optional_string,
+    optional_timestamp, read_at, string, string_array, timestamp,
 };
 
 /// Where notices for the worker go: the Manager that owns it, bound to a binding epoch, and
@@ -130,17 +130,6 @@ pub struct CompatibilityFields {
 
 fn owned(value: Option<&str>) -> Option<String> {
     value.map(str::to_string)
-}
-
-/// `read` of member `key` of `v`, whose path (`path.key`) is formatted only if the read fails
-/// (see [`lazily`]).
-pub(super) fn read_at<'v, T>(
-    v: &'v Js,
-    path: &str,
-    key: &str,
-    read: impl Fn(&'v Js, &str) -> Read<T>,
-) -> Read<T> {
-    lazily(|| member(path, key), |p| read(field(v, key), p))
 }
 
 /// The owning Manager recipient at `path`: its context decides which keys it may have, and

@@ -7,7 +7,7 @@
 //! again as a migration input would (from a fresh object, so paths inside the groups read
 //! `$compatibility.<group>...`, as in the TypeScript core), then rebuilds the record.
 
-use super::fields::{CompatibilityFields, parse_compatibility_fields, read_at};
+use super::fields::{CompatibilityFields, parse_compatibility_fields};
 use super::{FULL_WORKER_STORE_MIGRATION_VERSION, FULL_WORKER_STORE_V2_RECORD_VERSION, JsonObject};
 use crate::boss::participant::migration::{
     MigratedWorkerRecord, MigrationInput, migrate_input, parse_migrated_record,
@@ -16,7 +16,8 @@ use crate::boss::participant::migration::{
 use crate::boss::string_array_json;
 use crate::contract::Js;
 use crate::contract::read::{
-    Read, exact_record, fail, field, integer, member, optional_string, string, string_array,
+    Read, exact_record, fail, field, integer, member, optional_string, read_at, string,
+    string_array,
 };
 
 const INPUT_KEYS: &[&str] = &[
