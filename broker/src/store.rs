@@ -196,6 +196,14 @@ pub struct Store {
     checkpoints: Checkpointer,
 }
 
+/// The files SQLite keeps beside the database (its write-ahead log and shared memory), by the
+/// suffix of the database's path.
+const SIDE_FILES: [&str; 2] = ["-wal", "-shm"];
+
+fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
+    PathBuf::from(format!("{}{suffix}", path.display()))
+}
+
 fn restrict(path: &Path) {
     if path.exists() {
         let _ = std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600));
@@ -219,12 +227,8 @@ impl Store {
                 let aside = path.with_extension(format!("sqlite.corrupt-{stamp}"));
                 std::fs::rename(path, &aside)
                     .map_err(|e| StoreError::Io(format!("{first}; moving it aside failed: {e}")))?;
-                for suffix in ["-wal", "-shm"] {
-                    let side = PathBuf::from(format!("{}{suffix}", path.display()));
-                    let _ = std::fs::rename(
-                        &side,
-                        PathBuf::from(format!("{}{suffix}", aside.display())),
-                    );
+                for suffix in SIDE_FILES {
+                    let _ = std::fs::rename(with_suffix(path, suffix), with_suffix(&aside, suffix));
                 }
                 eprintln!(
                     "agent-intercom broker: store unreadable ({first}); moved aside to {}",
@@ -237,8 +241,8 @@ impl Store {
     }
 
     fn open_inner(path: &Path) -> Result<Store, StoreError> {
-        for suffix in ["", "-wal", "-shm", "-journal"] {
-            let file = PathBuf::from(format!("{}{suffix}", path.display()));
+        for suffix in ["", SIDE_FILES[0], SIDE_FILES[1], "-journal"] {
+            let file = with_suffix(path, suffix);
             if std::fs::symlink_metadata(&file).is_ok_and(|m| !m.file_type().is_file()) {
                 return Err(StoreError::Io(format!(
                     "refusing {}: it is a symbolic link or not a regular file",
@@ -325,8 +329,8 @@ impl Store {
                 "integrity check failed: {check}"
             )));
         }
-        for suffix in ["-wal", "-shm"] {
-            restrict(&PathBuf::from(format!("{}{suffix}", path.display())));
+        for suffix in SIDE_FILES {
+            restrict(&with_suffix(path, suffix));
         }
         Ok(Store {
             conn,
@@ -343,6 +347,16 @@ impl Store {
     /// The file.
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// Bytes of the store's files: the database and its side files (what `watch` shows).
+    pub fn bytes(&self) -> u64 {
+        ["", SIDE_FILES[0], SIDE_FILES[1]]
+            .into_iter()
+            .filter_map(|suffix| std::fs::symlink_metadata(with_suffix(&self.path, suffix)).ok())
+            .filter(|m| m.is_file())
+            .map(|m| m.len())
+            .sum()
     }
 
     /// Opens a transaction unless one is open: writes until [`Store::commit`] are one commit.

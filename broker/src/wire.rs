@@ -512,9 +512,9 @@ fn classify_control(control: Option<&Value>) -> Control {
     }
 }
 
-/// `copy`: the message is copied into the frame; otherwise it is left `null` for the caller to
-/// move in ([`parse_client_frame_owned`]).
-fn parse_send(map: &Map<String, Value>, config: &BrokerConfig, copy: bool) -> ClientFrame {
+/// The message is left `null` in the frame: the caller copies or moves it in ([`parse_frame`]'s
+/// two callers).
+fn parse_send(map: &Map<String, Value>, config: &BrokerConfig) -> ClientFrame {
     let message = map.get("message").unwrap_or(&Value::Null);
     let message_id = message
         .get("id")
@@ -634,7 +634,7 @@ fn parse_send(map: &Map<String, Value>, config: &BrokerConfig, copy: bool) -> Cl
         id: message_id,
         reply_to,
         expects_reply,
-        message: if copy { message.clone() } else { Value::Null },
+        message: Value::Null,
         queue,
         receipts,
     }))
@@ -662,7 +662,13 @@ fn frame_parts(value: &Value) -> Result<(&Map<String, Value>, &str), Rejection> 
 /// Validates a client frame. `Err` is a protocol violation: the broker answers with an `error`
 /// frame carrying the rejection and closes the connection.
 pub fn parse_client_frame(value: &Value, config: &BrokerConfig) -> Result<ClientFrame, Rejection> {
-    parse_frame(value, config, true)
+    let mut frame = parse_frame(value, config)?;
+    if let ClientFrame::Send(send) = &mut frame
+        && let Some(message) = value.get("message")
+    {
+        send.message = message.clone();
+    }
+    Ok(frame)
 }
 
 /// [`parse_client_frame`] of a frame the caller owns: a `send`'s message is moved out of `value`
@@ -671,7 +677,7 @@ pub fn parse_client_frame_owned(
     value: &mut Value,
     config: &BrokerConfig,
 ) -> Result<ClientFrame, Rejection> {
-    let mut frame = parse_frame(value, config, false)?;
+    let mut frame = parse_frame(value, config)?;
     if let ClientFrame::Send(send) = &mut frame
         && let Some(message) = value.get_mut("message")
     {
@@ -680,7 +686,7 @@ pub fn parse_client_frame_owned(
     Ok(frame)
 }
 
-fn parse_frame(value: &Value, config: &BrokerConfig, copy: bool) -> Result<ClientFrame, Rejection> {
+fn parse_frame(value: &Value, config: &BrokerConfig) -> Result<ClientFrame, Rejection> {
     let (map, kind) = frame_parts(value)?;
     // Pi words a malformed frame of a kind as `Invalid <kind> message`, whichever field is wrong.
     let id_field = |key: &str| -> Result<String, Rejection> {
@@ -705,7 +711,7 @@ fn parse_frame(value: &Value, config: &BrokerConfig, copy: bool) -> Result<Clien
         "list" => ClientFrame::List {
             request_id: id_field("requestId")?,
         },
-        "send" => parse_send(map, config, copy),
+        "send" => parse_send(map, config),
         "message_received" => ClientFrame::MessageReceived {
             delivery_id: id_field("deliveryId")?,
         },

@@ -87,13 +87,7 @@ fn fingerprint(to: &str, message: &Value) -> String {
         digest.write_all(b"]")
     };
     write().expect("hashing cannot fail");
-    let mut hex = String::with_capacity(64);
-    for b in digest.0.finalize() {
-        const DIGITS: &[u8; 16] = b"0123456789abcdef";
-        hex.push(DIGITS[usize::from(b >> 4)] as char);
-        hex.push(DIGITS[usize::from(b & 15)] as char);
-    }
-    hex
+    agent_intercom_core::canonical::to_hex(&digest.0.finalize())
 }
 
 /// A send refused before it was accepted: the `delivery_failed` code and reason.

@@ -4,7 +4,6 @@
 //! Scopes stay inside: each session's scope is only a key that picks its group's label.
 
 use std::collections::HashMap;
-use std::path::Path;
 use std::time::Instant;
 
 use agent_intercom_core::asks::AskState;
@@ -12,6 +11,7 @@ use serde_json::{Map, Value, json};
 
 use super::State;
 use super::sessions::Entry;
+use crate::store::Store;
 use crate::watch::{
     MAX_LIST_BYTES, MAX_ROWS, SNAPSHOT_VERSION, TRAFFIC_INTERVAL_MS, TRAFFIC_INTERVALS,
     UNSCOPED_LABEL, clip, scope_label, short_id,
@@ -133,19 +133,6 @@ impl<'a> Groups<'a> {
     }
 }
 
-/// Bytes of the store's files (the database, its write-ahead log and shared memory).
-fn store_bytes(store: &Path) -> u64 {
-    ["", "-wal", "-shm"]
-        .iter()
-        .filter_map(|suffix| {
-            let path = format!("{}{suffix}", store.display());
-            std::fs::symlink_metadata(path).ok()
-        })
-        .filter(|m| m.is_file())
-        .map(|m| m.len())
-        .sum()
-}
-
 impl State {
     /// Counts an accepted send for the traffic rates.
     pub(super) fn count_send(&mut self, ask: bool) {
@@ -188,7 +175,7 @@ impl State {
             "broker": {
                 "pid": std::process::id(),
                 "uptimeMs": self.traffic.uptime_ms(now),
-                "storeBytes": store_bytes(&self.config.store_path()),
+                "storeBytes": self.store.as_ref().map_or(0, Store::bytes),
             },
             "counts": {
                 "sessions": self.sessions.len(),
