@@ -24,6 +24,8 @@ pub struct Tty {
     master: File,
     child: Child,
     seen: Arc<Mutex<Seen>>,
+    /// Reads the terminal until the watcher's side of it is closed.
+    reader: std::thread::JoinHandle<()>,
 }
 
 fn cloexec(fd: i32) {
@@ -88,7 +90,7 @@ impl Tty {
         }));
         let mut reader = master.try_clone().unwrap();
         let into = Arc::clone(&seen);
-        std::thread::spawn(move || {
+        let reader = std::thread::spawn(move || {
             let mut buf = [0u8; 8192];
             // Ends with EIO once the watcher exited and the slave end is closed.
             while let Ok(n @ 1..) = reader.read(&mut buf) {
@@ -101,6 +103,7 @@ impl Tty {
             master,
             child,
             seen,
+            reader,
         }
     }
 
@@ -168,9 +171,11 @@ impl Tty {
     pub fn wait_exit(&mut self) -> ExitStatus {
         let deadline = Instant::now() + WAIT;
         loop {
-            if let Some(status) = self.child.try_wait().unwrap() {
-                // The rest of what it wrote is read before the screen is looked at.
-                std::thread::sleep(Duration::from_millis(200));
+            // The rest of what it wrote is read before the screen is looked at: the reader
+            // ends once the watcher exited and the terminal's other end is closed.
+            if let Some(status) = self.child.try_wait().unwrap()
+                && self.reader.is_finished()
+            {
                 return status;
             }
             assert!(
