@@ -22,6 +22,7 @@ The fault knobs (<dir>/control.json, read on every request) are described in FAU
 """
 
 import asyncio
+import errno
 import hashlib
 import json
 import os
@@ -576,13 +577,27 @@ async def task_store(peer: Peer):
     return store
 
 
+async def bind(sock: socket.socket, port: int) -> None:
+    """Binds 127.0.0.1:port. A restarted peer asks for its old port, which the previous process's
+    connections or another test's outgoing connection (an ephemeral port) may still hold for a
+    moment: EADDRINUSE is retried for up to 10 s before it fails the start."""
+    for attempt in range(100):
+        try:
+            sock.bind(('127.0.0.1', port))
+            return
+        except OSError as e:
+            if e.errno != errno.EADDRINUSE or port == 0 or attempt == 99:
+                raise
+            await asyncio.sleep(0.1)
+
+
 async def main() -> None:
     config = json.loads(Path(sys.argv[1]).read_text())
     peer = Peer(config)
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-    sock.bind(('127.0.0.1', int(config.get('port', 0))))
+    await bind(sock, int(config.get('port', 0)))
     port = sock.getsockname()[1]
     card = agent_card(peer, port)
     handler = DefaultRequestHandler(
