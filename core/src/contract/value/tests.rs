@@ -98,3 +98,54 @@ fn kept_values_move_in_and_out() {
     assert!(Js::parse_snapshot_kept("[r]", &mut none).is_err());
     assert!(Js::parse_snapshot("[r]").is_err());
 }
+
+#[test]
+fn a_syntax_error_says_what_and_where() {
+    let cases: &[(&str, usize, &str)] = &[
+        ("", 0, "unexpected end of text"),
+        ("[1,2", 4, "expected ',' or ']'"),
+        ("[1] x", 4, "unexpected text after the value"),
+        (r#"{"a":1,"b":}"#, 11, "unexpected character"),
+        (r#"{"a" 1}"#, 5, "expected ':'"),
+        (r#"["abc"#, 5, "unterminated string"),
+        ("[1.]", 3, "invalid number"),
+        (r#"["\q"]"#, 4, "invalid escape"),
+        ("[r]", 1, "unexpected character"),
+    ];
+    for &(text, offset, message) in cases {
+        let error = Js::parse_snapshot(text).unwrap_err();
+        assert_eq!((error.offset, error.message), (offset, message), "{text:?}");
+    }
+    // `r` with nothing left to give.
+    let mut none = || None;
+    let error = Js::parse_snapshot_kept("[r]", &mut none).unwrap_err();
+    assert_eq!((error.offset, error.message), (1, "no kept value for r"));
+    // Trailing text after a value read with kept values.
+    let mut one = Some(Js::Null);
+    let mut give = || one.take();
+    let error = Js::parse_snapshot_kept("[r] ]", &mut give).unwrap_err();
+    assert_eq!(
+        (error.offset, error.message),
+        (4, "unexpected text after the value")
+    );
+}
+
+#[test]
+fn integers_and_other_numbers_read_exactly() {
+    for text in [
+        "0",
+        "7",
+        "-0",
+        "-12",
+        "123456789012345",
+        "1234567890123456789",
+        "1e3",
+        "0.5",
+    ] {
+        let Js::Num(n) = Js::parse_json(text).unwrap() else {
+            panic!("{text}")
+        };
+        let expected: f64 = text.parse().unwrap();
+        assert_eq!(n.to_bits(), expected.to_bits(), "{text}");
+    }
+}
