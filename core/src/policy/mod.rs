@@ -318,8 +318,14 @@ impl Principal {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct PolicyState {
     entries: Vec<(String, Principal)>,
+    /// Where each key is, once there are more than [`SCANNED`] entries; below that a lookup
+    /// scans the entries (measured: building the map was a fifth of reading a two-principal
+    /// state).
     index: HashMap<String, usize>,
 }
+
+/// Up to this many entries, a [`PolicyState`] is searched without its index.
+const SCANNED: usize = 16;
 
 impl PolicyState {
     /// No principals.
@@ -349,7 +355,7 @@ impl PolicyState {
         principal: Principal,
     ) -> Option<Principal> {
         let key = key.into();
-        if let Some(&at) = self.index.get(&key) {
+        if let Some(at) = self.position(&key) {
             return Some(std::mem::replace(&mut self.entries[at].1, principal));
         }
         match array_index(&key) {
@@ -364,8 +370,15 @@ impl PolicyState {
                 self.reindex();
             }
             None => {
-                self.index.insert(key.clone(), self.entries.len());
                 self.entries.push((key, principal));
+                let len = self.entries.len();
+                if len > SCANNED {
+                    if self.index.len() + 1 == len {
+                        self.index.insert(self.entries[len - 1].0.clone(), len - 1);
+                    } else {
+                        self.reindex();
+                    }
+                }
             }
         }
         None
@@ -373,34 +386,45 @@ impl PolicyState {
 
     /// Removes the principal keyed `key`.
     pub fn remove(&mut self, key: &str) -> Option<Principal> {
-        let at = self.index.remove(key)?;
+        let at = self.position(key)?;
         let (_, principal) = self.entries.remove(at);
         self.reindex();
         Some(principal)
     }
 
     fn reindex(&mut self) {
-        self.index = self
-            .entries
-            .iter()
-            .enumerate()
-            .map(|(i, (k, _))| (k.clone(), i))
-            .collect();
+        self.index = if self.entries.len() > SCANNED {
+            self.entries
+                .iter()
+                .enumerate()
+                .map(|(i, (k, _))| (k.clone(), i))
+                .collect()
+        } else {
+            HashMap::new()
+        };
+    }
+
+    fn position(&self, key: &str) -> Option<usize> {
+        if self.entries.len() > SCANNED {
+            self.index.get(key).copied()
+        } else {
+            self.entries.iter().position(|(k, _)| k == key)
+        }
     }
 
     /// The principal keyed `key` (never a prototype member: see docs/policy.md).
     pub fn get(&self, key: &str) -> Option<&Principal> {
-        self.index.get(key).map(|&at| &self.entries[at].1)
+        self.position(key).map(|at| &self.entries[at].1)
     }
 
     /// The principal keyed `key`, to change.
     pub fn get_mut(&mut self, key: &str) -> Option<&mut Principal> {
-        self.index.get(key).map(|&at| &mut self.entries[at].1)
+        self.position(key).map(|at| &mut self.entries[at].1)
     }
 
     /// Whether a principal is keyed `key`.
     pub fn contains(&self, key: &str) -> bool {
-        self.index.contains_key(key)
+        self.position(key).is_some()
     }
 
     /// The entries, in JavaScript's enumeration order.
@@ -428,20 +452,20 @@ impl PolicyState {
     pub fn from_js(value: &Js, path: &str) -> Read<PolicyState> {
         object(value, path)?;
         read::exact_keys(value, &["principals"], &[], path)?;
-        let path = member(path, "principals");
-        let principals = read::field(value, "principals");
-        object(principals, &path)?;
-        let Js::Object(map) = principals else {
-            unreachable!("object() accepted it")
-        };
-        let mut state = PolicyState::new();
-        for (key, item) in &map.members {
-            let at = || member(&path, &key.text);
-            read::lazily(at, |p| read::well_formed(key, p))?;
-            let principal = read::lazily(at, |p| Principal::from_js(item, p))?;
-            state.insert_keyed(key.text.clone(), principal);
-        }
-        Ok(state)
+        read::read_at(value, path, "principals", |principals, path| {
+            object(principals, path)?;
+            let Js::Object(map) = principals else {
+                unreachable!("object() accepted it")
+            };
+            let mut state = PolicyState::new();
+            for (key, item) in &map.members {
+                let at = || member(path, &key.text);
+                read::lazily(at, |p| read::well_formed(key, p))?;
+                let principal = read::lazily(at, |p| Principal::from_js(item, p))?;
+                state.insert_keyed(key.text.clone(), principal);
+            }
+            Ok(state)
+        })
     }
 
     /// The state as JSON: `{"principals":{key: principal, ...}}` in enumeration order.

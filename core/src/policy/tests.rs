@@ -300,3 +300,45 @@ fn the_embedded_corpus_is_the_published_one() {
         assert!(vector.passes(), "{}", vector.name);
     }
 }
+
+#[test]
+fn a_state_finds_its_keys_below_and_above_the_scanned_size() {
+    // A model of the state: the keys in enumeration order (array indices first, ascending).
+    let mut model: Vec<String> = Vec::new();
+    let mut state = PolicyState::new();
+    let insert_order = |keys: &[String]| -> Vec<String> {
+        let mut sorted = keys.to_vec();
+        sorted.sort_by_key(|k| array_index(k).map_or((1, 0), |i| (0, i)));
+        sorted
+    };
+    for i in 0..(2 * SCANNED + 5) {
+        let key = if i % 5 == 0 {
+            (100 - i).to_string()
+        } else {
+            format!("p{i}")
+        };
+        assert!(state.insert(p(&key, None)).is_none(), "{key} is new");
+        model.push(key);
+        let expected = insert_order(&model);
+        let keys: Vec<&str> = state.iter().map(|(k, _)| k).collect();
+        assert_eq!(keys, expected, "order after inserting {i}");
+        for key in &model {
+            assert_eq!(state.get(key).map(|q| q.id.as_str()), Some(key.as_str()));
+        }
+        assert!(!state.contains("absent"));
+    }
+    // Replacing keeps the place; removing shrinks back below the scanned size.
+    let replaced = state.insert_keyed("p1", Principal::local("other"));
+    assert_eq!(replaced.map(|q| q.id), Some("p1".to_string()));
+    assert_eq!(state.get("p1").map(|q| q.id.as_str()), Some("other"));
+    while let Some(key) = model.pop() {
+        assert!(state.remove(&key).is_some(), "{key} was there");
+        assert!(!state.contains(&key));
+        let keys: Vec<&str> = state.iter().map(|(k, _)| k).collect();
+        assert_eq!(keys, insert_order(&model), "order after removing {key}");
+        for key in &model {
+            assert!(state.contains(key), "{key} is still there");
+        }
+    }
+    assert!(state.is_empty());
+}
