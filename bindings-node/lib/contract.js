@@ -5,11 +5,11 @@
 // The contract validates live JavaScript values: it tells undefined from an absent key, -0 from
 // 0, an accessor from a data property, a hole from undefined, a null-prototype object from a
 // plain one, and it refuses proxies without entering them. So the arguments are not sent as JSON:
-// `snapshot` writes them in the core's snapshot form (core/src/contract/value.rs), JSON plus
-// markers for exactly those things, by reading property descriptors only. No getter, toJSON or
-// proxy trap of the caller runs, and JSON.stringify never reads a caller's object (it only quotes
-// strings). Every rule (which keys, which values, which message) is then the core's; what comes
-// back is the value to return or the error to throw, as the TypeScript contract throws it.
+// `write` puts them in the core's snapshot form (core/src/contract/value.rs), JSON plus markers
+// for exactly those things, by reading property descriptors only, as UTF-8 into a buffer the core
+// reads in place. No getter, toJSON or proxy trap of the caller runs, and nothing stringifies a
+// caller's object. Every rule (which keys, which values, which message) is then the core's; what
+// comes back is the value to return or the error to throw, as the TypeScript contract throws it.
 const { types: { isProxy } } = require('node:util')
 const { addon, constants, IntercomError } = require('./native.js')
 
@@ -41,38 +41,115 @@ function nestingError () {
   return new ContractValidationError('$', `value nests deeper than ${MAX_DEPTH} levels or is cyclic`)
 }
 
+// The snapshot is written as UTF-8 into `buf` (from 0 to `pos`), which the core reads where it
+// is: no string is built, flattened or copied (measured: building the text with `+=` and having
+// napi flatten that rope cost about as much as the core's whole work on a policy state).
+const BUF_SIZE = 16384
+let buf = new Uint8Array(BUF_SIZE)
+let pos = 0
+
+/** Makes room for `n` more bytes at `pos`. */
+function room (n) {
+  if (pos + n <= buf.length) return
+  let size = buf.length * 2
+  while (size < pos + n) size *= 2
+  const grown = new Uint8Array(size)
+  grown.set(buf.subarray(0, pos))
+  buf = grown
+}
+
+/** Writes `text`, known to be ASCII without anything to escape (markers, numbers, digits). */
+function ascii (text) {
+  const n = text.length
+  room(n)
+  for (let i = 0; i < n; i++) buf[pos++] = text.charCodeAt(i)
+}
+
+function byte (b) {
+  if (pos === buf.length) room(1)
+  buf[pos++] = b
+}
+
+// How JSON.stringify escapes the control characters: \b \t \n \f \r, the others \u00XX.
+const SHORT_ESCAPES = { 8: 0x62, 9: 0x74, 10: 0x6e, 12: 0x66, 13: 0x72 }
+const HEX = [0x30, 0x31, 0x32, 0x33, 0x34, 0x35, 0x36, 0x37, 0x38, 0x39, 0x61, 0x62, 0x63, 0x64, 0x65, 0x66]
+
+/** Writes `unit` as \uXXXX at `p` of `b`; returns the position after it. */
+function unicodeEscape (b, p, unit) {
+  b[p] = 0x5c
+  b[p + 1] = 0x75
+  b[p + 2] = HEX[unit >> 12]
+  b[p + 3] = HEX[(unit >> 8) & 15]
+  b[p + 4] = HEX[(unit >> 4) & 15]
+  b[p + 5] = HEX[unit & 15]
+  return p + 6
+}
+
+/** Writes `text` as a JSON string in UTF-8, escaped as JSON.stringify escapes it: a lone
+ * surrogate as \uXXXX, which the snapshot form keeps as such. */
+function string (text) {
+  const n = text.length
+  // At most three bytes a code unit and the quotes; an escape (six) makes more room itself.
+  room(3 * n + 2)
+  let b = buf
+  let p = pos
+  b[p++] = 0x22
+  for (let i = 0; i < n; i++) {
+    const c = text.charCodeAt(i)
+    if (c >= 0x20 && c < 0x80) {
+      if (c === 0x22 || c === 0x5c) b[p++] = 0x5c
+      b[p++] = c
+    } else if (c < 0x20) {
+      if (p + 3 * (n - i) + 4 > b.length) {
+        pos = p
+        room(3 * (n - i) + 4)
+        b = buf
+      }
+      const short = SHORT_ESCAPES[c]
+      if (short !== undefined) {
+        b[p++] = 0x5c
+        b[p++] = short
+      } else {
+        p = unicodeEscape(b, p, c)
+      }
+    } else if (c < 0x800) {
+      b[p++] = 0xc0 | (c >> 6)
+      b[p++] = 0x80 | (c & 63)
+    } else if (c < 0xd800 || c > 0xdfff) {
+      b[p++] = 0xe0 | (c >> 12)
+      b[p++] = 0x80 | ((c >> 6) & 63)
+      b[p++] = 0x80 | (c & 63)
+    } else {
+      const next = i + 1 < n ? text.charCodeAt(i + 1) : 0
+      if (c <= 0xdbff && next >= 0xdc00 && next <= 0xdfff) {
+        const point = 0x10000 + ((c - 0xd800) << 10) + (next - 0xdc00)
+        b[p++] = 0xf0 | (point >> 18)
+        b[p++] = 0x80 | ((point >> 12) & 63)
+        b[p++] = 0x80 | ((point >> 6) & 63)
+        b[p++] = 0x80 | (point & 63)
+        i++
+      } else {
+        if (p + 3 * (n - i) + 4 > b.length) {
+          pos = p
+          room(3 * (n - i) + 4)
+          b = buf
+        }
+        p = unicodeEscape(b, p, c)
+      }
+    }
+  }
+  b[p++] = 0x22
+  pos = p
+}
+
 // Deep-frozen values (the package's own corpora, a caller's frozen constants) cannot change, so
-// their snapshot text is kept: `deep` tells the caller of `snap` whether what it just wrote was
-// deep-frozen (every container frozen, all the way down).
+// their snapshot (its bytes) is kept: `deep` tells the caller of `snap` whether what it just
+// wrote was deep-frozen (every container frozen, all the way down).
 const frozenText = new WeakMap()
 let deep = true
 // The deepest level the current walk reached (to tell whether a kept text still fits the limit
 // where it is reused).
 let maxDepth = 0
-
-// Most strings need no escape: they are quoted here, the rest by JSON.stringify (which escapes a
-// lone surrogate as \uXXXX, as the snapshot form wants).
-const NEEDS_ESCAPE = /["\\\u0000-\u001f\ud800-\udfff]/
-function quoteString (text) {
-  return NEEDS_ESCAPE.test(text) ? quote(text) : '"' + text + '"'
-}
-
-// Short strings repeat too (ids, kinds, states): their quoted forms are kept like the keys'.
-function quoteValue (text) {
-  if (text.length > 64) return quoteString(text)
-  return quoteKey(text)
-}
-
-// Keys repeat (records of one shape); their quoted forms are kept, within a bound.
-const quotedKeys = new Map()
-function quoteKey (key) {
-  let q = quotedKeys.get(key)
-  if (q === undefined) {
-    q = quoteString(key)
-    if (quotedKeys.size < 4096) quotedKeys.set(key, q)
-  }
-  return q
-}
 
 function isIndex (key, length) {
   // Canonical array index below the length: "0", "1", ... (never "01" or "-0").
@@ -97,42 +174,42 @@ function snapArray (value, depth, stack) {
     if (isIndex(key, length)) present.push(key)
     else extra = true
   }
-  let out = extra ? '[!' : '['
+  ascii(extra ? '[!' : '[')
   let all = true
   // A sparse array is written up to its first hole: the core reports that hole (or an earlier
   // problem) and nothing after it, so a huge length costs nothing.
   const dense = present.length === length
   const upto = dense ? length : firstHole(present)
   for (let i = 0; i < upto; i++) {
-    if (i > 0) out += ','
+    if (i > 0) byte(0x2c)
     const descriptor = getOwnPropertyDescriptor(value, i)
     if (descriptor.enumerable && 'value' in descriptor) {
-      out += snap(descriptor.value, depth + 1, stack)
+      snap(descriptor.value, depth + 1, stack)
       all = all && deep
     } else {
-      out += 'h'
+      byte(0x68) // h
     }
   }
-  if (!dense) out += upto > 0 ? ',_' : '_'
+  if (!dense) ascii(upto > 0 ? ',_' : '_')
   deep = all
-  return out + ']'
+  byte(0x5d)
 }
 
 function snapDense (value, keys, length, depth, stack) {
-  let out = '['
+  byte(0x5b)
   let all = true
   for (let i = 0; i < length; i++) {
-    if (i > 0) out += ','
+    if (i > 0) byte(0x2c)
     const descriptor = getOwnPropertyDescriptor(value, keys[i])
     if (descriptor.enumerable && 'value' in descriptor) {
-      out += snap(descriptor.value, depth + 1, stack)
+      snap(descriptor.value, depth + 1, stack)
       all = all && deep
     } else {
-      out += 'h'
+      byte(0x68) // h
     }
   }
   deep = all
-  return out + ']'
+  byte(0x5d)
 }
 
 function firstHole (present) {
@@ -149,48 +226,64 @@ function snapObject (value, depth, stack) {
   // keys of, say, a map object with a custom prototype); a typed array or DataView is not walked.
   if (!plain && isView(value)) {
     deep = false
-    return '{@}'
+    ascii('{@}')
+    return
   }
   const keys = getOwnPropertyNames(value)
-  let all = true
-  let out = proto === null ? '{#' : plain ? '{' : '{@'
   const symbols = getOwnPropertySymbols(value).length !== 0
-  let first = true
-  let body = ''
+  ascii(proto === null ? '{#' : plain ? '{' : '{@')
+  if (symbols) byte(0x21) // !
+  let all = true
   for (let i = 0; i < keys.length; i++) {
     const key = keys[i]
+    if (i > 0) byte(0x2c)
+    string(key)
+    byte(0x3a)
     const descriptor = getOwnPropertyDescriptor(value, key)
-    let item = 'h'
     if (descriptor.enumerable && 'value' in descriptor) {
-      item = snap(descriptor.value, depth + 1, stack)
+      snap(descriptor.value, depth + 1, stack)
       all = all && deep
+    } else {
+      byte(0x68) // h
     }
-    body += (first ? '' : ',') + quoteKey(key) + ':' + item
-    first = false
   }
-  if (symbols) out += '!'
   deep = all
-  return out + body + '}'
+  byte(0x7d)
 }
 
+/** Writes a value that is not an object (nor null). */
+function scalar (value) {
+  switch (typeof value) {
+    case 'string': return string(value)
+    case 'number':
+      if (value !== value) return byte(0x4e) // N
+      if (value === Infinity) return byte(0x49) // I
+      if (value === -Infinity) return ascii('-I')
+      if (value === 0 && 1 / value < 0) return ascii('-0')
+      return ascii('' + value)
+    case 'undefined': return byte(0x75) // u
+    case 'boolean': return ascii(value ? 'true' : 'false')
+    case 'bigint':
+      byte(0x62) // b
+      return string(BigInt.prototype.toString.call(value))
+    case 'symbol': return byte(0x73) // s
+    default: return byte(isProxy(value) ? 0x70 : 0x66) // p, f (a function)
+  }
+}
+
+/** Writes the bytes of a kept text. */
+function bytes (text) {
+  room(text.length)
+  buf.set(text, pos)
+  pos += text.length
+}
+
+/** Writes the snapshot of `value`; `deep` then says whether it is deep-frozen. */
 function snap (value, depth, stack) {
   deep = true
-  switch (typeof value) {
-    case 'undefined': return 'u'
-    case 'boolean': return value ? 'true' : 'false'
-    case 'number':
-      if (value !== value) return 'N'
-      if (value === Infinity) return 'I'
-      if (value === -Infinity) return '-I'
-      if (value === 0 && 1 / value < 0) return '-0'
-      return '' + value
-    case 'string': return quoteValue(value)
-    case 'bigint': return 'b"' + BigInt.prototype.toString.call(value) + '"'
-    case 'symbol': return 's'
-    case 'function': return isProxy(value) ? 'p' : 'f'
-  }
-  if (value === null) return 'null'
-  if (isProxy(value)) return 'p'
+  if (typeof value !== 'object') return scalar(value)
+  if (value === null) return ascii('null')
+  if (isProxy(value)) return byte(0x70) // p
   if (crossingKept !== null) {
     const parsed = keptValues.get(value)
     if (parsed !== undefined && parsed.call !== callId && depth + parsed.depth <= MAX_DEPTH) return reuse(parsed, depth)
@@ -199,16 +292,18 @@ function snap (value, depth, stack) {
   if (kept !== undefined && depth + kept.depth <= MAX_DEPTH) {
     const reached = depth + kept.depth - 1
     if (reached > maxDepth) maxDepth = reached
-    return keeping(value, kept.text, kept.depth, depth)
+    if (!keeping(value, kept.text, kept.depth, depth)) bytes(kept.text)
+    return
   }
   if (depth >= MAX_DEPTH || stack.includes(value)) throw nestingError()
   stack.push(value)
   const start = maxDepth
   const refs = crossingKept === null ? 0 : crossingKept.length
+  const from = pos
   maxDepth = depth
-  let out
   try {
-    out = isArray(value) ? snapArray(value, depth, stack) : snapObject(value, depth, stack)
+    if (isArray(value)) snapArray(value, depth, stack)
+    else snapObject(value, depth, stack)
   } finally {
     stack.pop()
   }
@@ -216,31 +311,48 @@ function snap (value, depth, stack) {
   maxDepth = start > maxDepth ? start : maxDepth
   if (deep && isFrozen(value)) {
     if (crossingKept !== null && crossingKept.length > refs) {
-      // `out` stands for kept values (`r`): the value's own text is written from theirs, and
-      // the value is kept whole in their place.
+      // What was written stands for kept values (`r`): the value's own text is written again
+      // from theirs, and the value is kept whole in their place.
       const used = crossingKept
       crossingKept = null
+      pos = from
       try {
-        out = snap(value, depth, stack)
+        snap(value, depth, stack)
       } finally {
         crossingKept = used
       }
       used.length = refs
-      return keeping(value, out, below, depth)
+    } else {
+      frozenText.set(value, { text: buf.slice(from, pos), depth: below })
     }
-    frozenText.set(value, { text: out, depth: below })
-    return keeping(value, out, below, depth)
+    const text = frozenText.get(value).text
+    pos = from
+    if (!keeping(value, text, below, depth)) bytes(text)
+    return
   }
   deep = false
-  return out
 }
+
+/** Writes the snapshot of an argument list at the start of `buf`; returns its length. */
+function write (args) {
+  const stack = []
+  pos = 0
+  byte(0x5b)
+  for (let i = 0; i < args.length; i++) {
+    if (i > 0) byte(0x2c)
+    snap(args[i], 1, stack)
+  }
+  byte(0x5d)
+  return pos
+}
+
+const decoder = new TextDecoder()
 
 /** The snapshot text of an argument list. */
 function snapshot (args) {
-  const stack = []
-  let out = '['
-  for (let i = 0; i < args.length; i++) out += (i > 0 ? ',' : '') + snap(args[i], 1, stack)
-  return out + ']'
+  // Written first: writing may replace `buf`.
+  const length = write(args)
+  return decoder.decode(buf.subarray(0, length))
 }
 
 // A deep-frozen value cannot change, so besides its text (frozenText) the core keeps its parsed
@@ -254,21 +366,23 @@ const KEEP_MIN_TEXT = 256
 let crossingKept = null
 let callId = 0
 
+/** Writes `r` for kept value `parsed`, which the call then passes. */
 function reuse (parsed, depth) {
   parsed.call = callId
   crossingKept.push(parsed.handle)
   const reached = depth + parsed.depth - 1
   if (reached > maxDepth) maxDepth = reached
-  return 'r'
+  byte(0x72) // r
 }
 
-/** `text`, the text of deep-frozen `value` at `depth`, or `r` when the value is worth keeping
- * parsed for this and later calls. */
+/** Whether deep-frozen `value` at `depth` (its snapshot: the bytes `text`) is worth keeping
+ * parsed for this and later calls; if so, `r` is written in its place. */
 function keeping (value, text, below, depth) {
-  if (crossingKept === null || (depth !== 1 && text.length < KEEP_MIN_TEXT) || keptValues.has(value)) return text
+  if (crossingKept === null || (depth !== 1 && text.length < KEEP_MIN_TEXT) || keptValues.has(value)) return false
   const parsed = { handle: contractKeep(text), depth: below, call: 0 }
   keptValues.set(value, parsed)
-  return reuse(parsed, depth)
+  reuse(parsed, depth)
+  return true
 }
 
 // Error classes by the name the core gives; a module that defines a class registers how to
@@ -311,24 +425,27 @@ function call (op, args) {
   const kept = []
   callId++
   crossingKept = kept
-  let text
+  let length
   try {
-    text = snapshot(args)
+    length = write(args)
   } finally {
     crossingKept = null
   }
   let answer
   if (kept.length === 0) {
-    answer = contractCall(index, text)
+    answer = contractCall(index, buf, length)
   } else {
     try {
-      answer = contractCall(index, text, kept)
+      answer = contractCall(index, buf, length, kept)
     } catch {
       // Only a bug gets here; a kept value it cost is parsed again when next needed.
       keptValues = new WeakMap()
-      answer = contractCall(index, snapshot(args))
+      length = write(args)
+      answer = contractCall(index, buf, length)
     }
   }
+  // A large argument's room is not kept past its call.
+  if (buf.length > 64 * BUF_SIZE) buf = new Uint8Array(BUF_SIZE)
   switch (answer.charCodeAt(0)) {
     case 0x75: return undefined // u
     case 0x69: return args[+answer.slice(1)] // i<index>

@@ -11,7 +11,9 @@
 //! and reading a value through napi costs about 0.1 µs a string (measured: an array of 30
 //! strings takes 2.7 µs to cross as values), several times what writing and parsing its text
 //! costs. What the text form cost besides was the parser's allocation (the addon's allocator is
-//! mimalloc), the operation's name (an index now) and, for frozen values, the parse itself.
+//! mimalloc), the operation's name (an index now), for frozen values the parse itself, and
+//! V8's flattening of a text built with `+=` (the text is now UTF-8 written into a
+//! `Uint8Array`, read here in place).
 
 use std::cell::RefCell;
 use std::sync::LazyLock;
@@ -51,20 +53,27 @@ fn syntax(e: &agent_intercom_core::contract::value::SyntaxError) -> napi::Error<
     ))
 }
 
-/// Parses one value written in the snapshot form, to be passed again in `kept`.
+/// Parses one value written in the snapshot form (a string, or the UTF-8 of one in a
+/// `Uint8Array`), to be passed again in `kept`.
 #[napi]
 pub fn contract_keep(value: Unknown<'_>) -> Result<External<Kept>> {
-    with_text(value, |text| {
+    with_text(value, None, |text| {
         Ok(External::new(Kept(RefCell::new(Some(parse(text)?)))))
     })
 }
 
 /// Runs operation `op` (an index into [`contract_operations`]) over `args`, the snapshot of the
-/// argument list, in which each `r` stands for the next value of `kept` (an array of
+/// argument list (a string, or its UTF-8 in the first `len` bytes of a `Uint8Array`, read in
+/// place), in which each `r` stands for the next value of `kept` (an array of
 /// [`contract_keep`] answers). Answers as `registry::call_snapshot` does, `u`, `i<index>`,
 /// `j<json>` or `e<failure json>`, or `s<text>` for a string.
 #[napi]
-pub fn contract_call(op: u32, args: Unknown<'_>, kept: Option<Array<'_>>) -> Result<Answer> {
+pub fn contract_call(
+    op: u32,
+    args: Unknown<'_>,
+    len: Option<u32>,
+    kept: Option<Array<'_>>,
+) -> Result<Answer> {
     let name = OPERATIONS.get(op as usize).ok_or_else(|| {
         js_error(Error::new(
             ErrorCode::InvalidArgument,
@@ -85,7 +94,7 @@ pub fn contract_call(op: u32, args: Unknown<'_>, kept: Option<Array<'_>>) -> Res
     let mut give = || next.next().flatten();
     // A kept value taken before a parse error is lost with the partial tree: lib/contract.js
     // then forgets every kept value and writes the arguments out in full.
-    let (mut value, slots) = with_text(args, |text| {
+    let (mut value, slots) = with_text(args, len, |text| {
         Js::parse_snapshot_kept(text, &mut give).map_err(|e| syntax(&e))
     })?;
     let answer = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run(name, &value)));
@@ -242,10 +251,20 @@ thread_local! {
     static TEXT: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
 }
 
-/// Runs `f` on the text of a JavaScript string, copied once into the thread's buffer.
-fn with_text<T>(value: Unknown<'_>, f: impl FnOnce(&str) -> Result<T>) -> Result<T> {
+/// Runs `f` on the text of `value`: the UTF-8 in the first `len` bytes (all of them without
+/// `len`) of a `Uint8Array`, read where it is, or a JavaScript string, copied once into the
+/// thread's buffer.
+fn with_text<T>(
+    value: Unknown<'_>,
+    len: Option<u32>,
+    f: impl FnOnce(&str) -> Result<T>,
+) -> Result<T> {
     let env = value.value().env;
     let raw = value.raw();
+    if value.get_type().map_err(crate::napi_failure)? != ValueType::String {
+        let bytes = bytes_of(env, raw, len)?;
+        return f(utf8(bytes)?);
+    }
     TEXT.with(|cell| {
         // A nested call (an operation cannot call back into JavaScript, but be safe) gets its
         // own buffer.
@@ -256,14 +275,70 @@ fn with_text<T>(value: Unknown<'_>, f: impl FnOnce(&str) -> Result<T>) -> Result
             Err(_) => &mut own,
         };
         let len = copy_utf8(env, raw, buffer)?;
-        let text = std::str::from_utf8(&buffer[..len]).map_err(|e| {
-            js_error(Error::new(
-                ErrorCode::InvalidJson,
-                format!("contract arguments: {e}"),
-            ))
-        })?;
-        f(text)
+        f(utf8(&buffer[..len])?)
     })
+}
+
+fn utf8(bytes: &[u8]) -> Result<&str> {
+    std::str::from_utf8(bytes).map_err(|e| {
+        js_error(Error::new(
+            ErrorCode::InvalidJson,
+            format!("contract arguments: {e}"),
+        ))
+    })
+}
+
+/// The first `len` bytes (all without `len`) of `Uint8Array` `raw`, where they are.
+///
+/// The slice lives while the call does: JavaScript runs nothing during a contract call, so the
+/// array can be neither detached nor written meanwhile.
+fn bytes_of<'a>(
+    env: napi::sys::napi_env,
+    raw: napi::sys::napi_value,
+    len: Option<u32>,
+) -> Result<&'a [u8]> {
+    let not_bytes = || {
+        js_error(Error::new(
+            ErrorCode::InvalidArgument,
+            "the arguments must be snapshot text or its UTF-8 in a Uint8Array",
+        ))
+    };
+    let mut is_typed = false;
+    // SAFETY: `raw` is a live value of this call.
+    check(unsafe { napi::sys::napi_is_typedarray(env, raw, &mut is_typed) })?;
+    if !is_typed {
+        return Err(not_bytes());
+    }
+    let mut kind = 0;
+    let mut length = 0usize;
+    let mut data = std::ptr::null_mut();
+    // SAFETY: as above; napi writes the kind, the length in elements and the data pointer.
+    check(unsafe {
+        napi::sys::napi_get_typedarray_info(
+            env,
+            raw,
+            &mut kind,
+            &mut length,
+            &mut data,
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+        )
+    })?;
+    if kind != napi::sys::TypedarrayType::uint8_array {
+        return Err(not_bytes());
+    }
+    let len = len.map_or(length, |n| n as usize);
+    if len > length {
+        return Err(js_error(Error::new(
+            ErrorCode::InvalidArgument,
+            format!("len {len} is past the array's {length} bytes"),
+        )));
+    }
+    if len == 0 {
+        return Ok(&[]);
+    }
+    // SAFETY: napi gave the pointer to `length` bytes of a live array, and `len <= length`.
+    Ok(unsafe { std::slice::from_raw_parts(data.cast::<u8>(), len) })
 }
 
 /// Copies the UTF-8 of string `raw` into `buffer` (grown as needed); returns its length.

@@ -91,3 +91,28 @@ test('a kept argument the operation answers with is the caller\'s own object', (
     assert.throws(() => call('canonical.assertExactKeys', [record, ['a'], [], '$']), { path: '$.b' })
   }
 })
+
+test('strings of every kind are written as JSON.stringify writes them, also past the buffer', () => {
+  // Code units that take each path: plain ASCII, quote, backslash, the control characters with
+  // short and \u00XX escapes, two- and three-byte UTF-8, surrogates paired and lone.
+  const units = [0, 1, 8, 9, 10, 12, 13, 31, 32, 34, 47, 92, 65, 127, 128, 255, 256, 0x7ff, 0x800,
+    0xd7ff, 0xd800, 0xdbff, 0xdc00, 0xdfff, 0xe000, 0xfffd, 0xffff]
+  let seed = 7
+  const next = (n) => { seed = (seed * 1103515245 + 12345) & 0x7fffffff; return seed % n }
+  let checked = 0
+  for (let k = 0; k < 3000; k++) {
+    let text = ''
+    const length = next(24)
+    for (let i = 0; i < length; i++) text += String.fromCharCode(next(2) ? units[next(units.length)] : next(0x10000))
+    // Every 100th is long enough to make the writer grow its buffer mid-string.
+    if (k % 100 === 0) text = text.repeat(2000 + next(2000))
+    const q = JSON.stringify(text)
+    assert.strictEqual(snapshot([text, { [text]: [text] }]), `[${q},{${q}:[${q}]}]`)
+    checked++
+  }
+  assert.strictEqual(checked, 3000)
+  // Through the core and back: a well-formed 200 KB string in a fresh argument list.
+  const long = 'x'.repeat(200000) + '\n"\\é😀\u0001'
+  assert.strictEqual(call('canonical.readString', [long, '$.s']), long)
+  assert.strictEqual(call('canonical.canonicalJson', [{ k: long }]), JSON.stringify({ k: long }))
+})
