@@ -46,6 +46,9 @@ pub mod failure_code {
     pub const QUEUE_FULL: &str = "QUEUE_FULL";
     /// Extension (opt-in, `send.queue`): the message waited `offline_ttl_ms` in the queue.
     pub const QUEUE_EXPIRED: &str = "QUEUE_EXPIRED";
+    /// Extension (opt-in, `send.queue`): the asker cancelled (`cancel_ask`) a queued ask before
+    /// it was handed to its recipient; it is never delivered.
+    pub const ASK_CANCELLED: &str = "ASK_CANCELLED";
 }
 
 /// The states `delivery_status` reports (an extension: only a client that sends the frame sees

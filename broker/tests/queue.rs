@@ -471,6 +471,57 @@ fn a_queued_ask_keeps_its_edge_and_is_answered_after_delivery() {
 }
 
 #[test]
+fn a_queued_ask_its_asker_cancels_is_never_delivered() {
+    let broker = Broker::start("q-cancel");
+    let mut a = join(&broker.socket, "asker", "asker");
+    drop(join(&broker.socket, "asked", "asked"));
+    gone(&mut a, "asked");
+    let ask = |id: &str| {
+        json!({
+            "type": "send",
+            "to": "asked",
+            "queue": true,
+            "receipts": true,
+            "message": {
+                "id": id, "timestamp": 1, "expectsReply": true, "content": { "text": id },
+            },
+        })
+    };
+    a.send(ask("q1"));
+    a.expect("delivery_queued");
+    a.send(json!({ "type": "cancel_ask", "requestId": "c1", "messageId": "q1" }));
+    let frames: Vec<Value> = fence(&mut a)
+        .into_iter()
+        .filter(|f| !f["type"].as_str().unwrap_or("").starts_with("session_"))
+        .collect();
+    assert_eq!(
+        types(&frames),
+        ["delivery_failed", "ask_control_result"],
+        "{frames:?}"
+    );
+    assert_eq!(frames[0]["messageId"], "q1");
+    assert_eq!(frames[0]["accepted"], true);
+    assert_eq!(frames[0]["code"], "ASK_CANCELLED");
+    assert_eq!(frames[1]["applied"], true);
+    assert_eq!(status(&mut a, "q1"), "failed");
+    // A repeat of the send (an outbox replaying) is answered with the failure, not queued again.
+    a.send(ask("q1"));
+    let repeat = a.expect("delivery_failed");
+    assert_eq!(repeat["code"], "ASK_CANCELLED", "{repeat}");
+    // The pair is free again: a new ask queues, and only it reaches the session when it is back.
+    a.send(ask("q2"));
+    a.expect("delivery_queued");
+    let mut b = join(&broker.socket, "asked", "asked");
+    let got = b.expect("message");
+    assert_eq!(got["message"]["id"], "q2", "{got}");
+    ack(&mut b, &got);
+    a.expect("delivered");
+    let rest = fence(&mut b);
+    assert!(!types(&rest).contains(&"message".to_string()), "{rest:?}");
+    assert_eq!(status(&mut a, "q1"), "failed");
+}
+
+#[test]
 fn a_reply_is_queued_for_an_asker_that_left() {
     let broker = Broker::start("q-reply");
     let mut a = join(&broker.socket, "asker", "asker");

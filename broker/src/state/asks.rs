@@ -196,6 +196,7 @@ impl State {
         if applied {
             if cancel {
                 self.remove_edge(&key, Some(CancelReason::Cancelled.as_str()));
+                self.withdraw_queued(&key);
             } else {
                 let edge = self.edges.get_mut(&key).expect("checked");
                 if edge.state == AskState::Blocking {

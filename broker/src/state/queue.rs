@@ -370,6 +370,39 @@ impl State {
         }
     }
 
+    /// An ask its sender cancelled while it waited in the queue: unless it is in flight (then
+    /// it goes on, and its recipient was told `ask_cancelled`), it leaves the queue and ends
+    /// `failed` with `ASK_CANCELLED`, which its sender is told now and a repeat of the send is
+    /// answered with (a cancelled ask is never delivered later).
+    pub(super) fn withdraw_queued(&mut self, key: &(String, String)) {
+        let Some(delivery_id) = self.queue.by_key.get(key).cloned() else {
+            return;
+        };
+        if self.queue.get(&delivery_id).is_none_or(|q| q.in_flight) {
+            return;
+        }
+        let q = self.dequeue(&delivery_id).expect("checked");
+        let response = json!({
+            "type": "delivery_failed",
+            "messageId": q.message_id,
+            "accepted": true,
+            "code": failure_code::ASK_CANCELLED,
+            "reason": "The asker cancelled the ask before it was delivered",
+        });
+        self.remember(key, &q.fingerprint, &q.to, &response, false, true);
+        self.put_status(
+            &q.from,
+            &q.message_id,
+            &delivery_id,
+            &q.to,
+            q.receipts,
+            delivery_state::FAILED,
+        );
+        if let Some(e) = self.sessions.get(&q.from) {
+            self.send_value(e.conn, response);
+        }
+    }
+
     /// Records a tracked message's state for the retention window.
     pub(super) fn put_status(
         &self,
