@@ -4,7 +4,8 @@
 # measured on a shared machine can be read for what they are. Ratios within one run are what to
 # compare across runs.
 #
-#   1. the package against the TypeScript core   node bench/contract.bench.mjs --ts-core DIR
+#   1. the package against the TypeScript core   node bench/contract.bench.mjs --ts-core DIR --cpu
+#      (CPU time per call: wall time on a shared machine counts other processes' turns)
 #   2. the broker (load example: 64 sessions; ring throughput, broker CPU per delivered
 #      message, ask round trips alone and 32 pairs at once), beside an older build and a
 #      TypeScript broker when given
@@ -56,7 +57,7 @@ cargo build --release --locked -q -p agent-intercom-scratchpad --example bench
 if wanted contract; then
   section "The package against the TypeScript core (bench/contract.bench.mjs)"
   if [ -n "${AIC_TS_CORE_DIR:-}" ]; then
-    node bench/contract.bench.mjs --ts-core "$AIC_TS_CORE_DIR" $([ $quick = 1 ] && echo --quick) ||
+    node bench/contract.bench.mjs --ts-core "$AIC_TS_CORE_DIR" --cpu $([ $quick = 1 ] && echo --quick) ||
       echo "failed (the addon is built by npm run build)"
   else
     echo "skipped: set AIC_TS_CORE_DIR to the dist/ of a build of the TypeScript core 0.2.0"
