@@ -53,8 +53,8 @@ fn syntax(e: &agent_intercom_core::contract::value::SyntaxError) -> napi::Error<
     ))
 }
 
-/// Parses one value written in the snapshot form (a string, or the UTF-8 of one in a
-/// `Uint8Array`), to be passed again in `kept`.
+/// Parses one value written in the snapshot form (its UTF-8 in a `Uint8Array`), to be passed
+/// again in `kept`.
 #[napi]
 pub fn contract_keep(value: Unknown<'_>) -> Result<External<Kept>> {
     with_text(value, None, |text| {
@@ -63,8 +63,8 @@ pub fn contract_keep(value: Unknown<'_>) -> Result<External<Kept>> {
 }
 
 /// Runs operation `op` (an index into [`contract_operations`]) over `args`, the snapshot of the
-/// argument list (a string, or its UTF-8 in the first `len` bytes of a `Uint8Array`, read in
-/// place), in which each `r` stands for the next value of `kept` (an array of
+/// argument list (its UTF-8 in the first `len` bytes of a `Uint8Array`, read in place), in
+/// which each `r` stands for the next value of `kept` (an array of
 /// [`contract_keep`] answers). Answers as `registry::call_snapshot` does, `u`, `i<index>`,
 /// `j<json>` or `e<failure json>`, or `s<text>` for a string.
 #[napi]
@@ -245,47 +245,21 @@ fn latin1(text: &str) -> Option<Vec<u8>> {
     Some(out)
 }
 
-thread_local! {
-    /// The buffer argument texts are copied into: one allocation for the life of the thread,
-    /// instead of one (and a length query) per call.
-    static TEXT: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
-}
-
-/// Runs `f` on the text of `value`: the UTF-8 in the first `len` bytes (all of them without
-/// `len`) of a `Uint8Array`, read where it is, or a JavaScript string, copied once into the
-/// thread's buffer.
+/// Runs `f` on the text in the first `len` bytes (all of them without `len`) of `Uint8Array`
+/// `value`, read where it is.
 fn with_text<T>(
     value: Unknown<'_>,
     len: Option<u32>,
     f: impl FnOnce(&str) -> Result<T>,
 ) -> Result<T> {
-    let env = value.value().env;
-    let raw = value.raw();
-    if value.get_type().map_err(crate::napi_failure)? != ValueType::String {
-        let bytes = bytes_of(env, raw, len)?;
-        return f(utf8(bytes)?);
-    }
-    TEXT.with(|cell| {
-        // A nested call (an operation cannot call back into JavaScript, but be safe) gets its
-        // own buffer.
-        let mut own = Vec::new();
-        let mut guard = cell.try_borrow_mut();
-        let buffer = match guard.as_deref_mut() {
-            Ok(buffer) => buffer,
-            Err(_) => &mut own,
-        };
-        let len = copy_utf8(env, raw, buffer)?;
-        f(utf8(&buffer[..len])?)
-    })
-}
-
-fn utf8(bytes: &[u8]) -> Result<&str> {
-    std::str::from_utf8(bytes).map_err(|e| {
+    let bytes = bytes_of(value.value().env, value.raw(), len)?;
+    let text = std::str::from_utf8(bytes).map_err(|e| {
         js_error(Error::new(
             ErrorCode::InvalidJson,
             format!("contract arguments: {e}"),
         ))
-    })
+    })?;
+    f(text)
 }
 
 /// The first `len` bytes (all without `len`) of `Uint8Array` `raw`, where they are.
@@ -300,7 +274,7 @@ fn bytes_of<'a>(
     let not_bytes = || {
         js_error(Error::new(
             ErrorCode::InvalidArgument,
-            "the arguments must be snapshot text or its UTF-8 in a Uint8Array",
+            "the arguments must be their snapshot's UTF-8 in a Uint8Array",
         ))
     };
     let mut is_typed = false;
@@ -341,62 +315,12 @@ fn bytes_of<'a>(
     Ok(unsafe { std::slice::from_raw_parts(data.cast::<u8>(), len) })
 }
 
-/// Copies the UTF-8 of string `raw` into `buffer` (grown as needed); returns its length.
-fn copy_utf8(
-    env: napi::sys::napi_env,
-    raw: napi::sys::napi_value,
-    buffer: &mut Vec<u8>,
-) -> Result<usize> {
-    if buffer.len() < 4096 {
-        buffer.resize(4096, 0);
-    }
-    let copied = copy_into(env, raw, buffer)?;
-    if copied + 1 < buffer.len() {
-        return Ok(copied);
-    }
-    // It may not have fitted: ask for the length and copy again.
-    let mut len = 0usize;
-    // SAFETY: a NULL buffer asks only for the length.
-    let status = unsafe {
-        napi::sys::napi_get_value_string_utf8(env, raw, std::ptr::null_mut(), 0, &mut len)
-    };
-    check(status)?;
-    buffer.resize(len + 1, 0);
-    copy_into(env, raw, buffer)
-}
-
-/// One copy of string `raw` into the whole of `buffer`: the bytes written, without the NUL.
-fn copy_into(
-    env: napi::sys::napi_env,
-    raw: napi::sys::napi_value,
-    buffer: &mut [u8],
-) -> Result<usize> {
-    let mut copied = 0usize;
-    // SAFETY: `buffer` holds `buffer.len()` writable bytes; napi writes at most len - 1 of them
-    // and a NUL, and reports how many it wrote without the NUL.
-    let status = unsafe {
-        napi::sys::napi_get_value_string_utf8(
-            env,
-            raw,
-            buffer.as_mut_ptr().cast(),
-            buffer.len(),
-            &mut copied,
-        )
-    };
-    check(status)?;
-    Ok(copied)
-}
-
 fn check(status: napi::sys::napi_status) -> Result<()> {
     match status {
         napi::sys::Status::napi_ok => Ok(()),
-        napi::sys::Status::napi_string_expected => Err(js_error(Error::new(
-            ErrorCode::InvalidArgument,
-            "the arguments must be snapshot text",
-        ))),
         _ => Err(js_error(Error::new(
             ErrorCode::Internal,
-            format!("napi_get_value_string_utf8 failed ({status})"),
+            format!("reading the contract arguments failed (napi status {status})"),
         ))),
     }
 }

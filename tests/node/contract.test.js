@@ -115,4 +115,30 @@ test('strings of every kind are written as JSON.stringify writes them, also past
   const long = 'x'.repeat(200000) + '\n"\\é😀\u0001'
   assert.strictEqual(call('canonical.readString', [long, '$.s']), long)
   assert.strictEqual(call('canonical.canonicalJson', [{ k: long }]), JSON.stringify({ k: long }))
+  // Multi-byte characters all along a text past 4 KB (the text that once crossed as a string
+  // was cut at a character that did not fit the addon's first 4 KB copy).
+  for (let shift = 0; shift < 4; shift++) {
+    const wide = 'x'.repeat(shift) + 'é😀ab'.repeat(3000)
+    assert.strictEqual(call('canonical.canonicalJson', [{ k: wide }]), JSON.stringify({ k: wide }))
+  }
+})
+
+test('the addon takes the arguments only as UTF-8 bytes, and says what is wrong with them', () => {
+  const { addon } = require('../../bindings-node/lib/native.js')
+  const op = addon.contractOperations().indexOf('canonical.canonicalJson')
+  const bytes = new TextEncoder().encode('[{"a":1}]')
+  assert.strictEqual(addon.contractCall(op, bytes, bytes.length), 's{"a":1}')
+  assert.strictEqual(addon.contractCall(op, bytes), 's{"a":1}', 'without len: every byte')
+  const refused = (args, code, pattern) => assert.throws(() => addon.contractCall(op, ...args), (e) => {
+    assert.strictEqual(e.code, code)
+    assert.match(e.message, pattern)
+    return true
+  })
+  refused(['[{"a":1}]'], 'INVALID_ARGUMENT', /Uint8Array/)
+  refused([new Uint16Array(4)], 'INVALID_ARGUMENT', /Uint8Array/)
+  refused([{}], 'INVALID_ARGUMENT', /Uint8Array/)
+  refused([bytes, bytes.length + 1], 'INVALID_ARGUMENT', /past the array/)
+  refused([new Uint8Array([0x5b, 0xff, 0x5d])], 'INVALID_JSON', /contract arguments/)
+  refused([bytes, 4], 'INVALID_JSON', /contract arguments/)
+  assert.throws(() => addon.contractKeep('[1]'), (e) => e.code === 'INVALID_ARGUMENT')
 })
