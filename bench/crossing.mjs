@@ -1,0 +1,69 @@
+// The contract crossing alone (lib/contract.js `call`, over the same addon), for the three small
+// calls issue 23 measures: `authorize` over the 12 policy vectors, `revokeSubtree`, and
+// `parseTeamManifest` of an object. CPU time per call (bench/measure.mjs), in interleaved rounds,
+// so that two versions of lib/contract.js measured in one run compare fairly. Not a test.
+//
+//   node bench/crossing.mjs [--rounds N] [CONTRACT_JS ...]
+//
+// Each CONTRACT_JS is a version of lib/contract.js placed in bindings-node/lib/ (it requires
+// ./native.js), for instance
+//   git show REV:bindings-node/lib/contract.js > bindings-node/lib/contract-before.js
+// Without one, the package's own lib/contract.js is measured.
+import { createRequire } from 'node:module'
+import { resolve } from 'node:path'
+import { timer, fmt, loadavg } from './measure.mjs'
+
+const require = createRequire(import.meta.url)
+let rounds = 3
+const files = []
+for (let i = 2; i < process.argv.length; i++) {
+  if (process.argv[i] === '--rounds') rounds = Number(process.argv[++i])
+  else files.push(process.argv[i])
+}
+if (!(rounds >= 1)) {
+  console.error('usage: node bench/crossing.mjs [--rounds N] [CONTRACT_JS ...]')
+  process.exit(2)
+}
+const paths = files.length ? files.map((f) => resolve(f)) : [require.resolve('../bindings-node/lib/contract.js')]
+
+const root = require('../bindings-node/index.js')
+const team = require('../bindings-node/team-manifest/index.js')
+const vectors = root.POLICY_VECTORS
+const states = vectors.map((v) => root.stateForVector(v))
+const manifest = {
+  version: team.TMUXDECK_TEAM_MANIFEST_VERSION,
+  backend: team.TMUXDECK_TEAM_MANIFEST_BACKEND,
+  runId: 'team_3f1c2f3e-8a4b-4c5d-9e6f-7a8b9c0d1e2f',
+  leadId: 'tmuxdeck-0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d',
+  members: [
+    { sessionId: 'tmuxdeck-0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d', role: 'lead' },
+    { sessionId: 'tmuxdeck-1a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d', role: 'worker' },
+  ],
+  createdAt: 1764547200000,
+  capabilities: [],
+}
+
+/** The three calls through one version's `call`; `authorize` is one call (the vectors in turn). */
+function cases ({ call }) {
+  let k = 0
+  return [
+    ['authorize', () => {
+      const v = vectors[k]
+      call('policy.authorize', [states[k], v.actorId, v.action, v.targetId, v.context])
+      k = (k + 1) % vectors.length
+    }],
+    ['revokeSubtree', () => call('policy.revokeSubtree', [states[0], vectors[0].actorId])],
+    ['parseTeamManifest (object)', () => call('team.parse', [manifest])],
+  ]
+}
+
+const versions = paths.map((path) => ({ path, cases: cases(require(path)) }))
+const measure = timer(false, true)
+console.log(`node ${process.version}; CPU time per call; ${rounds} rounds; ${await loadavg()}\n`)
+console.log(`| round | ${versions.flatMap((v) => v.cases.map(([name]) => `${name} (${v.path.split('/').pop()})`)).join(' | ')} |`)
+console.log(`| --- | ${versions.flatMap((v) => v.cases.map(() => '---:')).join(' | ')} |`)
+for (let r = 1; r <= rounds; r++) {
+  const cells = versions.flatMap((v) => v.cases.map(([, fn]) => fmt(measure(fn))))
+  console.log(`| ${r} | ${cells.join(' | ')} |`)
+}
+console.log(`\n${await loadavg()} at the end`)
