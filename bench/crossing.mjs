@@ -8,7 +8,9 @@
 // Each CONTRACT_JS is a version of lib/contract.js placed in bindings-node/lib/ (it requires
 // ./native.js), for instance
 //   git show REV:bindings-node/lib/contract.js > bindings-node/lib/contract-before.js
-// Without one, the package's own lib/contract.js is measured.
+// Without one, the package's own lib/contract.js is measured. A version must call the addon as
+// the one built does: those before commit ab82580 passed the text as a string, which the addon
+// no longer takes (measure them with a build of their own commit).
 import { createRequire } from 'node:module'
 import { resolve } from 'node:path'
 import { timer, fmt, loadavg } from './measure.mjs'
