@@ -51,9 +51,9 @@ pub struct A2aInbound<'a> {
     pub assignee: &'a str,
     /// Project root of new tasks and of the delivery.
     pub project_root: Option<&'a str>,
-    /// `serve --broker`: the task goes to a live session as an ask (gateway.rs), recorded with
-    /// it, instead of a scratchpad message to the assignee; such a task takes no second message
-    /// ([`Receipt::OneMessage`]).
+    /// `serve --broker`: a new task goes to a live session as an ask (gateway.rs), recorded with
+    /// it, instead of a scratchpad message to the assignee; a task with an ask takes no second
+    /// message ([`Receipt::OneMessage`]), whether or not this one is given.
     pub gateway: Option<GatewayTarget<'a>>,
 }
 
@@ -259,21 +259,26 @@ impl Store {
         };
         let (task_id, created) = match named {
             Some(id) => {
-                let found: Option<(String, i64)> = tx
+                // Whether the task went to a live session as an ask decides the one-message
+                // rule, not how this server runs: a task made before a restart with (or
+                // without) `--broker` keeps what it was.
+                let found: Option<(String, i64, bool)> = tx
                     .query_row(
-                        "SELECT a.context_id, t.state FROM a2a_tasks a JOIN tasks t \
+                        "SELECT a.context_id, t.state, \
+                         EXISTS (SELECT 1 FROM a2a_asks g WHERE g.task_id = a.task_id) \
+                         FROM a2a_tasks a JOIN tasks t \
                          ON t.id = a.task_id WHERE a.task_id = ?1 AND a.sender = ?2",
                         params![id, m.sender],
-                        |r| Ok((r.get(0)?, r.get(1)?)),
+                        |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
                     )
                     .optional()
                     .map_err(io)?;
-                let Some((context, state)) = found else {
+                let Some((context, state, asked)) = found else {
                     return Ok(Receipt::NoTask);
                 };
                 let refusal = if state_of(state).is_terminal() {
                     Some(Receipt::Terminal as fn(A2aTask) -> Receipt)
-                } else if m.gateway.is_some() {
+                } else if asked {
                     Some(Receipt::OneMessage as fn(A2aTask) -> Receipt)
                 } else if m.context_id.is_some_and(|c| c != context) {
                     Some(Receipt::ContextMismatch as fn(A2aTask) -> Receipt)
@@ -318,7 +323,9 @@ impl Store {
             params![task_id, m.sender, m.message_id, m.digest, m.message, now],
         )
         .map_err(io)?;
-        if let Some(gateway) = m.gateway {
+        // A new task's one message becomes its ask; a later message to a task without one (made
+        // without --broker) goes to its assignee, as it would have then.
+        if let Some(gateway) = m.gateway.filter(|_| created) {
             insert_ask(&tx, &task_id, gateway.target, gateway.content, now)?;
         } else {
             delivery.task_id = Some(task_id.clone());

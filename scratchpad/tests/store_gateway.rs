@@ -37,6 +37,40 @@ fn inbound<'a>(message_id: &'a str, task_id: Option<&'a str>) -> A2aInbound<'a> 
     }
 }
 
+#[test]
+fn the_one_message_rule_follows_the_task_not_the_mode_of_the_server() {
+    let (_tmp, mut s) = setup("gateway-mode");
+    // A task made by a server without --broker (no ask) takes a second message from a server
+    // with it, as a message to its assignee.
+    let local = |message_id, task_id| A2aInbound {
+        gateway: None,
+        ..inbound(message_id, task_id)
+    };
+    let id = match s.a2a_receive(&local("l1", None)).unwrap() {
+        Receipt::Created(t) => t.task.id,
+        other => panic!("expected a new task, got {other:?}"),
+    };
+    assert!(s.a2a_asks_open().unwrap().is_empty());
+    assert!(matches!(
+        s.a2a_receive(&inbound("l2", Some(&id))).unwrap(),
+        Receipt::Appended(_)
+    ));
+    assert!(
+        s.a2a_asks_open().unwrap().is_empty(),
+        "no ask for a second message"
+    );
+    // A task made with --broker (an ask) takes no second message, also from a server without.
+    let asked = new_task(&mut s, "g1");
+    assert!(matches!(
+        s.a2a_receive(&local("g2", Some(&asked))).unwrap(),
+        Receipt::OneMessage(_)
+    ));
+    assert!(matches!(
+        s.a2a_receive(&inbound("g3", Some(&asked))).unwrap(),
+        Receipt::OneMessage(_)
+    ));
+}
+
 fn new_task(s: &mut Store, message_id: &str) -> String {
     match s.a2a_receive(&inbound(message_id, None)).unwrap() {
         Receipt::Created(t) => t.task.id,
