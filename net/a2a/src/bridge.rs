@@ -76,12 +76,18 @@ impl Bridge {
         let mut probe = tokio::time::interval(self.probe_interval);
         probe.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         let mut probing = false;
+        // Whether a pass is due: not after a frame that concerns no ask (presence, joins and
+        // leaves: most of what a broker with many sessions sends).
+        let mut due = true;
         loop {
             if *shutdown.borrow_and_update() {
                 return;
             }
-            self.pass(probing).await;
+            if due || probing {
+                self.pass(probing).await;
+            }
             probing = false;
+            due = true;
             tokio::select! {
                 changed = shutdown.changed() => if changed.is_err() { return },
                 () = self.wake.notified() => {}
@@ -89,7 +95,7 @@ impl Bridge {
                 changed = connection.changed() => if changed.is_err() { return },
                 _ = probe.tick() => probing = true,
                 frame = frames.recv() => match frame {
-                    Ok(frame) => self.on_frame(&frame).await,
+                    Ok(frame) => due = self.on_frame(&frame).await,
                     // Fell behind: the pass and the next probe learn the state again.
                     Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => probing = true,
                     Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
@@ -267,6 +273,9 @@ impl Bridge {
         tokio::spawn(async move {
             let settled = bridge.send_now(&ask).await;
             locked(&bridge.sending).remove(&ask.ask_id);
+            // Whatever waited for this send (the next ask to its target, a cancel of its
+            // task) is for the pass that follows.
+            bridge.wake.notify_one();
             match settled {
                 Some(Settled::Delivered) => bridge.delivered(&ask.ask_id).await,
                 Some(Settled::Queued) => bridge.queued(&ask.ask_id).await,
@@ -391,11 +400,14 @@ impl Bridge {
         locked(&self.held).clear();
     }
 
-    /// What the broker says of an ask, at once (the pass confirms it later anyway).
-    async fn on_frame(&self, frame: &Value) {
+    /// What the broker says of an ask, at once (the pass confirms it later anyway); whether
+    /// the frame concerned one. A settlement may also reach the ask's send task: both apply
+    /// it, and the store takes it once (a frame that came after the send's own settlement,
+    /// `delivered` after `delivery_queued`, must not wait for a probe).
+    async fn on_frame(&self, frame: &Value) -> bool {
         let id = frame["messageId"].as_str().unwrap_or_default();
         if !id.starts_with(ASK_ID_PREFIX) {
-            return;
+            return false;
         }
         let text = |key: &str| frame[key].as_str().unwrap_or_default().to_string();
         match frame["type"].as_str().unwrap_or_default() {
@@ -424,6 +436,7 @@ impl Bridge {
             }
             _ => {}
         }
+        true
     }
 }
 
