@@ -576,7 +576,7 @@ impl State {
             kept,
         );
         let encoded = recent.response.clone();
-        self.recent.insert(key.clone(), recent);
+        self.remember_recent(key.clone(), recent);
         encoded
     }
 
@@ -757,7 +757,7 @@ impl State {
     pub(super) fn restore_results(&mut self, rows: Vec<DeliveryRow>) {
         for row in rows {
             if let Ok(response) = serde_json::from_str::<Value>(&row.response) {
-                self.recent.insert(
+                self.remember_recent(
                     (row.from, row.message_id),
                     Recent::new(
                         row.fingerprint,

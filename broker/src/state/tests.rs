@@ -339,3 +339,24 @@ fn a_connection_that_never_registers_is_refused_at_the_registration_timeout() {
     tick(&mut state, &clock, 1);
     assert_eq!(outputs(&mut rx), vec!["error", "CLOSE"]);
 }
+
+#[test]
+fn the_results_kept_in_memory_churn_at_their_bound_without_the_map_growing() {
+    let (mut state, _clock, mut rxs) = two_sessions(|c| c.max_recent_in_memory = 1_000);
+    let room = state.recent.capacity();
+    assert!(room >= 2_000, "room for twice the bound at start: {room}");
+    for i in 0..12_000 {
+        step(&mut state, 1, send(&format!("m{i}"), "b", false));
+        let message = frames(&mut rxs[1]).remove(0);
+        let ack = json!({ "type": "message_received", "deliveryId": message["deliveryId"] });
+        step(&mut state, 2, ack);
+        frames(&mut rxs[0]);
+        assert!(state.recent.len() <= 1_000);
+    }
+    assert_eq!(state.recent.len(), 1_000);
+    assert_eq!(
+        state.recent.capacity(),
+        room,
+        "never grown (nor reallocated)"
+    );
+}
