@@ -285,9 +285,18 @@ async fn throughput(
     (total as f64 / secs, total)
 }
 
-async fn ask_round_trips(socket: &Path, count: usize, tag: usize) -> Vec<Duration> {
+/// `count` asks from a session of its own to another, each timed from its send to its reply.
+/// The askers of a phase start together once all have registered (`ready`): a registration
+/// tells every session of the scope, and the first asks must not be timed through that storm.
+async fn ask_round_trips(
+    socket: &Path,
+    count: usize,
+    tag: usize,
+    ready: Arc<tokio::sync::Barrier>,
+) -> Vec<Duration> {
     let mut asker = Conn::register(socket, &format!("asker{tag}")).await;
     let mut asked = Conn::register(socket, &format!("asked{tag}")).await;
+    ready.wait().await;
     let mut samples = Vec::with_capacity(count);
     for i in 0..count {
         let t = Instant::now();
@@ -473,7 +482,8 @@ fn main() {
             sessions - 1
         );
 
-        let samples = ask_round_trips(&socket, asks.max(1), 0).await;
+        let alone = Arc::new(tokio::sync::Barrier::new(1));
+        let samples = ask_round_trips(&socket, asks.max(1), 0, alone).await;
         println!(
             "| ask -> reply round trip, {asks} asks: p50 / p99 / max | {:.0} / {:.0} / {:.0} µs |",
             percentile(&samples, 0.5).as_secs_f64() * 1e6,
@@ -483,10 +493,12 @@ fn main() {
         if let Some(per) = asks.checked_div(ask_pairs) {
             // `ask_pairs` askers at once, each asking its own session (2 x ask_pairs sessions).
             let per = per.max(1);
+            let ready = Arc::new(tokio::sync::Barrier::new(ask_pairs));
             let pairs: Vec<_> = (1..=ask_pairs)
                 .map(|tag| {
                     let socket = socket.clone();
-                    tokio::spawn(async move { ask_round_trips(&socket, per, tag).await })
+                    let ready = ready.clone();
+                    tokio::spawn(async move { ask_round_trips(&socket, per, tag, ready).await })
                 })
                 .collect();
             let mut samples = Vec::new();
