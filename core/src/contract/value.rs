@@ -430,6 +430,11 @@ struct Parser<'a> {
     kept: Option<&'a mut dyn FnMut() -> Option<Js>>,
     path: Vec<usize>,
     slots: Vec<Vec<usize>>,
+    /// The elements and members of the containers being read, innermost last: each container
+    /// takes its own off the top when it closes, into a vector of exactly their number (no
+    /// growth while reading, no spare room kept: a kept value's tree lives long).
+    items: Vec<Option<Js>>,
+    members: Vec<(JsStr, Js)>,
     /// Why the parse stopped: kept here, so that what the parser's functions return is only
     /// the value (measured: a result carrying the error beside a [`Js`] made every return a
     /// wider move, a tenth of a parse).
@@ -452,6 +457,8 @@ impl<'a> Parser<'a> {
             kept: None,
             path: Vec::new(),
             slots: Vec::new(),
+            items: Vec::new(),
+            members: Vec::new(),
             error: None,
         }
     }
@@ -703,18 +710,20 @@ impl<'a> Parser<'a> {
         self.at += 1;
         self.enter()?;
         let extra_keys = self.snapshot && self.eat(b'!');
-        let mut items = Vec::with_capacity(8);
+        let base = self.items.len();
         self.skip_ws();
         if !self.eat(b']') {
             loop {
                 self.skip_ws();
                 if self.snapshot && self.eat(b'_') {
-                    items.push(None);
+                    self.items.push(None);
                 } else if self.kept.is_none() {
-                    items.push(Some(self.value()?));
+                    let value = self.value()?;
+                    self.items.push(Some(value));
                 } else {
-                    self.path.push(items.len());
-                    items.push(Some(self.value()?));
+                    self.path.push(self.items.len() - base);
+                    let value = self.value()?;
+                    self.items.push(Some(value));
                     self.path.pop();
                 }
                 self.skip_ws();
@@ -728,6 +737,7 @@ impl<'a> Parser<'a> {
             }
         }
         self.depth -= 1;
+        let items = self.items.drain(base..).collect();
         Ok(Js::Array(JsArray { items, extra_keys }))
     }
 
@@ -749,9 +759,7 @@ impl<'a> Parser<'a> {
                 }
             }
         }
-        // Most objects have a few members: one allocation of eight slots instead of growing
-        // from four (measured: the growth was a tenth of a parse).
-        let mut members: Vec<(JsStr, Js)> = Vec::with_capacity(8);
+        let base = self.members.len();
         self.skip_ws();
         if !self.eat(b'}') {
             loop {
@@ -765,18 +773,18 @@ impl<'a> Parser<'a> {
                 let value = if self.kept.is_none() {
                     self.value()?
                 } else {
-                    self.path.push(members.len());
+                    self.path.push(self.members.len() - base);
                     let value = self.value()?;
                     self.path.pop();
                     value
                 };
                 if !self.snapshot
-                    && let Some(slot) = members.iter_mut().find(|(k, _)| *k == key)
+                    && let Some(slot) = self.members[base..].iter_mut().find(|(k, _)| *k == key)
                 {
                     // JSON.parse: a repeated key keeps its first position and its last value.
                     slot.1 = value;
                 } else {
-                    members.push((key, value));
+                    self.members.push((key, value));
                 }
                 self.skip_ws();
                 if self.eat(b',') {
@@ -789,6 +797,7 @@ impl<'a> Parser<'a> {
             }
         }
         self.depth -= 1;
+        let mut members: Vec<(JsStr, Js)> = self.members.drain(base..).collect();
         if !self.snapshot {
             order_like_javascript(&mut members);
         }

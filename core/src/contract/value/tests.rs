@@ -131,21 +131,25 @@ fn a_syntax_error_says_what_and_where() {
 }
 
 #[test]
-fn integers_and_other_numbers_read_exactly() {
-    for text in [
-        "0",
-        "7",
-        "-0",
-        "-12",
-        "123456789012345",
-        "1234567890123456789",
-        "1e3",
-        "0.5",
-    ] {
+fn numbers_read_exactly() {
+    let cases: &[(&str, f64)] = &[
+        ("0", 0.0),
+        ("7", 7.0),
+        ("-12", -12.0),
+        ("123456789012345", 123_456_789_012_345.0),
+        ("9007199254740993", 9_007_199_254_740_992.0),
+        ("1e3", 1000.0),
+        ("0.5", 0.5),
+        ("-2.5E-3", -0.0025),
+    ];
+    for &(text, expected) in cases {
         let Js::Num(n) = Js::parse_json(text).unwrap() else {
             panic!("{text}")
         };
-        let expected: f64 = text.parse().unwrap();
         assert_eq!(n.to_bits(), expected.to_bits(), "{text}");
     }
+    let Js::Num(n) = Js::parse_json("-0").unwrap() else {
+        panic!("-0")
+    };
+    assert!(n == 0.0 && n.is_sign_negative());
 }
