@@ -17,6 +17,7 @@ const { getPrototypeOf, getOwnPropertyDescriptor, getOwnPropertyNames, getOwnPro
 const { ownKeys } = Reflect
 const { isArray } = Array
 const { isView } = ArrayBuffer
+const { byteLength } = Buffer
 const objectProto = Object.prototype
 const quote = JSON.stringify
 const parse = JSON.parse
@@ -51,9 +52,8 @@ let pos = 0
 /** Makes room for `n` more bytes at `pos`. */
 function room (n) {
   if (pos + n <= buf.length) return
-  let size = buf.length * 2
-  while (size < pos + n) size *= 2
-  const grown = new Uint8Array(size)
+  // Doubled, or just what is asked when that is more: a huge string is not rounded up.
+  const grown = new Uint8Array(Math.max(buf.length * 2, pos + n))
   grown.set(buf.subarray(0, pos))
   buf = grown
 }
@@ -98,8 +98,8 @@ function string (text) {
   const n = text.length
   if (n > LONG) {
     const quoted = NEEDS_ESCAPE.test(text) ? quote(text) : '"' + text + '"'
-    // Three bytes at most a code unit: a pair (two units) is four.
-    room(3 * quoted.length)
+    // Its UTF-8 length exactly (quoted, it has no lone surrogate).
+    room(byteLength(quoted, 'utf8'))
     pos += encoder.encodeInto(quoted, buf.subarray(pos)).written
     return
   }
@@ -364,9 +364,18 @@ const decoder = new TextDecoder()
 
 /** The snapshot text of an argument list. */
 function snapshot (args) {
-  // Written first: writing may replace `buf`.
-  const length = write(args)
-  return decoder.decode(buf.subarray(0, length))
+  try {
+    // Written first: writing may replace `buf`.
+    const length = write(args)
+    return decoder.decode(buf.subarray(0, length))
+  } finally {
+    release()
+  }
+}
+
+/** A large argument's room is not kept past its call. */
+function release () {
+  if (buf.length > 64 * BUF_SIZE) buf = new Uint8Array(BUF_SIZE)
 }
 
 // A deep-frozen value cannot change, so besides its text (frozenText) the core keeps its parsed
@@ -439,27 +448,29 @@ function call (op, args) {
   const kept = []
   callId++
   crossingKept = kept
-  let length
-  try {
-    length = write(args)
-  } finally {
-    crossingKept = null
-  }
   let answer
-  if (kept.length === 0) {
-    answer = contractCall(index, buf, length)
-  } else {
+  try {
+    let length
     try {
-      answer = contractCall(index, buf, length, kept)
-    } catch {
-      // Only a bug gets here; a kept value it cost is parsed again when next needed.
-      keptValues = new WeakMap()
       length = write(args)
-      answer = contractCall(index, buf, length)
+    } finally {
+      crossingKept = null
     }
+    if (kept.length === 0) {
+      answer = contractCall(index, buf, length)
+    } else {
+      try {
+        answer = contractCall(index, buf, length, kept)
+      } catch {
+        // Only a bug gets here; a kept value it cost is parsed again when next needed.
+        keptValues = new WeakMap()
+        length = write(args)
+        answer = contractCall(index, buf, length)
+      }
+    }
+  } finally {
+    release()
   }
-  // A large argument's room is not kept past its call.
-  if (buf.length > 64 * BUF_SIZE) buf = new Uint8Array(BUF_SIZE)
   switch (answer.charCodeAt(0)) {
     case 0x75: return undefined // u
     case 0x69: return args[+answer.slice(1)] // i<index>

@@ -252,7 +252,7 @@ fn with_text<T>(
     len: Option<u32>,
     f: impl FnOnce(&str) -> Result<T>,
 ) -> Result<T> {
-    let bytes = bytes_of(value.value().env, value.raw(), len)?;
+    let bytes = bytes_of(&value, len)?;
     let text = std::str::from_utf8(bytes).map_err(|e| {
         js_error(Error::new(
             ErrorCode::InvalidJson,
@@ -262,19 +262,17 @@ fn with_text<T>(
     f(text)
 }
 
-/// The first `len` bytes (all without `len`) of `Uint8Array` `raw`, where they are.
+/// The first `len` bytes (all without `len`) of `Uint8Array` `value`, where they are.
 ///
-/// The slice lives while the call does: JavaScript runs nothing during a contract call, so the
-/// array can be neither detached nor written meanwhile.
-fn bytes_of<'a>(
-    env: napi::sys::napi_env,
-    raw: napi::sys::napi_value,
-    len: Option<u32>,
-) -> Result<&'a [u8]> {
+/// The slice lives no longer than `value`, a value of the call: JavaScript runs nothing during
+/// a contract call, so the array can be neither detached nor written meanwhile. An array over
+/// a `SharedArrayBuffer` is refused: another thread could write it while it is read here.
+fn bytes_of<'a>(value: &'a Unknown<'_>, len: Option<u32>) -> Result<&'a [u8]> {
+    let (env, raw) = (value.value().env, value.raw());
     let not_bytes = || {
         js_error(Error::new(
             ErrorCode::InvalidArgument,
-            "the arguments must be their snapshot's UTF-8 in a Uint8Array",
+            "the arguments must be their snapshot's UTF-8 in a Uint8Array over an ArrayBuffer",
         ))
     };
     let mut is_typed = false;
@@ -286,7 +284,9 @@ fn bytes_of<'a>(
     let mut kind = 0;
     let mut length = 0usize;
     let mut data = std::ptr::null_mut();
-    // SAFETY: as above; napi writes the kind, the length in elements and the data pointer.
+    let mut buffer = std::ptr::null_mut();
+    // SAFETY: as above; napi writes the kind, the length in elements, the data pointer and
+    // the buffer behind the view.
     check(unsafe {
         napi::sys::napi_get_typedarray_info(
             env,
@@ -294,11 +294,18 @@ fn bytes_of<'a>(
             &mut kind,
             &mut length,
             &mut data,
-            std::ptr::null_mut(),
+            &mut buffer,
             std::ptr::null_mut(),
         )
     })?;
     if kind != napi::sys::TypedarrayType::uint8_array {
+        return Err(not_bytes());
+    }
+    let mut plain = false;
+    // SAFETY: `buffer` is the live buffer napi just gave; a SharedArrayBuffer is not an
+    // ArrayBuffer to napi_is_arraybuffer.
+    check(unsafe { napi::sys::napi_is_arraybuffer(env, buffer, &mut plain) })?;
+    if !plain {
         return Err(not_bytes());
     }
     let len = len.map_or(length, |n| n as usize);
