@@ -522,6 +522,39 @@ fn a_queued_ask_its_asker_cancels_is_never_delivered() {
 }
 
 #[test]
+fn a_queued_ask_cancelled_while_handed_out_is_not_handed_out_again() {
+    let broker = Broker::start("q-cancel-flight");
+    let mut a = join(&broker.socket, "asker", "asker");
+    drop(join(&broker.socket, "asked", "asked"));
+    gone(&mut a, "asked");
+    a.send(json!({
+        "type": "send",
+        "to": "asked",
+        "queue": true,
+        "message": { "id": "q1", "timestamp": 1, "expectsReply": true, "content": { "text": "?" } },
+    }));
+    a.expect("delivery_queued");
+    // Handed out, not acknowledged; then cancelled: the recipient is told.
+    let mut b = join(&broker.socket, "asked", "asked");
+    assert_eq!(b.expect("message")["message"]["id"], "q1");
+    a.send(json!({ "type": "cancel_ask", "requestId": "c1", "messageId": "q1" }));
+    assert_eq!(a.expect("ask_control_result")["applied"], true);
+    assert_eq!(b.expect("ask_cancelled")["messageId"], "q1");
+    // It leaves without acknowledging: the ask does not wait for it again.
+    drop(b);
+    let failed = a.expect("delivery_failed");
+    assert_eq!(
+        (failed["messageId"].as_str(), failed["code"].as_str()),
+        (Some("q1"), Some("ASK_CANCELLED")),
+        "{failed}"
+    );
+    assert_eq!(status(&mut a, "q1"), "failed");
+    let mut b = join(&broker.socket, "asked", "asked");
+    let rest = fence(&mut b);
+    assert!(!types(&rest).contains(&"message".to_string()), "{rest:?}");
+}
+
+#[test]
 fn a_reply_is_queued_for_an_asker_that_left() {
     let broker = Broker::start("q-reply");
     let mut a = join(&broker.socket, "asker", "asker");

@@ -104,7 +104,8 @@ impl State {
         );
     }
 
-    /// Removes an edge; with a reason, tells the asked session it was cancelled.
+    /// Removes an edge; with a reason, tells the asked session it was cancelled, and takes the
+    /// ask out of the offline queue if it waits there ([`State::withdraw_queued`]).
     pub(super) fn remove_edge(&mut self, key: &(String, String), reason: Option<&str>) {
         let Some(edge) = self.edges.remove(key) else {
             return;
@@ -119,6 +120,8 @@ impl State {
         self.persist(|s| s.delete_edge(&key.0, &key.1));
         if let Some(reason) = reason {
             self.notify_cancelled(&edge.to, &key.1, &key.0, reason);
+            // An ask that ends before it was delivered is never delivered later.
+            self.withdraw_queued(key, reason);
         }
         let _ = edge.created_at;
     }
@@ -179,6 +182,7 @@ impl State {
             } else {
                 self.notify_cancelled(&key.0, &key.1, &to, reason);
             }
+            self.withdraw_queued(&key, reason);
         }
     }
 
@@ -196,7 +200,6 @@ impl State {
         if applied {
             if cancel {
                 self.remove_edge(&key, Some(CancelReason::Cancelled.as_str()));
-                self.withdraw_queued(&key);
             } else {
                 let edge = self.edges.get_mut(&key).expect("checked");
                 if edge.state == AskState::Blocking {

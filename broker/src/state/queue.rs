@@ -21,6 +21,7 @@ use super::records::{Enqueue, Pending, Route, Tracking};
 use super::{ConnId, Map, State, Timer, js, text_frame};
 use crate::store::{QueuedRow, StatusRow};
 use crate::wire::{delivery_state, failure_code};
+use agent_intercom_core::asks::CancelReason;
 
 /// A message waiting for its recipient, keyed by its delivery id in `Queue::items`.
 pub(super) struct Queued {
@@ -317,7 +318,11 @@ impl State {
             return;
         };
         q.in_flight = false;
-        if q.expires_at <= self.clock.now_ms() {
+        let key = (q.from.clone(), q.message_id.clone());
+        if q.expects_reply && !self.edges.contains_key(&key) {
+            // Its ask ended while it was handed out.
+            self.withdraw_queued(&key, CancelReason::Cancelled.as_str());
+        } else if q.expires_at <= self.clock.now_ms() {
             self.expire_queued(delivery_id);
         }
     }
@@ -344,10 +349,7 @@ impl State {
         let q = self.dequeue(delivery_id).expect("checked");
         let key = (q.from.clone(), q.message_id.clone());
         if q.expects_reply {
-            self.remove_edge(
-                &key,
-                Some(agent_intercom_core::asks::CancelReason::DeliveryFailed.as_str()),
-            );
+            self.remove_edge(&key, Some(CancelReason::DeliveryFailed.as_str()));
         }
         let response = json!({
             "type": "delivery_failed",
@@ -370,24 +372,34 @@ impl State {
         }
     }
 
-    /// An ask its sender cancelled while it waited in the queue: unless it is in flight (then
-    /// it goes on, and its recipient was told `ask_cancelled`), it leaves the queue and ends
-    /// `failed` with `ASK_CANCELLED`, which its sender is told now and a repeat of the send is
-    /// answered with (a cancelled ask is never delivered later).
-    pub(super) fn withdraw_queued(&mut self, key: &(String, String)) {
+    /// An ask that ended (`why`: cancelled by its asker, its asker unregistered, it expired)
+    /// while it waited in the queue: unless it is in flight (then its recipient was told
+    /// `ask_cancelled`, and it is withdrawn if it comes back: [`State::back_to_queue`]), it
+    /// leaves the queue and ends `failed` with `ASK_CANCELLED`, which its sender is told now and
+    /// a repeat of the send is answered with. An ended ask is never delivered later.
+    pub(super) fn withdraw_queued(&mut self, key: &(String, String), why: &str) {
         let Some(delivery_id) = self.queue.by_key.get(key).cloned() else {
             return;
         };
-        if self.queue.get(&delivery_id).is_none_or(|q| q.in_flight) {
+        if self
+            .queue
+            .get(&delivery_id)
+            .is_none_or(|q| q.in_flight || !q.expects_reply)
+        {
             return;
         }
         let q = self.dequeue(&delivery_id).expect("checked");
+        let reason = if why == CancelReason::Cancelled.as_str() {
+            "The asker cancelled the ask before it was delivered".to_string()
+        } else {
+            format!("The ask ended ({why}) before it was delivered")
+        };
         let response = json!({
             "type": "delivery_failed",
             "messageId": q.message_id,
             "accepted": true,
             "code": failure_code::ASK_CANCELLED,
-            "reason": "The asker cancelled the ask before it was delivered",
+            "reason": reason,
         });
         self.remember(key, &q.fingerprint, &q.to, &response, false, true);
         self.put_status(
@@ -537,10 +549,20 @@ impl State {
     /// The queue as the store kept it, at start: expiry timers armed (a message whose time is
     /// up expires at the first timer run).
     pub(super) fn restore_queue(&mut self, rows: Vec<QueuedRow>) {
+        let mut ended = Vec::new();
         for row in rows {
             let delivery_id = row.delivery_id.clone();
+            let key = (row.from.clone(), row.message_id.clone());
+            if row.expects_reply && !self.edges.contains_key(&key) {
+                ended.push(key);
+            }
             self.schedule_at_ms(row.expires_at, Timer::QueueExpiry(delivery_id.clone()));
             self.queue.insert(delivery_id, queued_of(row));
+        }
+        // An ask whose edge is gone (it ended while a broker before this one kept it queued)
+        // is not delivered now: the edges were restored first.
+        for key in ended {
+            self.withdraw_queued(&key, CancelReason::Cancelled.as_str());
         }
     }
 }

@@ -354,9 +354,8 @@ fn the_results_kept_in_memory_churn_at_their_bound_without_the_map_growing() {
         assert!(state.recent.len() <= 1_000);
     }
     assert_eq!(state.recent.len(), 1_000);
-    assert_eq!(
-        state.recent.capacity(),
-        room,
-        "never grown (nor reallocated)"
-    );
+    // `capacity` is the entries plus the free slots, which a tombstone takes one of: it may
+    // shrink a little (until a rehash in place gives them back), never grow.
+    let now = state.recent.capacity();
+    assert!(now <= room, "the map grew: {room} -> {now}");
 }
