@@ -262,20 +262,24 @@ impl Store {
                 // Whether the task went to a live session as an ask decides the one-message
                 // rule, not how this server runs: a task made before a restart with (or
                 // without) `--broker` keeps what it was.
-                let found: Option<(String, i64, bool)> = tx
+                let found: Option<(String, i64, bool, Option<String>)> = tx
                     .query_row(
                         "SELECT a.context_id, t.state, \
-                         EXISTS (SELECT 1 FROM a2a_asks g WHERE g.task_id = a.task_id) \
-                         FROM a2a_tasks a JOIN tasks t \
+                         EXISTS (SELECT 1 FROM a2a_asks g WHERE g.task_id = a.task_id), \
+                         t.assignee FROM a2a_tasks a JOIN tasks t \
                          ON t.id = a.task_id WHERE a.task_id = ?1 AND a.sender = ?2",
                         params![id, m.sender],
-                        |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+                        |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
                     )
                     .optional()
                     .map_err(io)?;
-                let Some((context, state, asked)) = found else {
+                let Some((context, state, asked, assignee)) = found else {
                     return Ok(Receipt::NoTask);
                 };
+                // A follow-up goes to whoever has the task, not to whoever new tasks go to now.
+                if let Some(assignee) = assignee {
+                    delivery.to = Some(assignee);
+                }
                 let refusal = if state_of(state).is_terminal() {
                     Some(Receipt::Terminal as fn(A2aTask) -> Receipt)
                 } else if asked {

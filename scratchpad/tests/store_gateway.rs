@@ -41,9 +41,10 @@ fn inbound<'a>(message_id: &'a str, task_id: Option<&'a str>) -> A2aInbound<'a> 
 fn the_one_message_rule_follows_the_task_not_the_mode_of_the_server() {
     let (_tmp, mut s) = setup("gateway-mode");
     // A task made by a server without --broker (no ask) takes a second message from a server
-    // with it, as a message to its assignee.
+    // with it, as a message to its assignee (not to the gateway, whom new tasks go to now).
     let local = |message_id, task_id| A2aInbound {
         gateway: None,
+        assignee: "worker",
         ..inbound(message_id, task_id)
     };
     let id = match s.a2a_receive(&local("l1", None)).unwrap() {
@@ -55,6 +56,18 @@ fn the_one_message_rule_follows_the_task_not_the_mode_of_the_server() {
         s.a2a_receive(&inbound("l2", Some(&id))).unwrap(),
         Receipt::Appended(_)
     ));
+    let delivered: Vec<String> = s
+        .read_unread("worker", None)
+        .unwrap()
+        .into_iter()
+        .map(|m| m.content)
+        .collect();
+    assert_eq!(
+        delivered,
+        ["do it", "do it"],
+        "both messages to the task's assignee"
+    );
+    assert!(s.read_unread(GATEWAY, None).unwrap().is_empty());
     assert!(
         s.a2a_asks_open().unwrap().is_empty(),
         "no ask for a second message"

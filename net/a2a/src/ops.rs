@@ -209,7 +209,10 @@ impl Service {
     ) -> Result<(A2aTask, i64), RpcError> {
         let digest_hex = digest(&inbound.digest_input(options.legacy_id.as_deref()));
         let message = inbound.message.to_string();
+        // A message naming its task continues that task: it needs no target (a gateway task
+        // takes no second message, and one made without --broker goes to its assignee).
         let (assignee, target) = match &self.gateway {
+            Some(route) if inbound.task_id.is_some() => (route.name.clone(), None),
             Some(route) => (route.name.clone(), Some(route.target(&inbound.message)?)),
             None => (self.assignee.clone(), None),
         };
