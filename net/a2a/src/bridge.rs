@@ -273,9 +273,6 @@ impl Bridge {
         tokio::spawn(async move {
             let settled = bridge.send_now(&ask).await;
             locked(&bridge.sending).remove(&ask.ask_id);
-            // Whatever waited for this send (the next ask to its target, a cancel of its
-            // task) is for the pass that follows.
-            bridge.wake.notify_one();
             match settled {
                 Some(Settled::Delivered) => bridge.delivered(&ask.ask_id).await,
                 Some(Settled::Queued) => bridge.queued(&ask.ask_id).await,
@@ -290,6 +287,10 @@ impl Bridge {
                 }
                 None => {}
             }
+            // Whatever waited for this send (the next ask to its target, a cancel of its
+            // task) is for the pass that follows, once the store has the settlement (a pass
+            // before it would see the ask pending and send it again).
+            bridge.wake.notify_one();
         });
     }
 
