@@ -262,12 +262,24 @@ impl Shared {
     }
 }
 
-/// The thread's busy handler: a try every 200 µs, for about a second. SQLite's own sleeps 1, 2,
+/// The thread's busy handler: a try every 200 µs, for a second. SQLite's own sleeps 1, 2,
 /// 5, 10 ms and more between tries, and a RESTART or TRUNCATE holds the writer's lock while it
 /// waits (for the writer's commit to end, for readers to leave the log): with those sleeps a
 /// RESTART that had 50 frames left to copy took 9 ms (measured; 4-5 ms with these).
 fn busy_wait(attempt: i32) -> bool {
-    if attempt >= 5_000 {
+    thread_local! {
+        /// When the current wait began (each checkpoint's first try is attempt 0).
+        static SINCE: std::cell::Cell<Option<std::time::Instant>> =
+            const { std::cell::Cell::new(None) };
+    }
+    let now = std::time::Instant::now();
+    let since = SINCE.with(|s| {
+        if attempt == 0 {
+            s.set(Some(now));
+        }
+        s.get().unwrap_or(now)
+    });
+    if now.duration_since(since) >= Duration::from_secs(1) {
         return false;
     }
     std::thread::sleep(Duration::from_micros(200));
