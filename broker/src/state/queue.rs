@@ -549,20 +549,22 @@ impl State {
     /// The queue as the store kept it, at start: expiry timers armed (a message whose time is
     /// up expires at the first timer run).
     pub(super) fn restore_queue(&mut self, rows: Vec<QueuedRow>) {
+        let now = self.clock.now_ms();
         let mut ended = Vec::new();
         for row in rows {
             let delivery_id = row.delivery_id.clone();
             let key = (row.from.clone(), row.message_id.clone());
-            if row.expects_reply && !self.edges.contains_key(&key) {
+            // (One whose own time is up expires instead, by its timer: `QUEUE_EXPIRED`.)
+            if row.expects_reply && row.expires_at > now && !self.edges.contains_key(&key) {
                 ended.push(key);
             }
             self.schedule_at_ms(row.expires_at, Timer::QueueExpiry(delivery_id.clone()));
             self.queue.insert(delivery_id, queued_of(row));
         }
-        // An ask whose edge is gone (it ended while a broker before this one kept it queued)
-        // is not delivered now: the edges were restored first.
+        // An ask whose edge is gone (it ended, or expired while no broker ran) is not delivered
+        // now: the edges were restored first.
         for key in ended {
-            self.withdraw_queued(&key, CancelReason::Cancelled.as_str());
+            self.withdraw_queued(&key, "expired or cancelled");
         }
     }
 }

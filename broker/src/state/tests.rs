@@ -359,3 +359,65 @@ fn the_results_kept_in_memory_churn_at_their_bound_without_the_map_growing() {
     let now = state.recent.capacity();
     assert!(now <= room, "the map grew: {room} -> {now}");
 }
+
+#[test]
+fn a_restart_does_not_deliver_a_queued_ask_whose_ask_is_gone() {
+    let dir = std::env::temp_dir().join(format!("aic-restore-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("broker-state.sqlite");
+    let now = SystemClock.now_ms();
+    let row = |seq: i64, id: &str, expects_reply: bool, expires_at: i64| crate::store::QueuedRow {
+        seq,
+        delivery_id: format!("d-{id}"),
+        to: "b".into(),
+        from: "a".into(),
+        message_id: id.into(),
+        fingerprint: "f".into(),
+        from_info: r#"{"id":"a","name":"a"}"#.into(),
+        message: format!(r#"{{"id":"{id}","timestamp":1,"content":{{"text":"x"}}}}"#),
+        expects_reply,
+        reply_to: None,
+        receipts: false,
+        queued_at: now,
+        expires_at,
+    };
+    {
+        // What a broker left: two asks without their edges (one whose own time is up), and a
+        // plain message.
+        let store = Store::open(&path).unwrap();
+        store
+            .put_queued(&row(1, "ask", true, now + 60_000))
+            .unwrap();
+        store.put_queued(&row(2, "late", true, now - 1)).unwrap();
+        store
+            .put_queued(&row(3, "plain", false, now + 60_000))
+            .unwrap();
+    }
+    let mut config = BrokerConfig::for_agent_dir(&dir);
+    config.idle_exit = None;
+    config.log_level = LogLevel::Off;
+    let mut state = State::new(config, Some(Store::open(&path).unwrap()));
+    assert!(state.queue.get("d-ask").is_none(), "withdrawn");
+    assert!(
+        state.queue.get("d-plain").is_some(),
+        "a message still waits"
+    );
+    let stored = state.store.as_ref().unwrap();
+    let status = stored.status_of("a", "ask").unwrap().map(|r| r.state);
+    assert_eq!(status.as_deref(), Some(crate::wire::delivery_state::FAILED));
+    let result = stored.get_delivery("a", "ask").unwrap().unwrap();
+    assert!(
+        result.response.contains("ASK_CANCELLED"),
+        "{}",
+        result.response
+    );
+    // The one whose time was up expires by its timer, as any queued message.
+    state.fire_due_timers();
+    state.flush();
+    let stored = state.store.as_ref().unwrap();
+    let late = stored.get_delivery("a", "late").unwrap().unwrap();
+    assert!(late.response.contains("QUEUE_EXPIRED"), "{}", late.response);
+    drop(state);
+    let _ = std::fs::remove_dir_all(&dir);
+}
