@@ -29,6 +29,9 @@ pub(super) struct Recent {
     pub(super) expires_at: i64,
     /// The result of a send with `queue`: it stands whether or not the recipient is connected.
     pub(super) kept: bool,
+    /// Its place in `recent_order` (a key remembered again is there twice: only the entry
+    /// with its current place evicts it).
+    pub(super) order: u64,
 }
 
 impl Recent {
@@ -50,6 +53,7 @@ impl Recent {
             retryable,
             expires_at,
             kept,
+            order: 0,
         }
     }
 }
@@ -582,20 +586,25 @@ impl State {
 
     /// Keeps a delivery result in memory, evicting the oldest past `max_recent_in_memory` (the
     /// store keeps every result for the whole window; see `send_message`).
-    fn remember_recent(&mut self, key: (String, String), recent: Recent) {
-        if self.recent.insert(key.clone(), recent).is_none() {
-            self.recent_order.push_back(key);
-        }
+    pub(super) fn remember_recent(&mut self, key: (String, String), mut recent: Recent) {
+        self.recent_seq += 1;
+        recent.order = self.recent_seq;
+        self.recent.insert(key.clone(), recent);
+        self.recent_order.push_back((self.recent_seq, key));
         while self.recent.len() > self.config.max_recent_in_memory {
-            let Some(oldest) = self.recent_order.pop_front() else {
+            let Some((order, oldest)) = self.recent_order.pop_front() else {
                 break;
             };
-            self.recent.remove(&oldest);
-            self.recent_evicted = true;
+            // A stale place (the key was removed, or remembered again since) evicts nothing.
+            if self.recent.get(&oldest).is_some_and(|r| r.order == order) {
+                self.recent.remove(&oldest);
+                self.recent_evicted = true;
+            }
         }
         if self.recent_order.len() > 2 * self.config.max_recent_in_memory.max(1) {
             let recent = &self.recent;
-            self.recent_order.retain(|k| recent.contains_key(k));
+            self.recent_order
+                .retain(|(order, k)| recent.get(k).is_some_and(|r| r.order == *order));
         }
     }
 

@@ -201,7 +201,9 @@ pub struct State {
     /// Delivery results kept in memory (a bounded cache: all of them are in the store).
     recent: Map<(String, String), Recent>,
     /// Insertion order of `recent`, for evicting the oldest past the bound.
-    recent_order: VecDeque<(String, String)>,
+    recent_order: VecDeque<(u64, (String, String))>,
+    /// The last place given in `recent_order`.
+    recent_seq: u64,
     /// Set once a result left memory: from then on a miss is looked up in the store.
     recent_evicted: bool,
     edges: Map<(String, String), Edge>,
@@ -276,6 +278,7 @@ impl State {
             queue: queue::Queue::default(),
             recent: Map::with_capacity_and_hasher(recent_room, Default::default()),
             recent_order: VecDeque::new(),
+            recent_seq: 0,
             recent_evicted: false,
             edges: Map::default(),
             edge_by_pair: Map::default(),

@@ -421,3 +421,21 @@ fn a_restart_does_not_deliver_a_queued_ask_whose_ask_is_gone() {
     drop(state);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_result_remembered_again_is_evicted_by_its_new_place_not_its_old_one() {
+    let (mut state, _clock) = on_manual_clock(|c| c.max_recent_in_memory = 3);
+    let result =
+        || delivery::Recent::new("f".into(), "b".into(), &json!({}), false, i64::MAX, false);
+    let key = |id: &str| ("a".to_string(), id.to_string());
+    for id in ["k1", "k2", "k3"] {
+        state.remember_recent(key(id), result());
+    }
+    // k1 leaves memory (as an expired result does) and comes back: it is now the newest.
+    state.recent.remove(&key("k1"));
+    state.remember_recent(key("k1"), result());
+    state.remember_recent(key("k4"), result());
+    let mut kept: Vec<&str> = state.recent.keys().map(|(_, id)| id.as_str()).collect();
+    kept.sort_unstable();
+    assert_eq!(kept, ["k1", "k3", "k4"], "the oldest, k2, left; not k1");
+}
