@@ -7,7 +7,7 @@ use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use agent_intercom_scratchpad::checkpoint::{Checkpointer, Policy};
+use agent_intercom_scratchpad::checkpoint::{Checkpointer, Policy, busy_wait};
 use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
 
 /// The store's schema version. A store with a newer version is refused, never rewritten.
@@ -692,20 +692,10 @@ fn connect(path: &Path) -> rusqlite::Result<Connection> {
         | OpenFlags::SQLITE_OPEN_NO_MUTEX
         | OpenFlags::SQLITE_OPEN_NOFOLLOW;
     let mut conn = Connection::open_with_flags(path, flags)?;
-    conn.busy_handler(Some(busy_wait))?;
+    // A checkpoint that blocks writers lasts milliseconds: tried every 200 µs, for 5 s.
+    conn.busy_handler(Some(busy_wait::<5>))?;
     conn.pragma_update(None, "synchronous", "NORMAL")?;
     Ok(conn)
-}
-
-/// SQLite's own busy handler sleeps 1, 2, 5, 10 and up to 100 ms between tries: the broker,
-/// waiting for a checkpoint that blocks writers (RESTART past the log's bound, TRUNCATE when
-/// idle) for a few milliseconds, would oversleep it. Tries every 200 µs, for about 5 s.
-fn busy_wait(attempt: i32) -> bool {
-    if attempt >= 25_000 {
-        return false;
-    }
-    std::thread::sleep(std::time::Duration::from_micros(200));
-    true
 }
 
 /// `CREATE TABLE IF NOT EXISTS` for a [`KEYED`] table, under `name`.

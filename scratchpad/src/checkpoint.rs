@@ -187,7 +187,7 @@ impl Shared {
         // waits for this thread, and must not wait for another process's long transaction.
         let opened = (self.open)().and_then(|mut conn| {
             conn.pragma_update(None, "cache_size", -64)?;
-            conn.busy_handler(Some(busy_wait))?;
+            conn.busy_handler(Some(busy_wait::<1>))?;
             Ok(conn)
         });
         let conn = match opened {
@@ -262,13 +262,15 @@ impl Shared {
     }
 }
 
-/// The thread's busy handler: a try every 200 µs, for a second. SQLite's own sleeps 1, 2,
-/// 5, 10 ms and more between tries, and a RESTART or TRUNCATE holds the writer's lock while it
-/// waits (for the writer's commit to end, for readers to leave the log): with those sleeps a
-/// RESTART that had 50 frames left to copy took 9 ms (measured; 4-5 ms with these).
-fn busy_wait(attempt: i32) -> bool {
+/// A busy handler that tries again every 200 µs, for `SECONDS` of waiting (from the first try
+/// of each wait). SQLite's own sleeps 1, 2, 5, 10 ms and more between tries, and a RESTART or
+/// TRUNCATE holds the writer's lock while it waits (for the writer's commit to end, for
+/// readers to leave the log): with those sleeps a RESTART that had 50 frames left to copy took
+/// 9 ms (measured; 4-5 ms with these), and a writer waiting for such a checkpoint oversleeps
+/// it. The checkpoint thread waits a second; a writer may wait longer.
+pub fn busy_wait<const SECONDS: u64>(attempt: i32) -> bool {
     thread_local! {
-        /// When the current wait began (each checkpoint's first try is attempt 0).
+        /// When the current wait began (each wait's first try is attempt 0).
         static SINCE: std::cell::Cell<Option<std::time::Instant>> =
             const { std::cell::Cell::new(None) };
     }
@@ -279,7 +281,7 @@ fn busy_wait(attempt: i32) -> bool {
         }
         s.get().unwrap_or(now)
     });
-    if now.duration_since(since) >= Duration::from_secs(1) {
+    if now.duration_since(since) >= Duration::from_secs(SECONDS) {
         return false;
     }
     std::thread::sleep(Duration::from_micros(200));
@@ -289,6 +291,14 @@ fn busy_wait(attempt: i32) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_busy_handler_tries_again_until_its_time_from_the_first_try_is_up() {
+        assert!(busy_wait::<1>(0), "a wait starts");
+        assert!(busy_wait::<1>(1), "and goes on within its second");
+        assert!(!busy_wait::<0>(0), "a wait of no time gives up at once");
+        assert!(!busy_wait::<0>(7));
+    }
     use std::path::{Path, PathBuf};
     use std::time::Instant;
 
