@@ -173,19 +173,14 @@ impl ToNapiValue for Answer {
     ) -> napi::Result<napi::sys::napi_value> {
         let text = answer.0;
         let mut out = std::ptr::null_mut();
-        let (status, how) = if text.is_ascii() {
-            // SAFETY: the pointer and length are those of a live string; ASCII is Latin-1.
-            let status = unsafe {
-                napi::sys::napi_create_string_latin1(
-                    env,
-                    text.as_ptr().cast(),
-                    text.len() as isize,
-                    &mut out,
-                )
-            };
-            (status, "latin1")
-        } else if let Some(bytes) = latin1(&text) {
-            // SAFETY: as above, for the narrowed copy.
+        // ASCII is Latin-1 as it is; text within Latin-1 is narrowed to it.
+        let narrow = if text.is_ascii() {
+            Some(std::borrow::Cow::Borrowed(text.as_bytes()))
+        } else {
+            latin1(&text).map(std::borrow::Cow::Owned)
+        };
+        let (status, how) = if let Some(bytes) = narrow {
+            // SAFETY: the pointer and length are those of a live buffer of Latin-1 bytes.
             let status = unsafe {
                 napi::sys::napi_create_string_latin1(
                     env,
