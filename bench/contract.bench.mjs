@@ -11,6 +11,7 @@ import { createRequire } from 'node:module'
 import { join, resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { timer, fmt, loadavg } from './measure.mjs'
+import { teamManifest } from './inputs.mjs'
 
 const require = createRequire(import.meta.url)
 const args = process.argv.slice(2)
@@ -49,18 +50,7 @@ function cases (m) {
     for (let i = 0; i < v.length; i++) m.root.authorize(states[i], v[i].actorId, v[i].action, v[i].targetId, v[i].context)
   }])
   out.push(['revokeSubtree (vector 0 state)', () => m.root.revokeSubtree(states[0], v[0].actorId)])
-  const manifest = {
-    version: m.team.TMUXDECK_TEAM_MANIFEST_VERSION,
-    backend: m.team.TMUXDECK_TEAM_MANIFEST_BACKEND,
-    runId: 'team_3f1c2f3e-8a4b-4c5d-9e6f-7a8b9c0d1e2f',
-    leadId: 'tmuxdeck-0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d',
-    members: [
-      { sessionId: 'tmuxdeck-0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d', role: 'lead' },
-      { sessionId: 'tmuxdeck-1a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d', role: 'worker' },
-    ],
-    createdAt: 1764547200000,
-    capabilities: [],
-  }
+  const manifest = teamManifest(m.team)
   const manifestText = JSON.stringify(manifest)
   out.push(['parseTeamManifest (object, 2 members)', () => m.team.parseTeamManifest(manifest)])
   out.push(['parseTeamManifest (JSON text)', () => m.team.parseTeamManifest(manifestText)])

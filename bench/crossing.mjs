@@ -14,6 +14,7 @@
 import { createRequire } from 'node:module'
 import { resolve } from 'node:path'
 import { timer, fmt, loadavg } from './measure.mjs'
+import { teamManifest } from './inputs.mjs'
 
 const require = createRequire(import.meta.url)
 let rounds = 3
@@ -32,18 +33,7 @@ const root = require('../bindings-node/index.js')
 const team = require('../bindings-node/team-manifest/index.js')
 const vectors = root.POLICY_VECTORS
 const states = vectors.map((v) => root.stateForVector(v))
-const manifest = {
-  version: team.TMUXDECK_TEAM_MANIFEST_VERSION,
-  backend: team.TMUXDECK_TEAM_MANIFEST_BACKEND,
-  runId: 'team_3f1c2f3e-8a4b-4c5d-9e6f-7a8b9c0d1e2f',
-  leadId: 'tmuxdeck-0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d',
-  members: [
-    { sessionId: 'tmuxdeck-0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d', role: 'lead' },
-    { sessionId: 'tmuxdeck-1a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d', role: 'worker' },
-  ],
-  createdAt: 1764547200000,
-  capabilities: [],
-}
+const manifest = teamManifest(team)
 
 /** The three calls through one version's `call`; `authorize` is one call (the vectors in turn). */
 function cases ({ call }) {
