@@ -28,6 +28,20 @@ fn queue(c: &mut Client, to: &str, id: &str, text: &str) {
     send_with(c, to, id, text, json!({ "queue": true }));
 }
 
+/// An ask (`expectsReply`, its id as its text) sent with `queue` and the members of `extra`.
+fn queue_ask(c: &mut Client, to: &str, id: &str, extra: Value) {
+    let mut frame = json!({
+        "type": "send",
+        "to": to,
+        "queue": true,
+        "message": { "id": id, "timestamp": 1, "expectsReply": true, "content": { "text": id } },
+    });
+    for (k, v) in extra.as_object().unwrap() {
+        frame[k] = v.clone();
+    }
+    c.send(frame);
+}
+
 fn ack(c: &mut Client, message: &Value) {
     c.send(json!({ "type": "message_received", "deliveryId": message["deliveryId"] }));
 }
@@ -74,6 +88,14 @@ fn join(broker_socket: &Path, id: &str, name: &str) -> Client {
     let reply = c.register_with(Some(id), name, Some(A), &format!("rt-{id}-{}", uuid_like()));
     assert_eq!(reply["type"], "registered", "{reply}");
     c
+}
+
+/// Session `asker` connected, and `asked` known to the broker but away.
+fn asker_with_asked_away(broker: &Broker) -> Client {
+    let mut a = join(&broker.socket, "asker", "asker");
+    drop(join(&broker.socket, "asked", "asked"));
+    gone(&mut a, "asked");
+    a
 }
 
 /// `watcher` sees `id` leave (so the broker has handled the disconnect).
@@ -425,27 +447,10 @@ fn a_live_send_with_queue_is_queued_when_its_recipient_leaves_before_acknowledgi
 #[test]
 fn a_queued_ask_keeps_its_edge_and_is_answered_after_delivery() {
     let broker = Broker::start("q-ask");
-    let mut a = join(&broker.socket, "asker", "asker");
-    drop(join(&broker.socket, "asked", "asked"));
-    gone(&mut a, "asked");
-    a.send(json!({
-        "type": "send",
-        "to": "asked",
-        "queue": true,
-        "message": { "id": "q1", "timestamp": 1, "expectsReply": true, "content": { "text": "?" } },
-    }));
+    let mut a = asker_with_asked_away(&broker);
+    queue_ask(&mut a, "asked", "q1", json!({}));
     a.expect("delivery_queued");
-    a.send(json!({
-        "type": "send",
-        "to": "asked",
-        "queue": true,
-        "message": {
-            "id": "q2",
-            "timestamp": 1,
-            "expectsReply": true,
-            "content": { "text": "??" },
-        },
-    }));
+    queue_ask(&mut a, "asked", "q2", json!({}));
     assert_eq!(a.expect("delivery_failed")["code"], "ASK_ALREADY_PENDING");
     let mut b = join(&broker.socket, "asked", "asked");
     let ask = b.expect("message");
@@ -473,21 +478,9 @@ fn a_queued_ask_keeps_its_edge_and_is_answered_after_delivery() {
 #[test]
 fn a_queued_ask_its_asker_cancels_is_never_delivered() {
     let broker = Broker::start("q-cancel");
-    let mut a = join(&broker.socket, "asker", "asker");
-    drop(join(&broker.socket, "asked", "asked"));
-    gone(&mut a, "asked");
-    let ask = |id: &str| {
-        json!({
-            "type": "send",
-            "to": "asked",
-            "queue": true,
-            "receipts": true,
-            "message": {
-                "id": id, "timestamp": 1, "expectsReply": true, "content": { "text": id },
-            },
-        })
-    };
-    a.send(ask("q1"));
+    let mut a = asker_with_asked_away(&broker);
+    let receipts = || json!({ "receipts": true });
+    queue_ask(&mut a, "asked", "q1", receipts());
     a.expect("delivery_queued");
     a.send(json!({ "type": "cancel_ask", "requestId": "c1", "messageId": "q1" }));
     let frames: Vec<Value> = fence(&mut a)
@@ -505,11 +498,11 @@ fn a_queued_ask_its_asker_cancels_is_never_delivered() {
     assert_eq!(frames[1]["applied"], true);
     assert_eq!(status(&mut a, "q1"), "failed");
     // A repeat of the send (an outbox replaying) is answered with the failure, not queued again.
-    a.send(ask("q1"));
+    queue_ask(&mut a, "asked", "q1", receipts());
     let repeat = a.expect("delivery_failed");
     assert_eq!(repeat["code"], "ASK_CANCELLED", "{repeat}");
     // The pair is free again: a new ask queues, and only it reaches the session when it is back.
-    a.send(ask("q2"));
+    queue_ask(&mut a, "asked", "q2", receipts());
     a.expect("delivery_queued");
     let mut b = join(&broker.socket, "asked", "asked");
     let got = b.expect("message");
@@ -524,15 +517,8 @@ fn a_queued_ask_its_asker_cancels_is_never_delivered() {
 #[test]
 fn a_queued_ask_cancelled_while_handed_out_is_not_handed_out_again() {
     let broker = Broker::start("q-cancel-flight");
-    let mut a = join(&broker.socket, "asker", "asker");
-    drop(join(&broker.socket, "asked", "asked"));
-    gone(&mut a, "asked");
-    a.send(json!({
-        "type": "send",
-        "to": "asked",
-        "queue": true,
-        "message": { "id": "q1", "timestamp": 1, "expectsReply": true, "content": { "text": "?" } },
-    }));
+    let mut a = asker_with_asked_away(&broker);
+    queue_ask(&mut a, "asked", "q1", json!({}));
     a.expect("delivery_queued");
     // Handed out, not acknowledged; then cancelled: the recipient is told.
     let mut b = join(&broker.socket, "asked", "asked");
