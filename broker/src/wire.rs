@@ -662,6 +662,12 @@ fn frame_parts(value: &Value) -> Result<(&Map<String, Value>, &str), Rejection> 
         .ok_or_else(|| Rejection::invalid("Invalid client message"))
 }
 
+/// [`parse_client_frame`]'s verdict alone, for a caller that only checks a frame (a client
+/// before it sends one): a `send`'s message is not copied (it stays `null` in the answer).
+pub fn check_client_frame(value: &Value, config: &BrokerConfig) -> Result<ClientFrame, Rejection> {
+    parse_frame(value, config)
+}
+
 /// Validates a client frame. `Err` is a protocol violation: the broker answers with an `error`
 /// frame carrying the rejection and closes the connection.
 pub fn parse_client_frame(value: &Value, config: &BrokerConfig) -> Result<ClientFrame, Rejection> {

@@ -6,7 +6,9 @@ mod common;
 
 use std::time::Duration;
 
-use agent_intercom_broker::wire::{ClientFrame, parse_client_frame, parse_client_frame_owned};
+use agent_intercom_broker::wire::{
+    ClientFrame, check_client_frame, parse_client_frame, parse_client_frame_owned,
+};
 use common::*;
 use proptest::prelude::*;
 use serde_json::{Map, Value, json};
@@ -124,10 +126,20 @@ proptest! {
         ];
         for frame in frames {
             let mut owned = frame.clone();
-            prop_assert_eq!(
-                parse_client_frame_owned(&mut owned, &config),
-                parse_client_frame(&frame, &config)
-            );
+            let general = parse_client_frame(&frame, &config);
+            prop_assert_eq!(parse_client_frame_owned(&mut owned, &config), general.clone());
+            // The checking-only reading gives the same verdict, without the message.
+            let checked = check_client_frame(&frame, &config);
+            prop_assert_eq!(checked.is_ok(), general.is_ok(), "{:?}", checked);
+            if let (Ok(ClientFrame::Send(checked)), Ok(ClientFrame::Send(mut general))) =
+                (checked.clone(), general)
+            {
+                prop_assert!(checked.message.is_null());
+                general.message = Value::Null;
+                prop_assert_eq!(checked, general);
+            } else if let Err(refusal) = &checked {
+                prop_assert_eq!(Err(refusal.clone()), parse_client_frame(&frame, &config));
+            }
         }
         let mut owned = valid.clone();
         match parse_client_frame_owned(&mut owned, &config) {

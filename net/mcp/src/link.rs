@@ -329,7 +329,7 @@ fn sendable(frame: &Value) -> Result<(), Error> {
 fn acceptable(frame: &Value) -> Result<(), Error> {
     static LIMITS: LazyLock<BrokerConfig> =
         LazyLock::new(|| BrokerConfig::for_agent_dir(std::path::Path::new("/")));
-    let parsed = agent_intercom_broker::wire::parse_client_frame(frame, &LIMITS);
+    let parsed = agent_intercom_broker::wire::check_client_frame(frame, &LIMITS);
     // A register frame's session id is checked last, so its refusal is carried inside.
     let parsed = match parsed {
         Ok(ClientFrame::Register(register)) => register.session_id.map(|_| ()),
