@@ -110,8 +110,7 @@ impl Drop for BrokerHandle {
 /// (dangling or not) or a file of another kind at any of them refuses the start.
 fn runtime_files(config: &BrokerConfig) -> Vec<(PathBuf, FileKind)> {
     let store = config.store_path();
-    let side = |suffix: &str| PathBuf::from(format!("{}{suffix}", store.display()));
-    vec![
+    let mut files = vec![
         (config.owner_path(), FileKind::Regular),
         (config.pid_path(), FileKind::Regular),
         (config.spawn_lock_path(), FileKind::Regular),
@@ -121,11 +120,9 @@ fn runtime_files(config: &BrokerConfig) -> Vec<(PathBuf, FileKind)> {
         (config.access_path(), FileKind::Regular),
         (config.admin_path(), FileKind::Regular),
         (config.audit_path(), FileKind::Regular),
-        (side("-wal"), FileKind::Regular),
-        (side("-shm"), FileKind::Regular),
-        (side("-journal"), FileKind::Regular),
-        (store, FileKind::Regular),
-    ]
+    ];
+    files.extend(crate::store::store_files(&store).map(|file| (file, FileKind::Regular)));
+    files
 }
 
 /// Starts a broker for `config` on its own thread. Fails with

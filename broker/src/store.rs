@@ -204,6 +204,15 @@ fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
     PathBuf::from(format!("{}{suffix}", path.display()))
 }
 
+/// Every file of the store at `path`: the database, its side files and the rollback journal
+/// SQLite would make outside WAL mode. Each must be a regular file where it exists.
+pub(crate) fn store_files(path: &Path) -> impl Iterator<Item = PathBuf> + '_ {
+    std::iter::once("")
+        .chain(SIDE_FILES)
+        .chain(["-journal"])
+        .map(move |suffix| with_suffix(path, suffix))
+}
+
 fn restrict(path: &Path) {
     if path.exists() {
         let _ = std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600));
@@ -241,8 +250,7 @@ impl Store {
     }
 
     fn open_inner(path: &Path) -> Result<Store, StoreError> {
-        for suffix in ["", SIDE_FILES[0], SIDE_FILES[1], "-journal"] {
-            let file = with_suffix(path, suffix);
+        for file in store_files(path) {
             if std::fs::symlink_metadata(&file).is_ok_and(|m| !m.file_type().is_file()) {
                 return Err(StoreError::Io(format!(
                     "refusing {}: it is a symbolic link or not a regular file",
