@@ -1,6 +1,8 @@
 // The contract crossing alone (lib/contract.js `call`, over the same addon), for the three small
 // calls issue 23 measures: `authorize` over the 12 policy vectors, `revokeSubtree`, and
-// `parseTeamManifest` of an object. CPU time per call (bench/measure.mjs), in interleaved rounds,
+// `parseTeamManifest` of an object, each passed the same objects call after call as the contract
+// benchmark does; and `authorize` of a state parsed from JSON for each call (its JSON.parse
+// included), which the call has never seen. CPU time per call (bench/measure.mjs), in interleaved rounds,
 // so that two versions of lib/contract.js measured in one run compare fairly. Not a test.
 //
 //   node bench/crossing.mjs [--rounds N] [CONTRACT_JS ...]
@@ -33,6 +35,7 @@ const root = require('../bindings-node/index.js')
 const team = require('../bindings-node/team-manifest/index.js')
 const vectors = root.POLICY_VECTORS
 const states = vectors.map((v) => root.stateForVector(v))
+const texts = states.map((state) => JSON.stringify(state))
 const manifest = teamManifest(team)
 
 /** The three calls through one version's `call`; `authorize` is one call (the vectors in turn). */
@@ -42,6 +45,12 @@ function cases ({ call }) {
     ['authorize', () => {
       const v = vectors[k]
       call('policy.authorize', [states[k], v.actorId, v.action, v.targetId, v.context])
+      k = (k + 1) % vectors.length
+    }],
+    // A state the call has never seen (as an adapter that parses each state it receives).
+    ['authorize (new state)', () => {
+      const v = vectors[k]
+      call('policy.authorize', [JSON.parse(texts[k]), v.actorId, v.action, v.targetId, v.context])
       k = (k + 1) % vectors.length
     }],
     ['revokeSubtree', () => call('policy.revokeSubtree', [states[0], vectors[0].actorId])],

@@ -298,9 +298,38 @@ function snap (value, depth, stack) {
   if (typeof value !== 'object') return scalar(value)
   if (value === null) return ascii('null')
   if (isProxy(value)) return byte(0x70) // p
+  // An argument kept while unfrozen (`reusedValues`): this call's `entry` to keep it again.
+  let entry
   if (crossingKept !== null) {
     const parsed = keptValues.get(value)
     if (parsed !== undefined && parsed.call !== callId && depth + parsed.depth <= MAX_DEPTH) return reuse(parsed, depth)
+    if (depth === 1) {
+      entry = reusedValues.get(value)
+      if (entry !== undefined) {
+        const held = entry.parsed
+        if (held === null) {
+          // Given up on for `wait` calls (it changed call after call); kept again after them.
+          if (--entry.wait > 0) entry = undefined
+        } else if (held.call === callId) {
+          // Already crossing in this call: written out.
+          entry = undefined
+        } else if (unchanged(entry.record)) {
+          entry.misses = 0
+          deep = false
+          return reuse(held, depth)
+        } else if (++entry.misses === MAX_MISSES) {
+          entry.parsed = entry.record = null
+          entry.misses = 0
+          entry.backoff = Math.min(entry.backoff * 2, MAX_BACKOFF)
+          entry.wait = entry.backoff
+          entry = undefined
+        }
+      } else if (!seenValues.has(value)) {
+        seenValues.add(value)
+      } else {
+        entry = { parsed: null, record: null, misses: 0, wait: 0, backoff: MAX_BACKOFF >> 6 }
+      }
+    }
   }
   const kept = frozenText.get(value)
   if (kept !== undefined && depth + kept.depth <= MAX_DEPTH) {
@@ -345,6 +374,7 @@ function snap (value, depth, stack) {
     return
   }
   deep = false
+  if (entry !== undefined && pos - from <= REUSE_MAX_TEXT) keepUnfrozen(value, entry, from, refs, below, stack)
 }
 
 /** Writes the snapshot of an argument list at the start of `buf`; returns its length. */
@@ -408,6 +438,105 @@ function keeping (value, text, below, depth) {
   return true
 }
 
+// An unfrozen argument passed again is kept parsed too, beside a record of everything its snapshot
+// was written from (`record`): each container's prototype, own keys, symbol keys present or not,
+// length, and each member as written (its value, or HOLE for an accessor or a non-enumerable
+// member). A later call that finds all of it the same (`unchanged`: the same reads by descriptor
+// as writing, without writing or parsing anything) passes the kept value; anything changed, and
+// the argument is written out and kept anew. An argument is kept from its second call on
+// (`seenValues`), so a value passed once costs one WeakSet entry; one that changed at each of
+// MAX_MISSES calls in a row is written out for a while (see MAX_BACKOFF), and one of more than
+// REUSE_MAX_TEXT bytes always.
+let reusedValues = new WeakMap()
+const seenValues = new WeakSet()
+const MAX_MISSES = 3
+// After MAX_MISSES changes in a row an argument is written out for the next 32 calls, then kept
+// again; the wait doubles after each such run of changes, up to MAX_BACKOFF calls.
+const MAX_BACKOFF = 1024
+// Larger arguments are written out each time: the parsed form and the record together hold
+// several times the text, for as long as the caller's object lives.
+const REUSE_MAX_TEXT = 1 << 20
+const HOLE = Symbol('hole')
+
+/** Keeps argument `value`, just written from `from` (its subtree `below` levels deep), parsed,
+ * with the record to tell whether it changed; writes `r` in its place. */
+function keepUnfrozen (value, entry, from, refs, below, stack) {
+  if (crossingKept.length > refs) {
+    // Its text stands for kept values (`r`) inside it: written again in full (see `snap`).
+    const used = crossingKept
+    crossingKept = null
+    pos = from
+    try {
+      snap(value, 1, stack)
+    } finally {
+      crossingKept = used
+    }
+    used.length = refs
+  }
+  const text = buf.slice(from, pos)
+  pos = from
+  const parsed = { handle: contractKeep(text), depth: below, call: 0 }
+  entry.parsed = parsed
+  entry.record = record(value, [])
+  reusedValues.set(value, entry)
+  deep = false
+  reuse(parsed, 1)
+}
+
+/** What `value`'s snapshot was written from, container by container into `out` (see above): a
+ * deep-frozen member cannot change and is not entered, nor is a typed array or a DataView (its
+ * prototype says what it is). Reads what writing reads, and no more than it can run. */
+function record (value, out) {
+  const proto = getPrototypeOf(value)
+  if (proto !== objectProto && proto !== null && !isArray(value) && isView(value)) {
+    out.push([value, proto, null])
+    return out
+  }
+  const keys = getOwnPropertyNames(value)
+  const entry = [value, proto, keys, getOwnPropertySymbols(value).length !== 0, isArray(value) ? value.length : -1]
+  out.push(entry)
+  for (let i = 0; i < keys.length; i++) {
+    const member = read(value, keys[i])
+    entry.push(member)
+    if (typeof member === 'object' && member !== null && !isProxy(member) && !frozenText.has(member)) record(member, out)
+  }
+  return out
+}
+
+/** Member `key` of `value` as a snapshot writes it: its value, or HOLE. */
+function read (value, key) {
+  const descriptor = getOwnPropertyDescriptor(value, key)
+  return descriptor.enumerable && 'value' in descriptor ? descriptor.value : HOLE
+}
+
+/** Whether everything `entries` (from `record`) holds is as it was. */
+function unchanged (entries) {
+  for (let i = 0; i < entries.length; i++) {
+    const entry = entries[i]
+    const value = entry[0]
+    if (getPrototypeOf(value) !== entry[1]) return false
+    const was = entry[2]
+    if (was === null) continue
+    const keys = getOwnPropertyNames(value)
+    const n = keys.length
+    if (n !== was.length || (getOwnPropertySymbols(value).length !== 0) !== entry[3]) return false
+    if (entry[4] !== -1 && value.length !== entry[4]) return false
+    for (let j = 0; j < n; j++) {
+      const key = keys[j]
+      if (key !== was[j]) return false
+      const now = read(value, key)
+      const then = entry[5 + j]
+      // The same value (SameValue: NaN is NaN, -0 is not 0), the same object, or HOLE again.
+      if (now !== then) {
+        if (now === now || then === then) return false
+      } else if (now === 0 && 1 / now !== 1 / then) {
+        return false
+      }
+    }
+  }
+  return true
+}
+
 // Error classes by the name the core gives; a module that defines a class registers how to
 // build it from the core's failure {class, message, detail, path?, code?}.
 const builders = {
@@ -464,6 +593,7 @@ function call (op, args) {
       } catch {
         // Only a bug gets here; a kept value it cost is parsed again when next needed.
         keptValues = new WeakMap()
+        reusedValues = new WeakMap()
         length = write(args)
         answer = contractCall(index, buf, length)
       }

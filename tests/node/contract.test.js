@@ -158,3 +158,112 @@ test('the addon takes the arguments only as UTF-8 bytes, and says what is wrong 
   refused([bytes, 4], 'INVALID_JSON', /contract arguments/)
   assert.throws(() => addon.contractKeep('[1]'), (e) => e.code === 'INVALID_ARGUMENT')
 })
+
+// An unfrozen argument passed again is kept parsed in the core while nothing its snapshot was
+// written from has changed. Each case passes a value twice (kept at the second call), changes it
+// in one way, and checks that the answers are those for a fresh copy of it (never seen, so
+// written out), call after call, including after the change is undone.
+test('an unfrozen argument passed again answers as a fresh copy of it, whatever changed', () => {
+  const { isProxy } = require('node:util').types
+  /** A copy with the same prototypes, keys in the same order and the same descriptors. */
+  function copy (value) {
+    if (typeof value !== 'object' || value === null || isProxy(value) || Object.isFrozen(value)) return value
+    const out = Array.isArray(value) ? [] : Object.create(Object.getPrototypeOf(value))
+    for (const key of Reflect.ownKeys(value)) {
+      const descriptor = Object.getOwnPropertyDescriptor(value, key)
+      if ('value' in descriptor) descriptor.value = copy(descriptor.value)
+      Object.defineProperty(out, key, descriptor)
+    }
+    return out
+  }
+  function outcome (f) {
+    try {
+      return { value: f() }
+    } catch (error) {
+      return { error: `${error.name} ${error.path} ${error.message}` }
+    }
+  }
+  // canonicalJson sees every value; assertExactKeys with no keys allowed names the first key in
+  // order; readStringArray reads an array's elements in order.
+  const answers = (value) => [
+    outcome(() => call('canonical.canonicalJson', [value])),
+    outcome(() => call('canonical.assertExactKeys', [value, [], [], '$'])),
+    outcome(() => call('canonical.readStringArray', [value, '$'])),
+  ]
+  const frozen = Object.freeze({ f: Object.freeze(['x', 'y']) })
+  const base = () => {
+    const shared = { s: 'shared' }
+    return { a: 'one', b: 2, c: { d: [1, 2, 3], e: { deep: 'x' } }, z: 0, shared, again: shared, frozen }
+  }
+  const cases = {
+    'a string value': (v) => { v.a = 'two' },
+    'a number to -0': (v) => { v.z = -0 },
+    'a number to NaN': (v) => { v.b = NaN },
+    'a key added': (v) => { v.k = 'new' },
+    'a key deleted': (v) => { delete v.b },
+    'the keys reordered': (v) => { const a = v.a; delete v.a; v.a = a },
+    'a value deep inside': (v) => { v.c.e.deep = 'y' },
+    'an object replaced by an equal one': (v) => { v.c = { d: [1, 2, 3], e: { deep: 'x' } } },
+    'a shared object': (v) => { v.shared.s = 'changed' },
+    'an accessor in place of a value': (v) => { Object.defineProperty(v, 'a', { get () { return 'one' }, enumerable: true }) },
+    'a member made non-enumerable': (v) => { Object.defineProperty(v, 'b', { enumerable: false }) },
+    'the prototype': (v) => { Object.setPrototypeOf(v, null) },
+    'a nested prototype': (v) => { Object.setPrototypeOf(v.c.e, Array.prototype) },
+    'a symbol key': (v) => { v[Symbol('s')] = 1 },
+    'an element pushed': (v) => { v.c.d.push(4) },
+    'an element set': (v) => { v.c.d[1] = 'two' },
+    'an element deleted': (v) => { delete v.c.d[1] },
+    'an array lengthened': (v) => { v.c.d.length = 5 },
+    'an array made sparse and lengthened': (v) => { delete v.c.d[2]; v.c.d.length = 9 },
+    'an extra array key': (v) => { v.c.d.extra = 1 },
+    'a frozen value replaced': (v) => { v.frozen = Object.freeze({ f: Object.freeze(['x', 'z']) }) },
+    'a proxy in place of an object': (v) => { v.c = new Proxy({}, {}) },
+    'an undefined member': (v) => { v.u = undefined },
+    'a bigint': (v) => { v.b = 2n },
+  }
+  for (const [name, change] of Object.entries(cases)) {
+    const value = base()
+    const before = answers(copy(value))
+    assert.deepStrictEqual(answers(value), before, `${name}: first call`)
+    assert.deepStrictEqual(answers(value), before, `${name}: second call (kept)`)
+    assert.deepStrictEqual(answers(value), before, `${name}: third call (reused)`)
+    change(value)
+    const after = answers(copy(value))
+    if (name !== 'an object replaced by an equal one') assert.notDeepStrictEqual(after, before, `${name}: the change shows in a fresh copy`)
+    for (let i = 0; i < 3; i++) assert.deepStrictEqual(answers(value), after, `${name}: call ${i} after the change`)
+  }
+  // Arrays as the argument itself.
+  const list = ['a', 'b', 'c']
+  for (let i = 0; i < 3; i++) assert.deepStrictEqual(answers(list), answers(copy(list)))
+  for (const change of [(l) => l.reverse(), (l) => l.push('d'), (l) => { l[0] = 1 }, (l) => { l.length = 1 }, (l) => { delete l[0] }]) {
+    change(list)
+    for (let i = 0; i < 3; i++) assert.deepStrictEqual(answers(list), answers(copy(list)))
+  }
+})
+
+test('an unfrozen argument changed at every call, or passed twice in one call, answers rightly', () => {
+  // Changed before each call, past the point where it is no longer kept: the first key in order
+  // is the one named each time.
+  const record = { n: 0 }
+  for (let i = 0; i < 12; i++) {
+    record[`k${i}`] = i
+    if (i > 0) delete record[`k${i - 1}`]
+    assert.throws(() => call('canonical.assertExactKeys', [record, ['n'], [], '$']), { path: `$.k${i}` }, `call ${i}`)
+  }
+  // Unchanged through the wait and past it (kept again), then changed once more.
+  for (let i = 0; i < 40; i++) {
+    assert.throws(() => call('canonical.assertExactKeys', [record, ['n'], [], '$']), { path: '$.k11' }, `unchanged call ${i}`)
+  }
+  record.k12 = 12
+  delete record.k11
+  assert.throws(() => call('canonical.assertExactKeys', [record, ['n'], [], '$']), { path: '$.k12' })
+  // Kept, then passed twice in one call (the second written out), then changed.
+  const keys = ['n']
+  const exact = { n: 1 }
+  for (let i = 0; i < 3; i++) assert.strictEqual(call('canonical.assertExactKeys', [exact, keys, keys, '$']), undefined)
+  keys[0] = 'm'
+  assert.throws(() => call('canonical.assertExactKeys', [exact, keys, keys, '$']), { path: '$.m', message: '$.m: is required' })
+  exact.m = 2
+  delete exact.n
+  assert.strictEqual(call('canonical.assertExactKeys', [exact, keys, keys, '$']), undefined)
+})
