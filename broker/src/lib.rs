@@ -22,6 +22,7 @@ mod ensure;
 pub mod fast;
 pub mod jstext;
 pub mod lifecycle;
+pub mod log;
 mod server;
 mod state;
 pub mod store;

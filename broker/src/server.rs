@@ -204,7 +204,7 @@ pub fn start(config: BrokerConfig) -> Result<BrokerHandle, StartError> {
             let reason = match served {
                 Ok(Ok(reason)) => reason,
                 Ok(Err(why)) => {
-                    eprintln!("agent-intercom broker [Error] {why}");
+                    crate::log::line(format_args!("agent-intercom broker [Error] {why}"));
                     StopReason::Failed
                 }
                 Err(panic) => {
@@ -213,15 +213,19 @@ pub fn start(config: BrokerConfig) -> Result<BrokerHandle, StartError> {
                         .map(|s| s.to_string())
                         .or_else(|| panic.downcast_ref::<String>().cloned())
                         .unwrap_or_default();
-                    eprintln!(
+                    crate::log::line(format_args!(
                         "agent-intercom broker [Error] failed (a bug, please report it): {why}"
-                    );
+                    ));
                     StopReason::Failed
                 }
             };
             if config.log_level >= LogLevel::Info {
-                eprintln!("agent-intercom broker [Info] stopped ({reason:?})");
+                crate::log::line(format_args!(
+                    "agent-intercom broker [Info] stopped ({reason:?})"
+                ));
             }
+            // Its last lines out before whoever waits for it goes on (or the process ends).
+            crate::log::flush(crate::log::STALL);
             reason
         })
         .map_err(StartError::Io)?;
@@ -316,7 +320,7 @@ async fn run(
     let listening = match Listening::from_std(listeners) {
         Ok(l) => l,
         Err(e) => {
-            eprintln!("agent-intercom broker: cannot listen: {e}");
+            crate::log::line(format_args!("agent-intercom broker: cannot listen: {e}"));
             return StopReason::Shutdown;
         }
     };
@@ -329,10 +333,10 @@ async fn run(
             ),
             Transport::Tcp => format!("TCP (see {})", config.port_path().display()),
         };
-        eprintln!(
+        crate::log::line(format_args!(
             "agent-intercom broker [Info] listening on {on} (pid {})",
             std::process::id()
-        );
+        ));
     }
     // Fault injection for the tests of a failing broker thread (debug builds only).
     if cfg!(debug_assertions)
@@ -363,7 +367,7 @@ async fn run(
             match accepted {
                 Ok(()) => next += 1,
                 Err(e) => {
-                    eprintln!("agent-intercom broker: accept failed: {e}");
+                    crate::log::line(format_args!("agent-intercom broker: accept failed: {e}"));
                     tokio::time::sleep(Duration::from_millis(50)).await;
                 }
             }

@@ -239,10 +239,10 @@ impl Store {
                 for suffix in SIDE_FILES {
                     let _ = std::fs::rename(with_suffix(path, suffix), with_suffix(&aside, suffix));
                 }
-                eprintln!(
+                crate::log::line(format_args!(
                     "agent-intercom broker: store unreadable ({first}); moved aside to {}",
                     aside.display()
-                );
+                ));
                 Store::open_inner(path)
             }
             Err(other) => Err(other),

@@ -128,7 +128,12 @@ pub fn run(args: BrokerArgs) -> Outcome {
             let _ = out.flush();
             drop(out);
             let reason = handle.wait();
-            eprintln!("agent-intercom: broker stopped ({reason:?})");
+            // Through the broker's log (never a panic on a stderr nobody reads), flushed as
+            // the process is about to end.
+            agent_intercom_broker::log::line(format_args!(
+                "agent-intercom: broker stopped ({reason:?})"
+            ));
+            agent_intercom_broker::log::flush(agent_intercom_broker::log::STALL);
             if reason == StopReason::Failed {
                 return Err(crate::fail::io(
                     "the broker stopped on a failure (see the log above)",

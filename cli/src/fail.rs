@@ -76,9 +76,14 @@ pub fn exit_status(code: ErrorCode) -> u8 {
     }
 }
 
-/// Prints `agent-intercom: error[CODE]: message` on stderr.
+/// Prints `agent-intercom: error[CODE]: message` on stderr (a stderr that cannot take it is
+/// let be: the exit status still tells).
 pub fn print(code: &str, message: &str) {
-    eprintln!("agent-intercom: error[{code}]: {message}");
+    use std::io::Write;
+    let _ = writeln!(
+        std::io::stderr().lock(),
+        "agent-intercom: error[{code}]: {message}"
+    );
 }
 
 impl Failure {

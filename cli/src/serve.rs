@@ -196,7 +196,8 @@ pub fn run(args: ServeArgs) -> Outcome {
     });
     match outcome {
         Ok(()) => {
-            eprintln!("agent-intercom serve: stopped");
+            agent_intercom_broker::log::line(format_args!("agent-intercom serve: stopped"));
+            agent_intercom_broker::log::flush(agent_intercom_broker::log::STALL);
             Ok(())
         }
         Err(StartError::Config(message)) => Err(invalid(message)),

@@ -396,3 +396,57 @@ fn a_failing_broker_thread_exits_non_zero_and_removes_its_files() {
     signal(child.id() as i32, libc::SIGTERM);
     assert!(wait_exit(&mut child, Duration::from_secs(5)).success());
 }
+
+/// The broker's stderr may be a pipe nobody reads, non-blocking as Node makes a child's stdio.
+/// Once it is full, what the broker logs is dropped and the broker goes on (it used to panic on
+/// the first line that could not be written, and stop).
+#[test]
+fn a_full_stderr_nobody_reads_never_stops_the_broker() {
+    use std::os::fd::OwnedFd;
+    let dir = Dir::new("stderr");
+    let (_unread, theirs) = std::os::unix::net::UnixStream::pair().unwrap();
+    // O_NONBLOCK belongs to the open file, which the broker's fd 2 shares.
+    theirs.set_nonblocking(true).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_agent-intercom"))
+        .args(["broker", "--agent-dir"])
+        .arg(&dir.0)
+        .args(["--idle-exit", "0", "--log-level", "warn"])
+        .args(["--set", "max_unregistered=1"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::from(OwnedFd::from(theirs)))
+        .spawn()
+        .unwrap();
+    wait_healthy(&dir.socket());
+    // Each connection accepted past the one unregistered allowed evicts the oldest, with a line
+    // at warn: some 2,000 lines, many times what the socket holds.
+    for round in 0..40 {
+        let mut batch: Vec<RawClient> = (0..50)
+            .map(|_| RawClient::connect(&dir.socket()).unwrap())
+            .collect();
+        for c in &mut batch[..49] {
+            let told = c.recv(Duration::from_secs(5)).unwrap();
+            assert!(
+                told.is_some_and(|v| v["type"] == "error"),
+                "round {round}: evicted with an error frame"
+            );
+        }
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "round {round}: the broker stopped"
+        );
+    }
+    let mut a = register(&dir.socket(), "a", "ra");
+    let mut b = register(&dir.socket(), "b", "rb");
+    a.send(&json!({
+        "type": "send",
+        "to": "b",
+        "message": { "id": "after", "timestamp": 1, "content": { "text": "x" } },
+    }))
+    .unwrap();
+    let m = expect(&mut b, "message");
+    b.send(&json!({ "type": "message_received", "deliveryId": m["deliveryId"] }))
+        .unwrap();
+    expect(&mut a, "delivered");
+    signal(child.id() as i32, libc::SIGTERM);
+    assert!(wait_exit(&mut child, Duration::from_secs(10)).success());
+}

@@ -310,7 +310,10 @@ impl State {
 
     fn log(&self, level: LogLevel, message: impl FnOnce() -> String) {
         if level <= self.config.log_level {
-            eprintln!("agent-intercom broker [{level:?}] {}", message());
+            crate::log::line(format_args!(
+                "agent-intercom broker [{level:?}] {}",
+                message()
+            ));
         }
     }
 

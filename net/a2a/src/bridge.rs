@@ -62,9 +62,9 @@ fn locked<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
+/// A line on stderr through the broker crate's log: never a wait or a panic.
 fn log(args: std::fmt::Arguments<'_>) {
-    use std::io::Write;
-    let _ = writeln!(std::io::stderr().lock(), "agent-intercom serve: {args}");
+    agent_intercom_broker::log::line(format_args!("agent-intercom serve: {args}"));
 }
 
 impl Bridge {

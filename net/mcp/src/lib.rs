@@ -13,8 +13,8 @@
 //!
 //! What each tool does and what the inbox guarantees: `docs/mcp.md`.
 
-/// A line on stderr, `agent-intercom mcp: ` first. Never panics, unlike `eprintln!` when the
-/// host has closed its end of stderr (which would end the thread that logs).
+/// A line on stderr, `agent-intercom mcp: ` first. Never panics or waits, unlike `eprintln!`
+/// when the host has closed its end of stderr or does not read it (see [`log_line`]).
 macro_rules! log {
     ($($arg:tt)*) => {
         $crate::log_line(format_args!($($arg)*))
@@ -113,11 +113,11 @@ pub fn set_log_name(name: &'static str) {
     let _ = LOG_NAME.set(name);
 }
 
-/// What `log!` writes: a failed write of stderr is ignored.
+/// What `log!` writes, through the broker crate's log (`agent_intercom_broker::log`): never a
+/// wait or a panic on a stderr the host does not read.
 pub(crate) fn log_line(args: std::fmt::Arguments<'_>) {
-    use std::io::Write;
     let name = LOG_NAME.get().copied().unwrap_or("agent-intercom mcp");
-    let _ = writeln!(std::io::stderr().lock(), "{name}: {args}");
+    agent_intercom_broker::log::line(format_args!("{name}: {args}"));
 }
 
 /// Makes `dir` (0700) when missing; an existing one must be a directory.
@@ -147,7 +147,7 @@ pub fn run(config: Config) -> Result<(), Error> {
         .enable_all()
         .build()
         .map_err(|e| Error::new(ErrorCode::Internal, format!("cannot start a runtime: {e}")))?;
-    runtime.block_on(async move {
+    let outcome = runtime.block_on(async move {
         let link = Link::start(config.identity, config.reach, inbox)?;
         if !link.connected_within(FIRST_REGISTRATION).await {
             log!("the broker is not reached yet; serving, and registering as soon as it is");
@@ -172,7 +172,10 @@ pub fn run(config: Config) -> Result<(), Error> {
         };
         link.stop();
         outcome
-    })
+    });
+    // The last lines out before the process ends.
+    agent_intercom_broker::log::flush(agent_intercom_broker::log::STALL);
+    outcome
 }
 
 #[cfg(test)]
