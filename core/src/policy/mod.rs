@@ -511,9 +511,10 @@ impl AuthorizationContext {
         }
         object(value, path)?;
         read::exact_keys(value, &[], &["actorGeneration", "targetGeneration"], path)?;
+        // The member's path is formatted only if reading it fails.
         let optional = |key: &str| {
-            read::optional(read::field(value, key), |v| {
-                generation(v, &member(path, key))
+            read::read_at(value, path, key, |v, p| {
+                read::optional(v, |v| generation(v, p))
             })
         };
         Ok(AuthorizationContext {
@@ -566,10 +567,11 @@ impl Decision {
     /// The decision as TypeScript returns it: `{"allowed":true,"reason":R}` or
     /// `{"allowed":false,"code":C}`.
     pub fn to_json(self) -> String {
-        match self {
-            Decision::Allowed(r) => format!("{{\"allowed\":true,\"reason\":\"{r}\"}}"),
-            Decision::Denied(c) => format!("{{\"allowed\":false,\"code\":\"{c}\"}}"),
-        }
+        let (head, label) = match self {
+            Decision::Allowed(r) => ("{\"allowed\":true,\"reason\":\"", r.as_str()),
+            Decision::Denied(c) => ("{\"allowed\":false,\"code\":\"", c.as_str()),
+        };
+        [head, label, "\"}"].concat()
     }
 }
 
@@ -592,13 +594,13 @@ pub fn is_ancestor(state: &PolicyState, ancestor_id: &str, descendant_id: &str) 
     if ancestor_id == descendant_id {
         return false;
     }
-    let mut visited: HashSet<&str> = HashSet::new();
+    let mut visited = Visited::default();
     let mut current = state.get(descendant_id);
     while let Some(principal) = current {
         let Some(parent) = principal.parent_session_id.as_deref() else {
             break;
         };
-        if parent.is_empty() || visited.contains(principal.id.as_str()) {
+        if parent.is_empty() || visited.contains(&principal.id) {
             break;
         }
         if parent == ancestor_id {
@@ -608,6 +610,35 @@ pub fn is_ancestor(state: &PolicyState, ancestor_id: &str, descendant_id: &str) 
         current = state.get(parent);
     }
     false
+}
+
+/// The ids a parent walk has passed: scanned while few (most chains are a few links long, and
+/// hashing was most of a short walk), hashed past [`SCANNED`].
+#[derive(Default)]
+struct Visited<'a> {
+    few: Vec<&'a str>,
+    many: HashSet<&'a str>,
+}
+
+impl<'a> Visited<'a> {
+    fn contains(&self, id: &str) -> bool {
+        if self.many.is_empty() {
+            self.few.contains(&id)
+        } else {
+            self.many.contains(id)
+        }
+    }
+
+    fn insert(&mut self, id: &'a str) {
+        if !self.many.is_empty() {
+            self.many.insert(id);
+        } else if self.few.len() < SCANNED {
+            self.few.push(id);
+        } else {
+            self.many.extend(self.few.drain(..));
+            self.many.insert(id);
+        }
+    }
 }
 
 /// `authorize`: may `actor_id` do `action` to `target_id`?

@@ -126,6 +126,27 @@ fn ancestry_is_cycle_safe() {
 }
 
 #[test]
+fn long_chains_and_long_cycles_end() {
+    // Past the walk's scanned list (16 ids), into its hashed one, and round a cycle of 40.
+    let mut state = PolicyState::from_principals([Principal::local("p0")]);
+    for i in 1..40 {
+        state.insert(Principal::remote(
+            format!("p{i}"),
+            format!("p{}", i - 1),
+            "p0",
+        ));
+    }
+    assert!(is_ancestor(&state, "p0", "p39"));
+    assert!(is_ancestor(&state, "p3", "p39"));
+    assert!(!is_ancestor(&state, "p39", "p0"));
+    assert!(!is_ancestor(&state, "ghost", "p39"));
+    state.get_mut("p0").unwrap().parent_session_id = Some("p39".into());
+    assert!(!is_ancestor(&state, "ghost", "p39"));
+    assert!(is_ancestor(&state, "p39", "p0"));
+    assert!(is_ancestor(&state, "p20", "p10"), "round the cycle");
+}
+
+#[test]
 fn direct_parent_pairs_are_symmetric() {
     let state = hierarchy();
     let (root, manager, lead) = (
