@@ -562,6 +562,41 @@ function failure (text) {
   return build ? build(f) : new Error(f.message)
 }
 
+// A short answer that is a record of plain values (a decision such as `{allowed, reason}`) is
+// parsed once and then copied, which costs a fraction of JSON.parse: the copy has the same own
+// keys in the same order and the same values, as a fresh JSON.parse of the text would. The
+// parsed record itself is never handed out. Other short answers are marked and parsed each time.
+const SMALL_ANSWER = 96
+const SMALL_ANSWERS = 256
+const smallAnswers = new Map()
+const NOT_A_RECORD = Symbol('not a record')
+
+function small (answer) {
+  const known = smallAnswers.get(answer)
+  if (known !== undefined && known !== NOT_A_RECORD) return { ...known }
+  const value = parse(answer.slice(1))
+  if (known === undefined) {
+    if (smallAnswers.size === SMALL_ANSWERS) smallAnswers.clear()
+    if (flatRecord(value)) {
+      smallAnswers.set(answer, value)
+      return { ...value }
+    }
+    smallAnswers.set(answer, NOT_A_RECORD)
+  }
+  return value
+}
+
+/** Whether `value` (from JSON.parse) is an object whose members are all strings, numbers,
+ * booleans or null. */
+function flatRecord (value) {
+  if (typeof value !== 'object' || value === null || isArray(value)) return false
+  for (const key in value) {
+    const member = value[key]
+    if (typeof member === 'object' && member !== null) return false
+  }
+  return true
+}
+
 /** @typedef {import('../facts.js').ContractOp} ContractOp */
 
 /**
@@ -604,7 +639,7 @@ function call (op, args) {
   switch (answer.charCodeAt(0)) {
     case 0x75: return undefined // u
     case 0x69: return args[+answer.slice(1)] // i<index>
-    case 0x6a: return parse(answer.slice(1)) // j<json>
+    case 0x6a: return answer.length <= SMALL_ANSWER ? small(answer) : parse(answer.slice(1)) // j<json>
     case 0x73: return answer.slice(1) // s<string>
     default: throw failure(answer.slice(1)) // e<failure>
   }

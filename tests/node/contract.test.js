@@ -267,3 +267,30 @@ test('an unfrozen argument changed at every call, or passed twice in one call, a
   delete exact.n
   assert.strictEqual(call('canonical.assertExactKeys', [exact, keys, keys, '$']), undefined)
 })
+
+test('a short record answer is a fresh object each time, as JSON.parse would give it', () => {
+  const root = require('../../bindings-node/index.js')
+  const v = root.POLICY_VECTORS[0]
+  const state = root.stateForVector(v)
+  const ask = () => root.authorize(state, v.actorId, v.action, v.targetId, v.context)
+  const first = ask()
+  const second = ask()
+  assert.notStrictEqual(first, second)
+  assert.deepStrictEqual(second, first)
+  // What a caller does to one answer is not in the next.
+  first.allowed = 'changed'
+  first.extra = 1
+  delete first.reason
+  delete first.code
+  const third = ask()
+  assert.deepStrictEqual(third, second)
+  assert.deepStrictEqual(Object.keys(third), Object.keys(second))
+  assert.strictEqual(Object.getPrototypeOf(third), Object.prototype)
+  // Answers that are not records of plain values (an array here) are parsed each time.
+  const list = ['a', 'b']
+  const a = call('canonical.readStringArray', [list, '$'])
+  const b = call('canonical.readStringArray', [list, '$'])
+  assert.notStrictEqual(a, b)
+  a.push('c')
+  assert.deepStrictEqual(call('canonical.readStringArray', [list, '$']), ['a', 'b'])
+})
