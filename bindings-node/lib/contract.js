@@ -298,21 +298,24 @@ function snap (value, depth, stack) {
   if (typeof value !== 'object') return scalar(value)
   if (value === null) return ascii('null')
   if (isProxy(value)) return byte(0x70) // p
-  // An argument kept while unfrozen (`reusedValues`): this call's `entry` to keep it again.
+  // An argument that may be kept while unfrozen (`reusedValues`), once written: `entry`, its
+  // entry when it has one.
+  let candidate = false
   let entry
   if (crossingKept !== null) {
     const parsed = keptValues.get(value)
     if (parsed !== undefined && parsed.call !== callId && depth + parsed.depth <= MAX_DEPTH) return reuse(parsed, depth)
     if (depth === 1) {
       entry = reusedValues.get(value)
+      candidate = true
       if (entry !== undefined) {
         const held = entry.parsed
         if (held === null) {
           // Given up on for `wait` calls (it changed call after call); kept again after them.
-          if (--entry.wait > 0) entry = undefined
+          if (--entry.wait > 0) candidate = false
         } else if (held.call === callId) {
           // Already crossing in this call: written out.
-          entry = undefined
+          candidate = false
         } else if (unchanged(entry.record)) {
           entry.misses = 0
           deep = false
@@ -322,12 +325,8 @@ function snap (value, depth, stack) {
           entry.misses = 0
           entry.backoff = Math.min(entry.backoff * 2, MAX_BACKOFF)
           entry.wait = entry.backoff
-          entry = undefined
+          candidate = false
         }
-      } else if (!seenValues.has(value)) {
-        seenValues.add(value)
-      } else {
-        entry = { parsed: null, record: null, misses: 0, wait: 0, backoff: MAX_BACKOFF >> 6 }
       }
     }
   }
@@ -374,7 +373,16 @@ function snap (value, depth, stack) {
     return
   }
   deep = false
-  if (entry !== undefined && pos - from <= REUSE_MAX_TEXT) keepUnfrozen(value, entry, from, refs, below, stack)
+  if (candidate && pos - from >= REUSE_MIN_TEXT && pos - from <= REUSE_MAX_TEXT) {
+    if (entry !== undefined) {
+      keepUnfrozen(value, entry, from, refs, below, stack)
+    } else if (seenValues.has(value)) {
+      entry = { parsed: null, record: null, misses: 0, wait: 0, backoff: MAX_BACKOFF >> 6 }
+      keepUnfrozen(value, entry, from, refs, below, stack)
+    } else {
+      seenValues.add(value)
+    }
+  }
 }
 
 /** Writes the snapshot of an argument list at the start of `buf`; returns its length. */
@@ -445,8 +453,8 @@ function keeping (value, text, below, depth) {
 // as writing, without writing or parsing anything) passes the kept value; anything changed, and
 // the argument is written out and kept anew. An argument is kept from its second call on
 // (`seenValues`), so a value passed once costs one WeakSet entry; one that changed at each of
-// MAX_MISSES calls in a row is written out for a while (see MAX_BACKOFF), and one of more than
-// REUSE_MAX_TEXT bytes always.
+// MAX_MISSES calls in a row is written out for a while (see MAX_BACKOFF), and one whose text is
+// under REUSE_MIN_TEXT or over REUSE_MAX_TEXT bytes always.
 let reusedValues = new WeakMap()
 const seenValues = new WeakSet()
 const MAX_MISSES = 3
@@ -454,8 +462,11 @@ const MAX_MISSES = 3
 // again; the wait doubles after each such run of changes, up to MAX_BACKOFF calls.
 const MAX_BACKOFF = 1024
 // Larger arguments are written out each time: the parsed form and the record together hold
-// several times the text, for as long as the caller's object lives.
+// several times the text, for as long as the caller's object lives. Smaller ones too: writing
+// them costs about what checking them would, and remembering each one seen (a WeakSet entry)
+// would cost a call that passes fresh small values (literals) more than keeping saves.
 const REUSE_MAX_TEXT = 1 << 20
+const REUSE_MIN_TEXT = 64
 const HOLE = Symbol('hole')
 
 /** Keeps argument `value`, just written from `from` (its subtree `below` levels deep), parsed,

@@ -233,7 +233,7 @@ test('an unfrozen argument passed again answers as a fresh copy of it, whatever 
     for (let i = 0; i < 3; i++) assert.deepStrictEqual(answers(value), after, `${name}: call ${i} after the change`)
   }
   // Arrays as the argument itself.
-  const list = ['a', 'b', 'c']
+  const list = ['a'.repeat(30), 'b'.repeat(30), 'c']
   for (let i = 0; i < 3; i++) assert.deepStrictEqual(answers(list), answers(copy(list)))
   for (const change of [(l) => l.reverse(), (l) => l.push('d'), (l) => { l[0] = 1 }, (l) => { l.length = 1 }, (l) => { delete l[0] }]) {
     change(list)
@@ -242,26 +242,28 @@ test('an unfrozen argument passed again answers as a fresh copy of it, whatever 
 })
 
 test('an unfrozen argument changed at every call, or passed twice in one call, answers rightly', () => {
+  // (Values of at least 64 bytes of text: smaller ones are written out each time.)
+  const pad = 'p'.repeat(70)
   // Changed before each call, past the point where it is no longer kept: the first key in order
   // is the one named each time.
-  const record = { n: 0 }
+  const record = { [pad]: 0 }
   for (let i = 0; i < 12; i++) {
     record[`k${i}`] = i
     if (i > 0) delete record[`k${i - 1}`]
-    assert.throws(() => call('canonical.assertExactKeys', [record, ['n'], [], '$']), { path: `$.k${i}` }, `call ${i}`)
+    assert.throws(() => call('canonical.assertExactKeys', [record, [pad], [], '$']), { path: `$.k${i}` }, `call ${i}`)
   }
   // Unchanged through the wait and past it (kept again), then changed once more.
   for (let i = 0; i < 40; i++) {
-    assert.throws(() => call('canonical.assertExactKeys', [record, ['n'], [], '$']), { path: '$.k11' }, `unchanged call ${i}`)
+    assert.throws(() => call('canonical.assertExactKeys', [record, [pad], [], '$']), { path: '$.k11' }, `unchanged call ${i}`)
   }
   record.k12 = 12
   delete record.k11
-  assert.throws(() => call('canonical.assertExactKeys', [record, ['n'], [], '$']), { path: '$.k12' })
+  assert.throws(() => call('canonical.assertExactKeys', [record, [pad], [], '$']), { path: '$.k12' })
   // Kept, then passed twice in one call (the second written out), then changed.
-  const keys = ['n']
-  const exact = { n: 1 }
+  const keys = [pad, 'n']
+  const exact = { [pad]: 1, n: 1 }
   for (let i = 0; i < 3; i++) assert.strictEqual(call('canonical.assertExactKeys', [exact, keys, keys, '$']), undefined)
-  keys[0] = 'm'
+  keys[1] = 'm'
   assert.throws(() => call('canonical.assertExactKeys', [exact, keys, keys, '$']), { path: '$.m', message: '$.m: is required' })
   exact.m = 2
   delete exact.n
