@@ -10,10 +10,10 @@
 // reads in place. No getter, toJSON or proxy trap of the caller runs, and nothing stringifies a
 // caller's object. Every rule (which keys, which values, which message) is then the core's; what
 // comes back is the value to return or the error to throw, as the TypeScript contract throws it.
-const { types: { isProxy } } = require('node:util')
+const { types: { isProxy, isNativeError } } = require('node:util')
 const { addon, constants, IntercomError } = require('./native.js')
 
-const { getPrototypeOf, getOwnPropertyDescriptor, getOwnPropertyNames, getOwnPropertySymbols, freeze, isFrozen } = Object
+const { getPrototypeOf, getOwnPropertyDescriptor, getOwnPropertyNames, getOwnPropertySymbols, freeze, isFrozen, keys: objectKeys } = Object
 const { ownKeys } = Reflect
 const { isArray } = Array
 const { isView } = ArrayBuffer
@@ -247,14 +247,16 @@ function snapObject (value, depth, stack) {
   const symbols = getOwnPropertySymbols(value).length !== 0
   ascii(proto === null ? '{#' : plain ? '{' : '{@')
   if (symbols) byte(0x21) // !
-  let all = true
+  // A typed array walked as an object (its prototype made plain) is never taken as deep-frozen:
+  // on a resizable buffer, a frozen one still gains elements when the buffer grows.
+  let all = !isView(value)
   for (let i = 0; i < keys.length; i++) {
     const key = keys[i]
     if (i > 0) byte(0x2c)
     string(key)
     byte(0x3a)
-    const descriptor = getOwnPropertyDescriptor(value, key)
-    if (descriptor.enumerable && 'value' in descriptor) {
+    const descriptor = hidden(value, key) ? undefined : getOwnPropertyDescriptor(value, key)
+    if (descriptor !== undefined && descriptor.enumerable && 'value' in descriptor) {
       snap(descriptor.value, depth + 1, stack)
       all = all && deep
     } else {
@@ -484,40 +486,74 @@ function keepUnfrozen (value, entry, from, refs, below, stack) {
     }
     used.length = refs
   }
+  // The record first: should it fail, the argument stays written out and nothing is kept.
+  let entries
+  try {
+    entries = record(value, [])
+  } catch {
+    entry.parsed = entry.record = null
+    return
+  }
   const text = buf.slice(from, pos)
   pos = from
   const parsed = { handle: contractKeep(text), depth: below, call: 0 }
   entry.parsed = parsed
-  entry.record = record(value, [])
+  entry.record = entries
   reusedValues.set(value, entry)
   deep = false
   reuse(parsed, 1)
 }
 
-/** What `value`'s snapshot was written from, container by container into `out` (see above): a
- * deep-frozen member cannot change and is not entered, nor is a typed array or a DataView (its
- * prototype says what it is). Reads what writing reads, and no more than it can run. */
+/** What `value`'s snapshot was written from, container by container into `out` (see above),
+ * reading exactly what the writer reads (`snapObject`, `snapArray`): an array's elements only up
+ * to its first hole, no value under an array's other keys, nothing of a typed array or DataView
+ * but its prototype (which says what it is), and no deep-frozen member (it cannot change). Each
+ * entry: the container, its prototype, its own string keys (null: not walked), whether it has
+ * symbol keys, an array's length (-1: an object), then each member written, as `read` gives it. */
 function record (value, out) {
   const proto = getPrototypeOf(value)
-  if (proto !== objectProto && proto !== null && !isArray(value) && isView(value)) {
+  const array = isArray(value)
+  if (!array && proto !== objectProto && proto !== null && isView(value)) {
     out.push([value, proto, null])
     return out
   }
   const keys = getOwnPropertyNames(value)
-  const entry = [value, proto, keys, getOwnPropertySymbols(value).length !== 0, isArray(value) ? value.length : -1]
+  const symbols = getOwnPropertySymbols(value).length !== 0
+  const length = array ? value.length : -1
+  const entry = [value, proto, keys, symbols, length]
   out.push(entry)
-  for (let i = 0; i < keys.length; i++) {
-    const member = read(value, keys[i])
+  const n = array ? written(keys, symbols, length) : keys.length
+  for (let i = 0; i < n; i++) {
+    const member = array ? read(value, i) : read(value, keys[i])
     entry.push(member)
     if (typeof member === 'object' && member !== null && !isProxy(member) && !frozenText.has(member)) record(member, out)
   }
   return out
 }
 
-/** Member `key` of `value` as a snapshot writes it: its value, or HOLE. */
+/** How many of an array's elements its snapshot holds (`snapArray`): all of them when dense, else
+ * those before the first hole. */
+function written (keys, symbols, length) {
+  if (!symbols && keys.length === length + 1 && keys[length] === 'length') return length
+  const present = []
+  for (let i = 0; i < keys.length; i++) {
+    if (keys[i] !== 'length' && isIndex(keys[i], length)) present.push(keys[i])
+  }
+  return present.length === length ? length : firstHole(present)
+}
+
+/** Member `key` of `value` as a snapshot writes it: its value, or HOLE (see `hidden`). */
 function read (value, key) {
+  if (hidden(value, key)) return HOLE
   const descriptor = getOwnPropertyDescriptor(value, key)
   return descriptor.enumerable && 'value' in descriptor ? descriptor.value : HOLE
+}
+
+/** Whether member `key` of `value` is written as `h` without reading its descriptor: an error's
+ * `stack`, whose descriptor V8 makes by formatting the stack, which runs the caller's
+ * `Error.prepareStackTrace` (it is not enumerable, so it would be `h` anyway). */
+function hidden (value, key) {
+  return key === 'stack' && isNativeError(value)
 }
 
 /** Whether everything `entries` (from `record`) holds is as it was. */
@@ -531,11 +567,15 @@ function unchanged (entries) {
     const keys = getOwnPropertyNames(value)
     const n = keys.length
     if (n !== was.length || (getOwnPropertySymbols(value).length !== 0) !== entry[3]) return false
-    if (entry[4] !== -1 && value.length !== entry[4]) return false
+    const length = entry[4]
+    if (length !== -1 && value.length !== length) return false
     for (let j = 0; j < n; j++) {
-      const key = keys[j]
-      if (key !== was[j]) return false
-      const now = read(value, key)
+      if (keys[j] !== was[j]) return false
+    }
+    // The same keys, symbol keys and length: an array holds as many elements as before.
+    const members = entry.length - 5
+    for (let j = 0; j < members; j++) {
+      const now = length !== -1 ? read(value, j) : read(value, keys[j])
       const then = entry[5 + j]
       // The same value (SameValue: NaN is NaN, -0 is not 0), the same object, or HOLE again.
       if (now !== then) {
@@ -601,8 +641,10 @@ function small (answer) {
  * booleans or null. */
 function flatRecord (value) {
   if (typeof value !== 'object' || value === null || isArray(value)) return false
-  for (const key in value) {
-    const member = value[key]
+  // Own keys only (for-in would visit, and read, an enumerable member of Object.prototype).
+  const keys = objectKeys(value)
+  for (let i = 0; i < keys.length; i++) {
+    const member = value[keys[i]]
     if (typeof member === 'object' && member !== null) return false
   }
   return true

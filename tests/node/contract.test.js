@@ -296,3 +296,62 @@ test('a short record answer is a fresh object each time, as JSON.parse would giv
   a.push('c')
   assert.deepStrictEqual(call('canonical.readStringArray', [list, '$']), ['a', 'b'])
 })
+
+test('what the writer does not read (past a hole, under an array\'s other keys) is not checked either', () => {
+  const pad = 'x'.repeat(80)
+  // A cycle where the writer never goes: each call gives the core's refusal, none overflows.
+  const extra = [pad]
+  extra.self = extra
+  const holed = [pad, , 1] // eslint-disable-line no-sparse-arrays
+  holed[2] = holed
+  for (let i = 0; i < 4; i++) {
+    assert.throws(() => call('canonical.readStringArray', [extra, '$']), { path: '$', message: '$: array must not have symbol or non-index properties' })
+    assert.throws(() => call('canonical.readStringArray', [holed, '$']), { path: '$[1]' })
+  }
+  delete extra.self
+  assert.deepStrictEqual(call('canonical.readStringArray', [extra, '$']), [pad])
+  // A wide graph under another key costs nothing to keep.
+  let node = 1
+  for (let i = 0; i < 30; i++) node = { l: node, r: node }
+  const wide = [pad]
+  wide.g = node
+  for (let i = 0; i < 4; i++) assert.throws(() => call('canonical.readStringArray', [wide, '$']), { path: '$' })
+})
+
+test('a frozen typed array on a growable buffer is read again each time', () => {
+  const buffer = new ArrayBuffer(0, { maxByteLength: 8 })
+  const view = Object.freeze(Object.setPrototypeOf(new Uint8Array(buffer), Object.prototype))
+  const arg = { pad: 'x'.repeat(80), view }
+  const json = () => call('canonical.canonicalJson', [arg])
+  for (let i = 0; i < 3; i++) assert.match(json(), /"view":\{\}/)
+  buffer.resize(2)
+  assert.match(json(), /"view":\{"0":0,"1":0\}/)
+  assert.strictEqual(snapshot([view]), '[{"0":0,"1":0}]')
+})
+
+test('an error\'s stack is not formatted, and a short answer reads no inherited member', () => {
+  const before = Error.prepareStackTrace
+  let ran = 0
+  Error.prepareStackTrace = () => { ran++; return 'stack' }
+  try {
+    const error = new Error('e')
+    assert.strictEqual(snapshot([{ error }]), '[{"error":{@"stack":h,"message":h}}]')
+    // Written, kept and checked again: never formatted.
+    const arg = { pad: 'x'.repeat(80), error }
+    for (let i = 0; i < 4; i++) assert.throws(() => call('canonical.canonicalJson', [arg]), { name: 'ContractValidationError' })
+    assert.strictEqual(ran, 0)
+  } finally {
+    Error.prepareStackTrace = before
+  }
+  let read = 0
+  Object.defineProperty(Object.prototype, 'planted', { get () { read++; return {} }, enumerable: true, configurable: true })
+  try {
+    const root = require('../../bindings-node/index.js')
+    const v = root.POLICY_VECTORS[1]
+    const state = root.stateForVector(v)
+    for (let i = 0; i < 3; i++) root.authorize(state, v.actorId, v.action, v.targetId, v.context)
+  } finally {
+    delete Object.prototype.planted
+  }
+  assert.strictEqual(read, 0)
+})
