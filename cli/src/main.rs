@@ -140,6 +140,9 @@ fn main() -> ExitCode {
             Ok(())
         }
     };
+    // Lines the broker, the MCP server or the A2A server logged (a store moved aside, ...) out
+    // before the failure is reported and the process ends.
+    agent_intercom_broker::log::flush(agent_intercom_broker::log::STALL);
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
         Err(failure) => failure.report(),
