@@ -224,8 +224,10 @@ pub fn start(config: BrokerConfig) -> Result<BrokerHandle, StartError> {
                     "agent-intercom broker [Info] stopped ({reason:?})"
                 ));
             }
-            // Its last lines out before whoever waits for it goes on (or the process ends).
-            crate::log::flush(crate::log::STALL);
+            // Its last lines out before whoever waits for it goes on (or the process ends): a
+            // short wait, as a host that closes an embedded broker waits here (the CLI waits
+            // longer before it exits).
+            crate::log::flush(Duration::from_millis(100));
             reason
         })
         .map_err(StartError::Io)?;
