@@ -5,7 +5,8 @@
 # compare across runs.
 #
 #   1. the package against the TypeScript core   node bench/contract.bench.mjs --ts-core DIR --cpu
-#      (CPU time per call: wall time on a shared machine counts other processes' turns)
+#      (CPU time per call: wall time on a shared machine counts other processes' turns), and
+#      the three smallest calls alone, with one of a state never seen (bench/crossing.mjs)
 #   2. the broker (load example: 64 sessions; ring throughput, broker CPU per delivered
 #      message, ask round trips alone and 32 pairs at once), beside an older build and a
 #      TypeScript broker when given
@@ -62,6 +63,10 @@ if wanted contract; then
   else
     echo "skipped: set AIC_TS_CORE_DIR to the dist/ of a build of the TypeScript core 0.2.0"
   fi
+  done_section
+  section "The three smallest calls alone, and one of a state never seen before (bench/crossing.mjs)"
+  node bench/crossing.mjs --rounds $([ $quick = 1 ] && echo 1 || echo 3) ||
+    echo "failed (the addon is built by npm run build)"
   done_section
 fi
 
