@@ -127,10 +127,17 @@ impl Route {
     }
 }
 
-/// The broker's bounds on an ask's attachments (its defaults, `max_attachments` and
-/// `max_attachment_bytes`): a file beyond them stays a mention in the text.
-const MAX_ATTACHMENTS: usize = 16;
-const MAX_ATTACHMENT_BYTES: usize = 512 * 1024;
+/// The broker's bounds on an ask's attachments (its defaults of `max_attachments` and
+/// `max_attachment_bytes`, read from its configuration): a file beyond them stays a mention in
+/// the text.
+fn attachment_bounds() -> (usize, usize) {
+    static BOUNDS: std::sync::LazyLock<(usize, usize)> = std::sync::LazyLock::new(|| {
+        let defaults =
+            agent_intercom_broker::config::BrokerConfig::for_agent_dir(std::path::Path::new(""));
+        (defaults.max_attachments, defaults.max_attachment_bytes)
+    });
+    *BOUNDS
+}
 
 /// The ask's `content` of a message (in the stored form, `wire::parse_message`), as JSON text:
 /// its text (what the client's parts say), and each file part sent inline whose bytes are UTF-8
@@ -138,6 +145,7 @@ const MAX_ATTACHMENT_BYTES: usize = 512 * 1024;
 /// files by URL stay the mention the text makes of them.
 pub fn ask_content(message: &Value, text: &str) -> String {
     use base64::Engine;
+    let (max_attachments, max_attachment_bytes) = attachment_bounds();
     let parts = message["parts"].as_array().map_or(&[][..], Vec::as_slice);
     let attachments: Vec<Value> = parts
         .iter()
@@ -151,10 +159,10 @@ pub fn ask_content(message: &Value, text: &str) -> String {
                 .and_then(Value::as_str)
                 .filter(|n| !n.is_empty())
                 .map_or_else(|| format!("file-{}", i + 1), str::to_string);
-            (content.len() <= MAX_ATTACHMENT_BYTES)
+            (content.len() <= max_attachment_bytes)
                 .then(|| serde_json::json!({"type": "file", "name": name, "content": content}))
         })
-        .take(MAX_ATTACHMENTS)
+        .take(max_attachments)
         .collect();
     let mut content = serde_json::json!({ "text": text });
     if !attachments.is_empty() {
@@ -232,6 +240,36 @@ mod tests {
         );
         let plain: Value = serde_json::from_str(&ask_content(&json!({"parts": []}), "t")).unwrap();
         assert_eq!(plain, json!({"text": "t"}));
+    }
+
+    #[test]
+    fn attachments_stay_within_the_broker_s_bounds_and_the_broker_takes_the_ask() {
+        use agent_intercom_broker::config::BrokerConfig;
+        use agent_intercom_broker::wire;
+        use base64::Engine;
+        let config = BrokerConfig::for_agent_dir(std::path::Path::new("/nowhere"));
+        let b64 = |b: &[u8]| base64::engine::general_purpose::STANDARD.encode(b);
+        let mut parts: Vec<Value> = (0..config.max_attachments + 3)
+            .map(|i| json!({"raw": b64(format!("file {i}").as_bytes())}))
+            .collect();
+        let big = "x".repeat(config.max_attachment_bytes + 1);
+        parts.insert(
+            0,
+            json!({"raw": b64(big.as_bytes()), "filename": "big.txt"}),
+        );
+        let content = ask_content(&json!({ "parts": parts }), "t");
+        let content: Value = serde_json::from_str(&content).unwrap();
+        let attached = content["attachments"].as_array().unwrap();
+        assert_eq!(attached.len(), config.max_attachments, "the broker's count");
+        assert_eq!(
+            attached[0]["name"], "file-2",
+            "the file over the size stays out"
+        );
+        let send = json!({
+            "type": "send", "to": "bob", "expectsReply": true,
+            "message": {"id": "m", "timestamp": 1, "content": content},
+        });
+        assert!(wire::check_client_frame(&send, &config).is_ok());
     }
 
     #[test]
