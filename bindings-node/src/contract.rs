@@ -217,6 +217,11 @@ impl ToNapiValue for Answer {
 /// or 0xC3); ASCII runs are copied whole.
 fn latin1(text: &str) -> Option<Vec<u8>> {
     let bytes = text.as_bytes();
+    // A byte above 0xC3 can only lead a character past U+00FF (continuation bytes are below
+    // 0xC0): known before anything is copied.
+    if bytes.iter().any(|&b| b > 0xC3) {
+        return None;
+    }
     let mut out = Vec::with_capacity(bytes.len());
     let mut at = 0;
     while at < bytes.len() {
