@@ -11,6 +11,8 @@
 // caller's object. Every rule (which keys, which values, which message) is then the core's; what
 // comes back is the value to return or the error to throw, as the TypeScript contract throws it.
 const { types: { isProxy, isNativeError } } = require('node:util')
+// The timers module's own, not the global a test's fake timers may stand in for.
+const { setImmediate: immediate } = require('node:timers')
 const { addon, constants, IntercomError } = require('./native.js')
 
 const { getPrototypeOf, getOwnPropertyDescriptor, getOwnPropertyNames, getOwnPropertySymbols, freeze, isFrozen, keys: objectKeys } = Object
@@ -441,11 +443,30 @@ function reuse (parsed, depth) {
 /** Whether deep-frozen `value` at `depth` (its snapshot: the bytes `text`) is worth keeping
  * parsed for this and later calls; if so, `r` is written in its place. */
 function keeping (value, text, below, depth) {
-  if (crossingKept === null || (depth !== 1 && text.length < KEEP_MIN_TEXT) || keptValues.has(value)) return false
+  if (crossingKept === null || (depth !== 1 && text.length < KEEP_MIN_TEXT) || keptValues.has(value) || !mayKeep()) return false
   const parsed = { handle: contractKeep(text), depth: below, call: 0 }
   keptValues.set(value, parsed)
   reuse(parsed, depth)
   return true
+}
+
+// A kept value's memory is the core's, freed by the External's finalizer, which Node runs only
+// once the event loop turns: a synchronous loop that kept a value at each call (a fresh
+// deep-frozen argument each time, say) would hold every one of them, about three times its text,
+// until it yields. So at most KEEPS_PER_TURN values are kept between two turns of the loop, and
+// past that arguments are written out (values kept before are still used).
+const KEEPS_PER_TURN = 1024
+let keptThisTurn = 0
+
+function mayKeep () {
+  if (keptThisTurn === 0) immediate(newTurn).unref()
+  if (keptThisTurn === KEEPS_PER_TURN) return false
+  keptThisTurn++
+  return true
+}
+
+function newTurn () {
+  keptThisTurn = 0
 }
 
 // An unfrozen argument passed again is kept parsed too, beside a record of everything its snapshot
@@ -474,6 +495,7 @@ const HOLE = Symbol('hole')
 /** Keeps argument `value`, just written from `from` (its subtree `below` levels deep), parsed,
  * with the record to tell whether it changed; writes `r` in its place. */
 function keepUnfrozen (value, entry, from, refs, below, stack) {
+  if (!mayKeep()) return
   if (crossingKept.length > refs) {
     // Its text stands for kept values (`r`) inside it: written again in full (see `snap`).
     const used = crossingKept

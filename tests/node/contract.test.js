@@ -355,3 +355,19 @@ test('an error\'s stack is not formatted, and a short answer reads no inherited 
   }
   assert.strictEqual(read, 0)
 })
+
+test('a synchronous loop that would keep a value at each call holds a bounded number of them', () => {
+  // A kept value is freed when the event loop turns (its finalizer): 20,000 fresh deep-frozen
+  // arguments and 20,000 unfrozen ones passed twice, 4 KB of text each, in one turn, grew the
+  // process by about 245 MB when each was kept; only 1,024 are kept per turn now (about 22 MB).
+  const big = 'x'.repeat(4000)
+  const before = process.memoryUsage().rss
+  for (let i = 0; i < 20000; i++) {
+    call('canonical.canonicalHash', ['d/v1', Object.freeze({ i, big })])
+    const loose = { i, big }
+    call('canonical.canonicalHash', ['d/v1', loose])
+    call('canonical.canonicalHash', ['d/v1', loose])
+  }
+  const grown = process.memoryUsage().rss - before
+  assert.ok(grown < 120 * 2 ** 20, `grew by ${(grown / 2 ** 20).toFixed(0)} MiB`)
+})
